@@ -1,0 +1,41 @@
+"""Dispatch and intent identities (SPEC §3, RFC §9): stable digests of their semantic inputs.
+
+This is the harness's reference profile. Other implementations must be *stable* (same inputs,
+same id; any listed component changed, a new id); the published test vectors let them opt in
+to byte equality.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._canonical import digest
+
+DISPATCH_PREFIX = "pwh_"
+INTENT_PREFIX = "pwi_"
+
+
+def dispatch_id(
+    receipt_id: str, hook_id: str, registration_schema_version: str, event_kind: str
+) -> str:
+    """Identity of one hook's dispatch for one committed receipt."""
+    return DISPATCH_PREFIX + digest(
+        {
+            "receipt_id": receipt_id,
+            "hook_id": hook_id,
+            "registration_schema_version": registration_schema_version,
+            "event_kind": event_kind,
+        }
+    )
+
+
+def intent_id(dispatch: str, intent_kind: str, policy_version: str, payload: Any) -> str:
+    """Identity of one intent: its dispatch, kind, policy version and canonical payload."""
+    return INTENT_PREFIX + digest(
+        {
+            "dispatch_id": dispatch,
+            "intent_kind": intent_kind,
+            "policy_version": policy_version,
+            "payload": payload,
+        }
+    )
