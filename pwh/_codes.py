@@ -8,6 +8,7 @@ reason written by pwh itself: never the offending value, never raw exception tex
 from __future__ import annotations
 
 from dataclasses import dataclass
+import re
 from typing import Any
 
 # Hook-level codes from the RFC (§10), in the RFC's order.
@@ -73,15 +74,13 @@ def json_path(parts: "list[Any] | tuple[Any, ...]") -> str:
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif isinstance(part, str) and part.isidentifier():
-            out += f".{part}"
+        elif isinstance(part, str) and _SAFE_KEY.match(part):
+            out += f".{part}" if part.isidentifier() else f"['{part}']"
         else:
-            out += "[" + _quote(str(part)) + "]"
+            # A key that is not a plain token may itself be private (an e-mail, a path):
+            # the path then says only that an odd key sits here, never what it is.
+            out += "[?]"
     return out
 
 
-def _quote(text: str) -> str:
-    # Keys from hostile input may be long or odd: keep the path bounded and printable.
-    text = text[:40]
-    safe = "".join(ch if ch.isprintable() and ch not in "'\\" else "?" for ch in text)
-    return f"'{safe}'"
+_SAFE_KEY = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9_.$-]{0,63}$")

@@ -1,0 +1,263 @@
+"""The sidecar journal: one interface, two backends (SQLite, in-memory).
+
+Rules it carries by itself, whatever the dispatcher does (SPEC §3):
+
+- one record per ``dispatch_id``, enforced by the storage (a UNIQUE key in SQLite);
+- a dispatch's records land in one atomic, durable commit;
+- a completed record is never overwritten: the same canonical result again is a no-op that
+  returns the original (JNL-1), a different one is a conflict and the original stays (JNL-2);
+- a failed record may be replaced by a later attempt under the same identity (JNL-4);
+- every record carries a checksum; one that does not verify is reported as corrupt and is
+  never rebuilt from text (JNL-5).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import _crash
+from ._canonical import canonical_bytes
+from ._crash import CrashPlan
+
+RECORDED = "recorded"  # a new record, or a retry replacing a failure
+REPLAYED = "replayed"  # the same completed result again: the original is returned
+CONFLICT = "conflict"  # a different result for a completed dispatch: rejected, original kept
+
+FINAL_STATUSES = frozenset({"proposed", "not_applicable"})
+
+
+class JournalError(Exception):
+    """The journal could not be read or written. ``code`` is a stable failure code."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(f"{code}: {reason}")
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    dispatch_id: str
+    outcome: str
+    stored: dict[str, Any]
+
+
+def checksum(blob: bytes) -> str:
+    return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+
+def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Decide what one write does to the record already there (the replay and conflict rules)."""
+    if existing is None:
+        return RECORDED, new
+    if existing["status"] in FINAL_STATUSES:
+        if new["status"] in FINAL_STATUSES and new["result_digest"] != existing["result_digest"]:
+            return CONFLICT, existing
+        return REPLAYED, existing
+    return RECORDED, new
+
+
+def _blob(value: Any) -> bytes:
+    """Stored bytes as bytes; a column whose type was changed underneath is simply corrupt."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return b""
+
+
+def _decode(dispatch_id: str, blob: bytes, stored_sum: str) -> dict[str, Any]:
+    import json
+
+    if checksum(blob) != stored_sum:
+        raise JournalError("journal_record_corrupt", "a record does not match its checksum")
+    try:
+        value = json.loads(blob)
+    except ValueError:
+        raise JournalError("journal_record_corrupt", "a record is not valid JSON") from None
+    if not isinstance(value, dict) or value.get("dispatch_id") != dispatch_id:
+        raise JournalError("journal_record_corrupt", "a record does not belong to its key")
+    return value
+
+
+class Journal(ABC):
+    """What the dispatcher needs from durable storage."""
+
+    crash: CrashPlan
+
+    @abstractmethod
+    def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The records present for these ids (missing ids are absent from the answer)."""
+
+    @abstractmethod
+    def commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
+        """Apply the merge rule to every receipt in one atomic, durable commit."""
+
+    @abstractmethod
+    def records(self) -> list[dict[str, Any]]:
+        """Every record, in the order first recorded."""
+
+    def get(self, dispatch_id: str) -> dict[str, Any] | None:
+        return self.get_many([dispatch_id]).get(dispatch_id)
+
+    def intents(self) -> list[dict[str, Any]]:
+        """Every recorded intent, in record order: what a scheduler would consume."""
+        return [i for r in self.records() if r["status"] == "proposed" for i in r["intents"]]
+
+    def close(self) -> None:
+        """Release the storage; a crashed journal is closed without committing."""
+
+
+class MemoryStore:
+    """The 'durable' part of the in-memory backend: survives a simulated crash and restart."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[int, bytes, str]] = {}
+        self.seq = 0
+
+
+class MemoryJournal(Journal):
+    """Fast backend for models: same rules, same checksums, state kept in a :class:`MemoryStore`."""
+
+    def __init__(self, store: MemoryStore | None = None, crash: CrashPlan | None = None) -> None:
+        self.store = store or MemoryStore()
+        self.crash = crash or CrashPlan()
+
+    def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for did in dispatch_ids:
+            row = self.store.rows.get(did)
+            if row is not None:
+                out[did] = _decode(did, row[1], row[2])
+        return out
+
+    def commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
+        existing = self.get_many(r["dispatch_id"] for r in receipts)
+        staged: dict[str, tuple[int, bytes, str]] = {}
+        results = []
+        seq = self.store.seq
+        for receipt in receipts:
+            did = receipt["dispatch_id"]
+            outcome, stored = merge(existing.get(did), receipt)
+            if outcome == RECORDED:
+                blob = canonical_bytes(stored)
+                old = self.store.rows.get(did)
+                if old is None:
+                    seq += 1
+                staged[did] = (old[0] if old else seq, blob, checksum(blob))
+                existing[did] = stored
+            results.append(RecordResult(did, outcome, stored))
+        self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)  # nothing staged has landed yet
+        self.store.rows.update(staged)
+        self.store.seq = seq
+        self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
+        return results
+
+    def records(self) -> list[dict[str, Any]]:
+        rows = sorted(self.store.rows.items(), key=lambda kv: kv[1][0])
+        return [_decode(did, blob, s) for did, (_, blob, s) in rows]
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sidecar_receipts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    dispatch_id TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL,
+    receipt BLOB NOT NULL,
+    checksum TEXT NOT NULL
+);
+"""
+
+
+class SQLiteJournal(Journal):
+    """The embedded default: WAL, ``synchronous=FULL``, one transaction per dispatch."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], crash: CrashPlan | None = None, *, synchronous: str = "FULL"
+    ) -> None:
+        self.path = Path(path)
+        self.crash = crash or CrashPlan()
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error:
+            raise JournalError("journal_open_failed", "the journal database could not be opened") from None
+        self._closed = False
+
+    def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        ids = list(dispatch_ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        try:
+            rows = self._db.execute(
+                f"SELECT dispatch_id, receipt, checksum FROM sidecar_receipts WHERE dispatch_id IN ({marks})",
+                ids,
+            ).fetchall()
+        except sqlite3.Error:
+            raise JournalError("journal_read_failed", "the journal could not be read") from None
+        return {did: _decode(did, _blob(blob), s) for did, blob, s in rows}
+
+    def commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error:
+            raise JournalError("journal_write_failed", "the journal could not start a transaction") from None
+        try:
+            # Read inside the write lock: another process may have recorded since we looked.
+            existing = self.get_many(r["dispatch_id"] for r in receipts)
+            results = []
+            for receipt in receipts:
+                did = receipt["dispatch_id"]
+                outcome, stored = merge(existing.get(did), receipt)
+                if outcome == RECORDED:
+                    blob = canonical_bytes(stored)
+                    db.execute(
+                        "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT(dispatch_id) DO UPDATE SET "
+                        "status=excluded.status, receipt=excluded.receipt, checksum=excluded.checksum",
+                        (did, stored["status"], blob, checksum(blob)),
+                    )
+                    existing[did] = stored
+                results.append(RecordResult(did, outcome, stored))
+            self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)
+            db.execute("COMMIT")
+        except BaseException as exc:
+            self._abandon()
+            if isinstance(exc, sqlite3.Error):
+                raise JournalError("journal_write_failed", "the journal could not be written") from None
+            raise
+        self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
+        return results
+
+    def _abandon(self) -> None:
+        try:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def records(self) -> list[dict[str, Any]]:
+        try:
+            rows = self._db.execute(
+                "SELECT dispatch_id, receipt, checksum FROM sidecar_receipts ORDER BY seq"
+            ).fetchall()
+        except sqlite3.Error:
+            raise JournalError("journal_read_failed", "the journal could not be read") from None
+        return [_decode(did, _blob(blob), s) for did, blob, s in rows]
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._abandon()
+            self._db.close()

@@ -1,0 +1,102 @@
+"""The ``reference`` SUT adapter: pwh's own dispatcher behind the seam."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ._codes import Rejection
+from ._crash import SIDECAR_CRASH_POINTS, CrashPlan
+from ._dispatcher import Dispatcher
+from ._journal import Journal, MemoryJournal, MemoryStore, SQLiteJournal
+from ._outcome import DispatchOutcome
+from ._profile import Profile
+from ._registry import RegistrationRejected, Registry
+from ._sut import PrimaryAccess, Producer
+
+
+class ReferenceSUT:
+    """The reference dispatcher with a SQLite (default) or in-memory journal.
+
+    The journal lives in ``workdir`` (a private temp dir when none is given, removed on close).
+    ``restart()`` drops everything but durable storage, as a process restart would.
+    """
+
+    name = "reference"
+    dispatcher_class: type[Dispatcher] = Dispatcher
+
+    def __init__(self, *, journal: str = "sqlite", workdir: str | Path | None = None, synchronous: str = "FULL") -> None:
+        if journal not in ("sqlite", "memory"):
+            raise ValueError("journal must be 'sqlite' or 'memory'")
+        self._kind = journal
+        self._own_dir = workdir is None
+        self.workdir = Path(tempfile.mkdtemp(prefix="pwh-ref-")) if workdir is None else Path(workdir)
+        self._synchronous = synchronous
+        self._store = MemoryStore()
+        self.crash = CrashPlan(SIDECAR_CRASH_POINTS)
+        self.registry = Registry()
+        self.profile = Profile()
+        self.dispatcher = self._make_dispatcher()
+
+    # -- seam -----------------------------------------------------------------------------
+
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> None:
+        self.registry.catalog.register(kind, payload_schema)
+
+    def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
+        try:
+            self.registry.install(registration, producer, ceilings=self.profile.budget_ceilings)
+        except RegistrationRejected as exc:
+            return exc.rejections
+        return []
+
+    def set_profile(self, profile: Profile) -> None:
+        self.profile = profile
+        self.dispatcher.profile = profile
+
+    def dispatch(self, source: Mapping[str, Any], *, primary: PrimaryAccess | None = None) -> DispatchOutcome:
+        return self.dispatcher.dispatch(source)
+
+    def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
+        return self.dispatcher.dispatch(source, consult_journal=False)
+
+    @property
+    def crash_points(self) -> tuple[str, ...]:
+        return SIDECAR_CRASH_POINTS
+
+    def arm_crash(self, point: str) -> None:
+        self.crash.arm(point)
+
+    def restart(self) -> None:
+        self.dispatcher.journal.close()
+        self.dispatcher.close()
+        self.dispatcher = self._make_dispatcher()
+
+    def journal_records(self) -> list[dict[str, Any]]:
+        return self.dispatcher.journal.records()
+
+    def close(self) -> None:
+        self.dispatcher.journal.close()
+        self.dispatcher.close()
+        if self._own_dir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _open_journal(self) -> Journal:
+        if self._kind == "memory":
+            return MemoryJournal(self._store, self.crash)
+        return SQLiteJournal(self.workdir / "sidecar.sqlite3", self.crash, synchronous=self._synchronous)
+
+    def _make_dispatcher(self) -> Dispatcher:
+        return self.dispatcher_class(self.registry, self._open_journal(), self.profile)
+
+
+def memory_sut(**options: Any) -> ReferenceSUT:
+    """The reference dispatcher with the in-memory journal (fast; for models)."""
+    sut = ReferenceSUT(journal="memory", **options)
+    sut.name = "reference-memory"
+    return sut

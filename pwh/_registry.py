@@ -1,0 +1,114 @@
+"""The deterministic hook registry and the intent-kind catalog, filled by a composition root.
+
+Core never imports a capability: whoever composes the system (the CLI, a test fixture, a host)
+installs registrations and their producers here. Every check runs at install time, before any
+provider could be called (REG, M02).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import _codes as codes
+from ._canonical import to_plain
+from ._codes import Rejection, json_path
+from ._contracts import validate_registration
+from ._profile import CORE_CEILINGS
+from ._schemas import compile_schema
+
+Producer = Callable[[Mapping[str, Any]], Any]
+
+
+class RegistrationRejected(ValueError):
+    """An install was refused; ``rejections`` say where and why."""
+
+    def __init__(self, rejections: list[Rejection]) -> None:
+        super().__init__("; ".join(str(r) for r in rejections))
+        self.rejections = rejections
+
+
+@dataclass(frozen=True)
+class InstalledHook:
+    registration: dict[str, Any]
+    producer: Producer
+
+    @property
+    def hook_id(self) -> str:
+        return self.registration["hook_id"]
+
+
+class IntentKindCatalog:
+    """Known intent kinds and the payload schema each was registered with."""
+
+    def __init__(self) -> None:
+        self._validators: dict[str, Any] = {}
+        self._schemas: dict[str, dict[str, Any]] = {}
+
+    def register(self, kind: str, payload_schema: Mapping[str, Any]) -> None:
+        schema = to_plain(payload_schema)
+        if kind in self._schemas and self._schemas[kind] != schema:
+            raise RegistrationRejected(
+                [Rejection(codes.REGISTRATION_REJECTED, "$.intent_kind", "kind already has another schema")]
+            )
+        try:
+            self._validators[kind] = compile_schema(schema)
+        except Exception:
+            raise RegistrationRejected(
+                [Rejection(codes.REGISTRATION_REJECTED, "$.payload_schema", "not a valid JSON Schema")]
+            ) from None
+        self._schemas[kind] = schema
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(self._schemas)
+
+    @property
+    def validators(self) -> Mapping[str, Any]:
+        return self._validators
+
+    def schema(self, kind: str) -> dict[str, Any]:
+        return self._schemas[kind]
+
+
+class Registry:
+    """Installed hooks, always listed in ``hook_id`` order whatever order they were installed in."""
+
+    def __init__(self, catalog: IntentKindCatalog | None = None) -> None:
+        self.catalog = catalog or IntentKindCatalog()
+        self._hooks: dict[str, InstalledHook] = {}
+        self._ordered: tuple[InstalledHook, ...] = ()
+
+    def install(
+        self,
+        registration: Mapping[str, Any],
+        producer: Producer,
+        *,
+        ceilings: Mapping[str, int] = CORE_CEILINGS,
+    ) -> InstalledHook:
+        """Validate and install one hook, or raise :class:`RegistrationRejected`."""
+        found = validate_registration(registration, known_intent_kinds=self.catalog.kinds, ceilings=ceilings)
+        if not callable(producer):
+            found.append(Rejection(codes.REGISTRATION_REJECTED, "$", "the provider is not callable"))
+        if found:
+            raise RegistrationRejected(found)
+        plain = to_plain(registration)
+        if plain["hook_id"] in self._hooks:
+            raise RegistrationRejected(
+                [Rejection(codes.REGISTRATION_REJECTED, json_path(("hook_id",)), "duplicate hook_id")]
+            )
+        hook = InstalledHook(plain, producer)
+        self._hooks[hook.hook_id] = hook
+        self._ordered = tuple(self._hooks[k] for k in sorted(self._hooks))
+        return hook
+
+    def uninstall(self, hook_id: str) -> None:
+        self._hooks.pop(hook_id, None)
+        self._ordered = tuple(self._hooks[k] for k in sorted(self._hooks))
+
+    def hooks(self) -> tuple[InstalledHook, ...]:
+        return self._ordered
+
+    def get(self, hook_id: str) -> InstalledHook | None:
+        return self._hooks.get(hook_id)

@@ -1,0 +1,107 @@
+"""The JSON Schema (2020-12) files under ``pwh/schemas/``: loading, cross-references, and errors
+turned into stable rejections.
+
+Schemas are data shipped in the public packet, so another language can validate the same shapes.
+jsonschema's own messages quote the offending value; a rejection here says only *where* and
+*what kind* of rule failed, because a value in a hostile packet may be private.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from ._codes import Rejection, json_path
+
+SCHEMA_NAMES: tuple[str, ...] = (
+    "registration",
+    "source_receipt",
+    "event_projection",
+    "hook_input",
+    "hook_result",
+    "intent",
+    "sidecar_receipt",
+)
+
+MAX_ERRORS = 8
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    """The parsed schema document ``name`` (one of :data:`SCHEMA_NAMES`)."""
+    if name not in SCHEMA_NAMES:
+        raise KeyError(name)
+    text = resources.files("pwh").joinpath("schemas", f"{name}.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Registry:
+    resources_ = [
+        (load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in SCHEMA_NAMES
+    ]
+    return Registry().with_resources(resources_)
+
+
+@lru_cache(maxsize=None)
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(load_schema(name), registry=_registry())
+
+
+def compile_schema(schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator for a schema supplied at run time (an intent kind's payload schema)."""
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, registry=_registry())
+
+
+def schema_rejections(
+    check: Draft202012Validator, value: Any, code: str, prefix: tuple[Any, ...] = ()
+) -> list[Rejection]:
+    """Every schema violation in ``value`` as a :class:`Rejection`, sorted by path, at most
+    :data:`MAX_ERRORS` of them."""
+    out: list[Rejection] = []
+    for error in check.iter_errors(value):
+        out.extend(_explain(error, code, prefix))
+    out = sorted(set(out), key=lambda r: (r.path, r.reason))
+    return out[:MAX_ERRORS]
+
+
+def _explain(error: Any, code: str, prefix: tuple[Any, ...]) -> list[Rejection]:
+    where = prefix + tuple(error.absolute_path)
+    kind = error.validator
+    instance = error.instance
+    if kind == "required" and isinstance(instance, dict):
+        missing = [k for k in error.validator_value if k not in instance]
+        return [Rejection(code, json_path(where + (k,)), "required field is missing") for k in missing]
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        known = set(error.schema.get("properties", {}))
+        extra = [k for k in instance if k not in known]
+        return [Rejection(code, json_path(where + (k,)), "field is not allowed here") for k in extra]
+    if kind in ("if", "then", "else", "allOf", "anyOf", "oneOf") and error.context:
+        # Report the most specific sub-error instead of the combinator.
+        best = max(error.context, key=lambda e: len(e.absolute_path))
+        return _explain(best, code, prefix)
+    return [Rejection(code, json_path(where), _REASONS.get(kind, "violates the schema"))]
+
+
+_REASONS = {
+    "type": "has the wrong JSON type",
+    "const": "must have the one value the contract fixes",
+    "enum": "is not one of the allowed values",
+    "pattern": "does not match the allowed token pattern",
+    "minimum": "is below the minimum",
+    "maximum": "is over the core ceiling",
+    "minItems": "has too few items",
+    "maxItems": "has too many items",
+    "uniqueItems": "has duplicate items",
+    "minLength": "is too short",
+    "maxLength": "is too long",
+    "minProperties": "has too few fields",
+    "maxProperties": "has too many fields",
+    "format": "is not in the required format",
+}

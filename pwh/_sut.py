@@ -1,0 +1,111 @@
+"""The SUT seam: the one interface scenarios and models use to reach an implementation.
+
+Like Bowtie's harness protocol, but in-process: an adapter installs registrations and producers,
+takes a profile, dispatches committed receipts, crashes and restarts on request, and reports
+everything in RFC terms (statuses, the SPEC's stable codes, intents). The reference dispatcher is
+one adapter; the shipped LoopX is another; ``module:factory`` loads any third one.
+
+An adapter that cannot express a case raises :class:`Unsupported` with the reason: the scenario
+is then reported as skipped with that reason, never as a pass.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from ._codes import Rejection
+from ._outcome import DispatchOutcome
+from ._profile import Profile
+
+Producer = Callable[[Mapping[str, Any]], Any]
+
+
+class Unsupported(Exception):
+    """The implementation under test cannot express this case; ``reason`` says what is missing."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class SUTLoadError(Exception):
+    """``--sut`` named something that is not an adapter."""
+
+
+@runtime_checkable
+class PrimaryAccess(Protocol):
+    """What a dispatcher wired into a host could reach of the primary Turn.
+
+    The harness hands it to :meth:`SUT.dispatch` so that a badly wired implementation *can*
+    disturb the primary writeback and the harness can see that it did. A conforming one never
+    uses it.
+    """
+
+    def rollback_writeback(self) -> None: ...
+
+    def amend_receipt(self, field: str, value: Any) -> None: ...
+
+    def block_spend(self) -> None: ...
+
+
+@runtime_checkable
+class SUT(Protocol):
+    """An implementation under test, as the harness drives it."""
+
+    name: str
+
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> None: ...
+
+    def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
+        """Install one hook; an empty list means installed, otherwise the rejections."""
+
+    def set_profile(self, profile: Profile) -> None: ...
+
+    def dispatch(self, source: Mapping[str, Any], *, primary: PrimaryAccess | None = None) -> DispatchOutcome:
+        """Dispatch a committed receipt (again, for a replay)."""
+
+    def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
+        """Deliver the same dispatch as a racing second dispatcher would: providers run again."""
+
+    @property
+    def crash_points(self) -> tuple[str, ...]: ...
+
+    def arm_crash(self, point: str) -> None: ...
+
+    def restart(self) -> None:
+        """Come back after a crash from durable storage alone."""
+
+    def journal_records(self) -> list[dict[str, Any]]:
+        """The sidecar receipts, in record order, in RFC terms."""
+
+    def close(self) -> None: ...
+
+
+BUILTIN_SUTS: dict[str, str] = {
+    "reference": "pwh._reference:ReferenceSUT",
+    "reference-memory": "pwh._reference:memory_sut",
+    "loopx": "pwh._loopx:LoopxSUT",
+}
+
+
+def load_sut(spec: str, **options: Any) -> SUT:
+    """Make an adapter from a built-in name or ``module:factory``."""
+    target = BUILTIN_SUTS.get(spec, spec)
+    if ":" not in target:
+        known = ", ".join(sorted(BUILTIN_SUTS))
+        raise SUTLoadError(f"unknown SUT {spec!r}: use one of {known}, or module:factory")
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SUTLoadError(f"cannot import {module_name!r} for SUT {spec!r} ({type(exc).__name__})") from None
+    factory = getattr(module, attr, None)
+    if factory is None or not callable(factory):
+        raise SUTLoadError(f"{module_name!r} has no callable {attr!r}")
+    sut = factory(**options)
+    missing = [m for m in ("install", "dispatch", "journal_records", "close") if not hasattr(sut, m)]
+    if missing:
+        raise SUTLoadError(f"{spec!r} is not a SUT adapter: missing {', '.join(missing)}")
+    return sut

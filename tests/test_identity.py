@@ -1,0 +1,88 @@
+"""Identity (SPEC §3): canonical JSON and the dispatch/intent digests are stable and sensitive."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pwh._canonical import CanonicalError, canonical_bytes
+from pwh._identity import dispatch_id, intent_id
+from pwh._vectors import build_vectors, shipped_vectors
+
+json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20) | st.floats(
+    allow_nan=False, allow_infinity=False
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+tokens = st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True)
+
+
+def test_canonical_form_sorts_keys_and_drops_whitespace() -> None:
+    assert canonical_bytes({"b": 1, "a": [1, {"d": None, "c": "é"}]}) == '{"a":[1,{"c":"é","d":null}],"b":1}'.encode()
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, {1: "x"}, object(), b"bytes", {1.5}])
+def test_canonical_form_refuses_non_json(bad: object) -> None:
+    with pytest.raises(CanonicalError):
+        canonical_bytes({"v": [bad]})
+
+
+def test_canonical_error_names_the_path() -> None:
+    with pytest.raises(CanonicalError) as info:
+        canonical_bytes({"intents": [{"payload": {"x": math.nan}}]})
+    assert info.value.path == "$.intents[0].payload.x"
+
+
+@given(json_values)
+def test_key_order_and_whitespace_do_not_matter(value: object) -> None:
+    pretty = json.loads(json.dumps(value, indent=3, sort_keys=False))
+    reordered = json.loads(json.dumps(value, sort_keys=True))
+    assert canonical_bytes(pretty) == canonical_bytes(reordered) == canonical_bytes(value)
+    assert intent_id("pwh_x", "k", "v0", pretty) == intent_id("pwh_x", "k", "v0", reordered)
+
+
+@given(tokens, tokens, tokens, tokens, st.integers(0, 3), tokens)
+def test_dispatch_id_changes_with_every_component(r: str, h: str, s: str, e: str, which: int, other: str) -> None:
+    parts = [r, h, s, e]
+    base = dispatch_id(*parts)
+    assert base == dispatch_id(*parts)  # stable
+    changed = list(parts)
+    changed[which] = changed[which] + "_" + other
+    assert dispatch_id(*changed) != base
+
+
+@given(tokens, tokens, tokens, json_values, st.integers(0, 3))
+def test_intent_id_changes_with_every_component(d: str, k: str, p: str, payload: object, which: int) -> None:
+    parts: list[object] = [d, k, p, {"v": payload}]
+    base = intent_id(*parts)  # type: ignore[arg-type]
+    changed = list(parts)
+    changed[which] = {"v": payload, "x": 1} if which == 3 else str(changed[which]) + "_x"
+    assert intent_id(*changed) != base  # type: ignore[arg-type]
+
+
+def test_ids_have_prefixes_and_hex_digests() -> None:
+    assert dispatch_id("r", "h", "s", "e").startswith("pwh_") and len(dispatch_id("r", "h", "s", "e")) == 68
+    assert intent_id("d", "k", "p", {}).startswith("pwi_")
+
+
+def test_shipped_vectors_match_the_reference_profile() -> None:
+    assert shipped_vectors() == build_vectors()
+
+
+def test_each_vector_recomputes() -> None:
+    vectors = shipped_vectors()
+    for case in vectors["dispatch_id"]:
+        assert dispatch_id(**case["input"]) == case["dispatch_id"]
+        assert canonical_bytes(case["input"]).decode() == case["canonical"]
+    for case in vectors["intent_id"]:
+        i = case["input"]
+        assert intent_id(i["dispatch_id"], i["intent_kind"], i["policy_version"], i["payload"]) == case["intent_id"]
+    # the two payloads written in different key orders share one id
+    assert vectors["intent_id"][0]["intent_id"] == vectors["intent_id"][1]["intent_id"]
