@@ -1,0 +1,35 @@
+"""Injected time and identity for the fakes, so two runs of one script are byte-identical."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from faker import Faker
+
+
+class StepClock:
+    """A clock that moves only when asked: one fixed step per reading."""
+
+    def __init__(self, start: datetime | None = None, step: timedelta = timedelta(seconds=1)) -> None:
+        self._now = start or datetime(2026, 8, 26, tzinfo=timezone.utc)
+        self._step = step
+
+    def now(self) -> str:
+        self._now += self._step
+        return self._now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class SeededIds:
+    """Opaque, realistic-looking identifiers from a seeded Faker: ``receipt_5f0c9a1b2e3d``."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._faker = Faker()
+        self._faker.seed_instance(seed)
+        self._seen: set[str] = set()
+
+    def next(self, prefix: str) -> str:
+        while True:
+            value = f"{prefix}_{self._faker.hexify('^' * 12)}"
+            if value not in self._seen:
+                self._seen.add(value)
+                return value

@@ -1,0 +1,166 @@
+"""The primary Turn's own durable store: writebacks, quota spends, Todo state.
+
+It is deliberately separate from the sidecar journal (another SQLite file): nothing the
+dispatcher does can reach it except through :class:`PrimaryHandle`, which exists so the harness
+can *catch* a badly wired implementation using it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from pwh._canonical import canonical_bytes
+
+from ._errors import FakeRejected
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS writebacks (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    turn_key TEXT NOT NULL UNIQUE,
+    receipt_id TEXT NOT NULL UNIQUE,
+    receipt TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS spends (
+    receipt_id TEXT PRIMARY KEY,
+    spend TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS todos (
+    todo_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS counters (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+WRITEBACK_FAILED = "primary_writeback_failed"
+
+
+class WritebackFailed(FakeRejected):
+    """The primary writeback did not commit: nothing was written."""
+
+
+class PrimaryStore:
+    """SQLite, WAL, ``synchronous=FULL``: the primary writeback is as durable as the sidecar."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(_TABLES)
+
+    def close(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+        self.db.close()
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+
+    def insert_writeback(self, turn_key: str, receipt: dict[str, Any], todo_state: str) -> None:
+        self.db.execute(
+            "INSERT INTO writebacks (turn_key, receipt_id, receipt) VALUES (?, ?, ?)",
+            (turn_key, receipt["receipt_id"], canonical_bytes(receipt).decode("utf-8")),
+        )
+        self.db.execute(
+            "INSERT INTO todos (todo_id, state) VALUES (?, ?) ON CONFLICT(todo_id) DO UPDATE SET state=excluded.state",
+            (receipt["todo_id"], todo_state),
+        )
+
+    def set_counter(self, name: str, value: Any) -> None:
+        self.db.execute(
+            "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value=excluded.value",
+            (name, json.dumps(value)),
+        )
+
+    def counter(self, name: str, default: Any) -> Any:
+        row = self.db.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def record_spend(self, spend: dict[str, Any]) -> bool:
+        """Insert a spend once per receipt; ``False`` when it was already there (a replay)."""
+        cur = self.db.execute(
+            "INSERT INTO spends (receipt_id, spend) VALUES (?, ?) ON CONFLICT(receipt_id) DO NOTHING",
+            (spend["receipt_id"], canonical_bytes(spend).decode("utf-8")),
+        )
+        return cur.rowcount == 1
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def writeback_by_turn(self, turn_key: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT receipt FROM writebacks WHERE turn_key = ?", (turn_key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def receipt(self, receipt_id: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT receipt FROM writebacks WHERE receipt_id = ?", (receipt_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def receipts(self) -> list[dict[str, Any]]:
+        return [json.loads(r[0]) for r in self.db.execute("SELECT receipt FROM writebacks ORDER BY seq")]
+
+    def spend(self, receipt_id: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT spend FROM spends WHERE receipt_id = ?", (receipt_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def spends(self) -> list[dict[str, Any]]:
+        return [json.loads(r[0]) for r in self.db.execute("SELECT spend FROM spends ORDER BY receipt_id")]
+
+    def todos(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT todo_id, state FROM todos ORDER BY todo_id").fetchall())
+
+    def snapshot(self) -> bytes:
+        """Every primary fact, canonically: equal bytes mean an equal primary state."""
+        return canonical_bytes({"writebacks": self.receipts(), "spends": self.spends(), "todos": self.todos()})
+
+    # -- what a badly wired dispatcher could reach -------------------------------------------
+
+    def delete_writeback(self, receipt_id: str) -> None:
+        self.db.execute("DELETE FROM writebacks WHERE receipt_id = ?", (receipt_id,))
+
+    def replace_receipt(self, receipt: dict[str, Any]) -> None:
+        self.db.execute(
+            "UPDATE writebacks SET receipt = ? WHERE receipt_id = ?",
+            (canonical_bytes(receipt).decode("utf-8"), receipt["receipt_id"]),
+        )
+
+
+class PrimaryHandle:
+    """The primary Turn within reach of the dispatcher (the SUT seam's ``PrimaryAccess``).
+
+    Every use is counted in ``uses``: a conforming implementation leaves it empty.
+    """
+
+    def __init__(self, store: PrimaryStore, receipt_id: str) -> None:
+        self._store = store
+        self._receipt_id = receipt_id
+        self.uses: list[str] = []
+        self.spend_blocked = False
+
+    def rollback_writeback(self) -> None:
+        self.uses.append("rollback_writeback")
+        self._store.delete_writeback(self._receipt_id)
+
+    def amend_receipt(self, field: str, value: Any) -> None:
+        self.uses.append("amend_receipt")
+        receipt = self._store.receipt(self._receipt_id)
+        if receipt is not None:
+            receipt[field] = value
+            self._store.replace_receipt(receipt)
+
+    def block_spend(self) -> None:
+        self.uses.append("block_spend")
+        self.spend_blocked = True

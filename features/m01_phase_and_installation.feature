@@ -1,0 +1,38 @@
+Feature: M01 — a disabled phase or an absent capability calls no provider
+  The post-writeback phase is off unless the execution profile turns it on, and only
+  installed (and allowlisted) hooks are ever called.
+
+  @M01
+  Scenario: with the phase disabled, a committed completion calls no provider
+    Given the post-writeback phase is disabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    Then no provider was called
+    And the sidecar journal holds no intent
+    And the primary receipt and the quota-spend eligibility are unchanged
+
+  @M01
+  Scenario: with no capability installed, nothing is dispatched
+    Given the post-writeback phase is enabled
+    And no capability is installed
+    When the orchestrator commits a replan_recorded writeback
+    Then no provider was called
+    And the sidecar journal holds no intent
+
+  @M01
+  Scenario: a hook left off the profile allowlist is never called
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And hook "b.reporter" is installed and proposes one intent
+    And only hook "b.reporter" is on the profile allowlist
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.reporter" was never called
+    And hook "b.reporter" has exactly one recorded intent
+
+  @M01
+  Scenario: with the phase enabled, the installed hook is called once
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.reporter" was called 1 time
+    And hook "a.reporter" has exactly one recorded intent

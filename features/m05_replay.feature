@@ -1,0 +1,49 @@
+Feature: M05 — replaying the primary writeback returns the same dispatch receipt, no duplicate intent
+
+  @M05
+  Scenario: a replayed completion returns the stored receipt without calling the provider
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    And the orchestrator replays that writeback 3 times
+    Then hook "a.reporter" was called 1 time
+    And the replay returned the original receipt for hook "a.reporter" without calling it
+    And hook "a.reporter" has exactly one recorded intent
+    And the quota was spent exactly once for each committed receipt
+
+  @M05
+  Scenario: a hook whose answer changes per call still has one intent after replays
+    Given the post-writeback phase is enabled
+    And hook "a.drifter" is installed and proposes a different intent on every call
+    When the orchestrator commits a replan_recorded writeback
+    And the orchestrator replays that writeback 2 times
+    Then hook "a.drifter" has exactly one recorded intent
+    And hook "a.drifter" has exactly one dispatch identity
+
+  @M05
+  Scenario Outline: a crash between the primary writeback and the sidecar recovers to one record
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the process crashes at "<point>" during a completion and restarts
+    Then hook "a.reporter" has exactly one recorded intent
+    And hook "a.reporter" has exactly one dispatch identity
+    And the quota was spent exactly once for each committed receipt
+
+    Examples:
+      | point                            |
+      | primary.after_writeback          |
+      | sidecar.before_checkpoint        |
+      | sidecar.after_provider_returned  |
+      | sidecar.inside_record_transaction |
+      | sidecar.after_record             |
+      | primary.after_dispatch           |
+
+  @M05
+  Scenario: a failed hook is retried with the same identity on replay
+    Given the post-writeback phase is enabled
+    And hook "a.flaky" is installed and fails on its first call only
+    When the orchestrator commits a todo_completed writeback
+    And the orchestrator replays that writeback
+    Then hook "a.flaky" was called 2 times
+    And hook "a.flaky" has exactly one dispatch identity
+    And hook "a.flaky" has exactly one recorded intent

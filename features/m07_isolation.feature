@@ -1,0 +1,55 @@
+Feature: M07 — a provider that raises, hangs or answers badly fails alone, compactly
+  Whatever one hook does, the primary receipt and the quota-spend eligibility stay exactly as
+  they would be with no hooks installed, and the other hooks still run.
+
+  @M07
+  Scenario Outline: a misbehaving hook is isolated and the primary writeback stands
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And hook "b.flaky" is installed and <misbehaves>
+    And hook "c.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    Then hook "b.flaky" ends with failure code "<code>"
+    And hook "a.reporter" has exactly one recorded intent
+    And hook "c.reporter" has exactly one recorded intent
+    And hook "b.flaky" has exactly no recorded intents
+    And every failure in the journal is a compact stable code
+    And the primary receipt and the quota-spend eligibility are unchanged
+
+    Examples:
+      | misbehaves                                 | code                     |
+      | raises an error                            | producer_failed          |
+      | does not return within its timeout         | producer_timed_out       |
+      | loops forever without returning            | producer_timed_out       |
+      | returns an invalid result                  | result_contract_rejected |
+      | returns a result over its byte limit       | result_contract_rejected |
+      | proposes an intent for another hook        | result_contract_rejected |
+      | tries to change its input                  | producer_failed          |
+
+  @M07
+  Scenario: a hook that never returns ends as timed out and its late answer is never recorded
+    Given the post-writeback phase is enabled
+    And hook "a.sleeper" is installed and does not return within its timeout
+    When the orchestrator commits a replan_recorded writeback
+    Then hook "a.sleeper" ends with failure code "producer_timed_out"
+    And hook "a.sleeper" has exactly no recorded intents
+    And the quota was spent exactly once for each committed receipt
+
+  @M07
+  Scenario: retries reuse the identity and stop at the invocation budget
+    Given the post-writeback phase is enabled
+    And hook "a.flaky" may be called at most 2 times per dispatch and raises an error
+    When the orchestrator commits a todo_completed writeback
+    And the orchestrator replays that writeback 3 times
+    Then hook "a.flaky" was called 2 times
+    And hook "a.flaky" ends with failure code "dispatch_budget_exhausted"
+    And hook "a.flaky" has exactly one dispatch identity
+    And the primary receipt and the quota-spend eligibility are unchanged
+
+  @M07
+  Scenario: a well-behaved hook leaves the primary writeback exactly as without hooks
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.reporter" ends with status "proposed"
+    And the primary receipt and the quota-spend eligibility are unchanged

@@ -1,0 +1,226 @@
+"""One scenario's world: the SUT under test, the fake orchestrator around it, the scheduler, the
+sink, the network guard, and what every hook saw. Steps read and change only this.
+
+The world reaches the implementation through the SUT seam alone. For the 'primary unchanged'
+checks it replays the scenario's Turn script against a fresh orchestrator with no hooks at all
+and compares the primary store byte for byte.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fakes._baseline import NoHooksSUT
+from fakes._orchestrator import FakeOrchestrator, TurnResult
+from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, registration
+from fakes._scheduler import FakeScheduler, GovernedAdmission
+from fakes._sink import FakeSink
+from pwh._codes import Rejection
+from pwh._crash import SimulatedCrash
+from pwh._outcome import DispatchOutcome
+from pwh._profile import Profile
+from pwh._sut import Unsupported
+
+from ._behaviours import BEHAVIOURS, CallContext
+
+_ACTIVE: list["World"] = []
+
+
+def active_sinks() -> list[FakeSink]:
+    """The effect targets of the running scenario. Only a deliberately broken adapter looks."""
+    return [w.sink for w in _ACTIVE]
+
+
+@dataclass
+class HookProbe:
+    """One scripted hook: its behaviour and everything the harness saw of its calls."""
+
+    hook_id: str
+    behaviour: str
+    calls: int = 0
+    inputs: list[Mapping[str, Any]] = field(default_factory=list)
+    called_during_rollout_append: bool = False
+
+
+class World:
+    SEED = 7
+
+    def __init__(self, sut: Any, workdir: Path) -> None:
+        self.sut = sut
+        self.workdir = workdir
+        self.profile = Profile(phase_enabled=False)
+        self.segment_size = 3
+        self.release = threading.Event()
+        self.private_values: dict[str, str] = {}
+        self.hooks: dict[str, HookProbe] = {}
+        self.call_order: list[str] = []
+        self.install_rejections: dict[str, list[Rejection]] = {}
+        self.script: list[tuple[str, dict[str, Any]]] = []
+        self.script_results: list[TurnResult] = []  # parallel to ``script``
+        self.turns: list[TurnResult] = []
+        self.outcomes: list[DispatchOutcome] = []
+        self.crashes: list[str] = []
+        self.admission = GovernedAdmission()
+        self.sink = FakeSink(trusted=self.admission)
+        self.reducer: Any = None
+        self.scheduler: FakeScheduler | None = None
+        self._orch: FakeOrchestrator | None = None
+        self.periodic_report = False
+        _ACTIVE.append(self)
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    @property
+    def orch(self) -> FakeOrchestrator:
+        if self._orch is None:
+            self._orch = FakeOrchestrator(self.sut, self.workdir / "primary", seed=self.SEED, segment_size=self.segment_size)
+        return self._orch
+
+    def set_profile(self, **changes: Any) -> None:
+        self.profile = self.profile.with_(**changes)
+        self.sut.set_profile(self.profile)
+
+    def ensure_generic_kind(self) -> None:
+        self.sut.register_intent_kind(GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA)
+
+    def install_hook(self, hook_id: str, behaviour: str, **reg_changes: Any) -> list[Rejection]:
+        self.ensure_generic_kind()
+        spec = BEHAVIOURS[behaviour]
+        budget = {**spec.budget, **reg_changes.pop("budget", {})}
+        reg = registration(hook_id, budget=budget, **reg_changes)
+        probe = HookProbe(hook_id, behaviour)
+        rejections = self.sut.install(reg, self._producer(probe, spec.body))
+        self.install_rejections[hook_id] = rejections
+        if not rejections:
+            self.hooks[hook_id] = probe
+        return rejections
+
+    def install_registration(self, hook_id: str, reg: Mapping[str, Any]) -> list[Rejection]:
+        """Install a hand-made registration with a probe that proposes one intent."""
+        self.ensure_generic_kind()
+        probe = HookProbe(hook_id, "proposes one intent")
+        rejections = self.sut.install(reg, self._producer(probe, BEHAVIOURS["proposes one intent"].body))
+        self.install_rejections[hook_id] = rejections
+        self.hooks.setdefault(hook_id, probe)
+        return rejections
+
+    def install_periodic_report(self) -> None:
+        from pwh.capabilities import periodic_report
+
+        periodic_report.install(_CountingRegistrar(self))
+        self.periodic_report = True
+
+    def _producer(self, probe: HookProbe, body: Callable[..., Any]) -> Callable[[Mapping[str, Any]], Any]:
+        def produce(hook_input: Mapping[str, Any]) -> Any:
+            probe.calls += 1
+            probe.inputs.append(hook_input)
+            self.call_order.append(probe.hook_id)
+            if self._orch is not None and self._orch.rollout.appending:
+                probe.called_during_rollout_append = True
+            return body(hook_input, CallContext(probe.calls, self.release, self.private_values))
+
+        return produce
+
+    # -- Turns ----------------------------------------------------------------------------------
+
+    def act(self, action: str, **kw: Any) -> TurnResult:
+        """Run one orchestrator action and remember it for the no-hooks baseline."""
+        self.script.append((action, kw))
+        result = _run(self.orch, action, kw, self.script_results)
+        self.script_results.append(result)
+        self.turns.append(result)
+        if result.dispatch is not None:
+            self.outcomes.append(result.dispatch)
+        return result
+
+    def act_crashing(self, action: str, point: str, **kw: Any) -> None:
+        """Arm ``point``, run ``action``, expect the crash, then restart from durable storage."""
+        self.orch.arm_crash(point)
+        try:
+            self.act(action, **kw)
+        except SimulatedCrash as crash:
+            self.crashes.append(crash.point)
+            self.script.pop()  # the crashed action has no result; the baseline is now moot
+        else:
+            raise AssertionError(f"expected the process to crash at {point}, but the Turn completed")
+        for result in self.orch.restart():
+            self.turns.append(result)
+            if result.dispatch is not None:
+                self.outcomes.append(result.dispatch)
+
+    @property
+    def last(self) -> TurnResult:
+        if not self.turns:
+            raise AssertionError("no Turn has run yet")
+        return self.turns[-1]
+
+    def last_committed(self) -> TurnResult:
+        for turn in reversed(self.turns):
+            if turn.committed:
+                return turn
+        raise AssertionError("no Turn committed a writeback")
+
+    def hook_outcomes(self, hook_id: str) -> list[Any]:
+        return [o.hook(hook_id) for o in self.outcomes if o.has_hook(hook_id)]
+
+    def journal(self) -> list[dict[str, Any]]:
+        return self.sut.journal_records()
+
+    def records_for(self, hook_id: str) -> list[dict[str, Any]]:
+        return [r for r in self.journal() if r.get("hook_id") == hook_id]
+
+    def scheduler_for_periodic_report(self) -> FakeScheduler:
+        if self.scheduler is None:
+            from pwh.capabilities.periodic_report import INTENT_KIND, TriggerReducer
+
+            self.reducer = TriggerReducer()
+            self.scheduler = FakeScheduler(self.admission, {INTENT_KIND: self.reducer.reduce})
+        return self.scheduler
+
+    def baseline(self) -> FakeOrchestrator:
+        """The same Turn script against an orchestrator with no hooks at all."""
+        if self.crashes:
+            raise AssertionError("a crashed run has no no-hooks baseline to compare with")
+        base = FakeOrchestrator(NoHooksSUT(), self.workdir / "baseline", seed=self.SEED, segment_size=self.segment_size)
+        done: list[TurnResult] = []
+        for action, kw in self.script:
+            done.append(_run(base, action, kw, done))
+        return base
+
+    def close(self) -> None:
+        self.release.set()
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
+        if self._orch is not None:
+            self._orch.close()
+        try:
+            self.sut.close()
+        except Unsupported:
+            pass
+
+
+class _CountingRegistrar:
+    """Lets a real capability install itself while the world still counts its provider calls."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> None:
+        self.world.sut.register_intent_kind(kind, payload_schema)
+
+    def install(self, reg: Mapping[str, Any], producer: Callable[[Mapping[str, Any]], Any]) -> None:
+        probe = HookProbe(reg["hook_id"], "the capability's own producer")
+        rejections = self.world.sut.install(reg, self.world._producer(probe, lambda i, c: producer(i)))
+        if rejections:
+            raise AssertionError(f"the capability's registration was rejected: {rejections[0]}")
+        self.world.hooks[probe.hook_id] = probe
+
+
+def _run(orch: FakeOrchestrator, action: str, kw: dict[str, Any], done: list[TurnResult]) -> TurnResult:
+    if action == "replay":
+        return orch.replay(done[kw["turn"]].turn_key)
+    return getattr(orch, action)(**kw)

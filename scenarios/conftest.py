@@ -1,0 +1,62 @@
+"""pytest wiring for the Gherkin matrix: SUT selection, the per-scenario world, the network guard,
+and the step library (imported here so every feature file can use every step)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fakes._network import refuse_outbound
+from pwh._rules import RULES
+from pwh._sut import Unsupported, load_sut
+
+from ._world import World
+from .steps_checks import *  # noqa: F401,F403
+from .steps_seed003 import *  # noqa: F401,F403
+from .steps_setup import *  # noqa: F401,F403
+from .steps_turns import *  # noqa: F401,F403
+
+SUT_ENV = "PWH_SUT"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for rule in RULES:
+        config.addinivalue_line("markers", f"{rule.id}: {rule.case}")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--sut", default=None, help="SUT adapter: a built-in name or module:factory (default: reference)")
+
+
+@pytest.fixture
+def sut_name(request: pytest.FixtureRequest) -> str:
+    return request.config.getoption("--sut") or os.environ.get(SUT_ENV) or "reference"
+
+
+@pytest.fixture
+def guard() -> Iterator[object]:
+    """Outbound network is refused for the whole scenario: an accidental call is caught, not made."""
+    with refuse_outbound() as g:
+        yield g
+
+
+@pytest.fixture
+def world(sut_name: str, tmp_path: Path, guard: object) -> Iterator[World]:
+    sut = load_sut(sut_name)
+    w = World(sut, tmp_path)
+    w.guard = guard  # type: ignore[attr-defined]
+    try:
+        yield w
+    finally:
+        w.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    outcome = yield
+    exc = outcome.excinfo
+    if exc is not None and isinstance(exc[1], Unsupported):
+        outcome.force_exception(pytest.skip.Exception(f"unsupported by the SUT: {exc[1].reason}", _use_item_location=True))

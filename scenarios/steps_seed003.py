@@ -1,0 +1,263 @@
+"""Steps for seed 003's Capability / Provider / Host rules (PRV-1, HST-1..6, REC-1) and its
+failure-and-recovery table. They drive the fake orchestrator's own registry and host path."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pytest_bdd import given, parsers, then, when
+
+from fakes._errors import FakeRejected
+from fakes._host import HOST_RESULT_MAX_BYTES, REQUEST_FORBIDDEN_KEYS, FakeHost, build_host_request, make_host_result
+from fakes._orchestrator import TURN_CAPABILITY, TURN_PROVIDER, completion_output
+from fakes._providers import ProviderRegistry, ProviderState
+from fakes._sink import FakeSink, SimulatedProviderCrash, blind_retry_recover, recover_effect
+
+from ._expect import expect, expect_equal
+from ._world import World
+
+FLAGS = ("declared", "installed", "enabled", "ready")
+
+
+# -- PRV-1: provider lifecycle ------------------------------------------------------------------
+
+
+@when(parsers.re(r"a provider is registered with (?P<flags>[a-z, ]+) set and (?P<unset>[a-z, ]+) unset"))
+def register_provider(world: World, flags: str, unset: str) -> None:
+    on = {f.strip() for f in flags.replace(" and ", ",").split(",") if f.strip()}
+    state = ProviderState(**{f: f in on for f in FLAGS})
+    registry = ProviderRegistry()
+    world.provider_registry = registry  # type: ignore[attr-defined]
+    try:
+        registry.register("report_renderer", "periodic_report", state)
+        world.provider_error = None  # type: ignore[attr-defined]
+    except FakeRejected as exc:
+        world.provider_error = exc  # type: ignore[attr-defined]
+
+
+@then(parsers.re(r'the registry rejects the provider at "(?P<path>[$.a-z_]+)"'))
+def provider_rejected(world: World, path: str) -> None:
+    err = world.provider_error  # type: ignore[attr-defined]
+    expect(err is not None, f"registration refused at {path}", "the provider was registered")
+    expect_equal((err.code, err.path), ("provider_lifecycle_rejected", path), "rejection")
+    expect("report_renderer" not in world.provider_registry, "nothing registered", "a record exists")  # type: ignore[attr-defined]
+
+
+@then(parsers.re(r'the provider is registered at stage "(?P<stage>[a-z]+)"'))
+def provider_stage(world: World, stage: str) -> None:
+    expect(world.provider_error is None, "the provider registered", world.provider_error)  # type: ignore[attr-defined]
+    expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage")  # type: ignore[attr-defined]
+
+
+@when(parsers.re(r"the provider is moved straight from declared to (?P<target>enabled|ready)"))
+def skip_stage(world: World, target: str) -> None:
+    registry = ProviderRegistry()
+    registry.register("report_renderer", "periodic_report", ProviderState(True, False, False, False))
+    world.provider_registry = registry  # type: ignore[attr-defined]
+    try:
+        (registry.enable if target == "enabled" else registry.mark_ready)("report_renderer")
+        world.provider_error = None  # type: ignore[attr-defined]
+    except FakeRejected as exc:
+        world.provider_error = exc  # type: ignore[attr-defined]
+
+
+@then(parsers.re(r'the move is refused with code "(?P<code>[a-z_]+)" and the provider stays "(?P<stage>[a-z]+)"'))
+def move_refused(world: World, code: str, stage: str) -> None:
+    err = world.provider_error  # type: ignore[attr-defined]
+    expect(err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted")
+    expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage")  # type: ignore[attr-defined]
+
+
+# -- the Turn's provider (failure table rows 1-2) -----------------------------------------------
+
+
+@given(parsers.re(r"the Turn's provider is (?P<stage>declared but not installed|installed and enabled but not ready)"))
+def turn_provider_stage(world: World, stage: str) -> None:
+    registry = world.orch.providers
+    if stage.startswith("declared"):
+        registry.disable(TURN_PROVIDER)
+        registry.uninstall(TURN_PROVIDER)
+    else:
+        registry.mark_unready(TURN_PROVIDER)
+
+
+@when("the provider is installed, enabled and made ready, and re-probed")
+def repair_provider(world: World) -> None:
+    registry = world.orch.providers
+    stage = registry.stage(TURN_PROVIDER)
+    if stage == "declared":
+        registry.install(TURN_PROVIDER)
+    if registry.stage(TURN_PROVIDER) == "installed":
+        registry.enable(TURN_PROVIDER)
+    registry.mark_ready(TURN_PROVIDER)
+    world.act("complete_todo")
+
+
+@then(parsers.re(r'the recovery hint is "(?P<hint>[a-z_]+)"'))
+def recovery_hint(world: World, hint: str) -> None:
+    resolution = world.orch.catalog.resolve(TURN_CAPABILITY, world.orch.providers)
+    expect_equal(resolution.recovery, hint, "recovery hint")
+
+
+# -- host request and result (HST-1..HST-6) ------------------------------------------------------
+
+
+@when("the orchestrator builds the host request for a Turn")
+def build_request(world: World) -> None:
+    world.host_request = build_host_request(world.orch.plan())  # type: ignore[attr-defined]
+
+
+@then(parsers.re(r'the request allows only the phases "(?P<phases>[a-z_, ]+)"'))
+def request_phases(world: World, phases: str) -> None:
+    wanted = [p.strip() for p in phases.split(",")]
+    expect_equal(world.host_request["allowed_phases"], wanted, "allowed phases")  # type: ignore[attr-defined]
+
+
+@then("the request carries route, Todo, gate, scope, output schema, evidence requirements and stop and resume conditions")
+def request_fields(world: World) -> None:
+    request = world.host_request  # type: ignore[attr-defined]
+    for key in ("route", "todo_id", "gate", "scope", "output_schema", "evidence_requirements", "stop_conditions", "resume_conditions"):
+        expect(key in request and request[key] not in (None, ""), f"the request to carry {key}", sorted(request))
+
+
+@then("the request has no state-write entry anywhere")
+def request_no_write(world: World) -> None:
+    bad = [p for p in _key_paths(world.host_request) if any(w in p.lower() for w in REQUEST_FORBIDDEN_KEYS)]  # type: ignore[attr-defined]
+    expect(not bad, "no state-write, commit, journal, spend or callback entry", bad)
+
+
+@when("the fake host is handed a request that carries a journal write entry")
+def host_handed_write_entry(world: World) -> None:
+    request = build_host_request(world.orch.plan())
+    request["journal_write_path"] = "state_entry"
+    try:
+        FakeHost([{}]).execute(request)
+        world.host_error = None  # type: ignore[attr-defined]
+    except FakeRejected as exc:
+        world.host_error = exc  # type: ignore[attr-defined]
+
+
+@then(parsers.re(r'the host refuses the request with code "(?P<code>[a-z_]+)"'))
+def host_refused(world: World, code: str) -> None:
+    err = world.host_error  # type: ignore[attr-defined]
+    expect(err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted")
+
+
+_CANDIDATES: dict[str, Any] = {
+    "claims phases host_execute, typed_result and writeback": lambda r: make_host_result(
+        r, "validated_completion", evidence=["test_result_ok"], completed_phases=["host_execute", "typed_result", "writeback"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}}),
+    "claims phases host_execute, typed_result and spend": lambda r: make_host_result(
+        r, "progress", evidence=["partial_result"], progress_observation="step_done",
+        completed_phases=["host_execute", "typed_result", "spend"]),
+    "claims only phases host_execute and typed_result": completion_output(),
+    "returns a completion with a lifecycle adapter but no follow-up": lambda r: make_host_result(
+        r, "validated_completion", evidence=["test_result_ok"], lifecycle={"adapter": "todo_lifecycle_v0"}),
+    "returns a completion with a successor follow-up": lambda r: make_host_result(
+        r, "validated_completion", evidence=["test_result_ok"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "successor", "ref": "todo_next"}}),
+    "returns a waiting result that carries evidence": lambda r: make_host_result(r, "waiting", evidence=["test_result_ok"]),
+    "returns a waiting result that carries a path delta": lambda r: make_host_result(r, "waiting", path_delta=["module_a"]),
+    "returns a failed result that carries a progress observation": lambda r: make_host_result(
+        r, "failed", progress_observation="half_done"),
+    "returns a clean waiting result": lambda r: make_host_result(r, "waiting"),
+    "returns a result bound to another Turn": lambda r: make_host_result(
+        {**r, "turn_key": "turn_of_someone_else"}, "validated_completion", evidence=["test_result_ok"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}}),
+    "returns a result bound to another effect": lambda r: make_host_result(
+        {**r, "effect_ref": "effect_of_someone_else"}, "validated_completion", evidence=["test_result_ok"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}}),
+    "returns 12,001 bytes of output": lambda r: _sized(r, HOST_RESULT_MAX_BYTES + 1),
+    "returns exactly 12,000 bytes of output": lambda r: _sized(r, HOST_RESULT_MAX_BYTES),
+    "returns output that is not JSON": lambda r: b"{\"schema_version\": \"pwh_host_result_v0\", \"turn_key\": ",
+}
+_CANDIDATE_RE = "|".join(re.escape(k) for k in sorted(_CANDIDATES, key=len, reverse=True))
+
+
+def _sized(request: dict[str, Any], size: int) -> bytes:
+    """A valid completion padded with trailing JSON whitespace to exactly ``size`` bytes: valid
+    JSON either way, so only the size decides whether it may be read."""
+    result = make_host_result(request, "validated_completion", evidence=["test_result_ok"],
+                              lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}})
+    raw = json.dumps(result, separators=(",", ":")).encode()
+    return raw + b" " * (size - len(raw))
+
+
+@when(parsers.re(rf"the host (?P<candidate>{_CANDIDATE_RE})"))
+def host_answers(world: World, candidate: str) -> None:
+    world.act("run_turn", output=_CANDIDATES[candidate])
+
+
+@then(parsers.re(r'the Turn commits a (?P<kind>todo_completed|progress_recorded|replan_recorded) writeback'))
+def turn_commits(world: World, kind: str) -> None:
+    expect(world.last.committed, "the Turn to commit", f"{world.last.stage} ({world.last.code})")
+    expect_equal(world.last.receipt["event_kind"], kind, "event kind")
+
+
+@then("the Turn writes nothing back")
+def writes_nothing(world: World) -> None:
+    expect(world.last.stage == "not_material", "a non-material Turn with no writeback", world.last.stage)
+    expect_equal(len(world.orch.receipts()), 0, "primary writebacks")
+
+
+@then(parsers.re(r'the rejection names "(?P<path>[^"]+)"'))
+def rejection_names(world: World, path: str) -> None:
+    expect_equal(world.last.path, path, "rejected JSON path")
+
+
+# -- REC-1 and failure-table row 7 ----------------------------------------------------------------
+
+
+@given("an effect provider wrote to the sink under a governed ticket and crashed before returning its receipt")
+def crashed_after_effect(world: World) -> None:
+    sink = FakeSink(trusted=world.admission, idempotent=False)
+    world.admission.allowed_write_scopes = frozenset({sink.required_scope})
+    intent = {"schema_version": "loopx_post_writeback_intent_v0", "intent_id": "pwi_" + "a" * 64,
+              "intent_kind": "periodic_report.render", "requested_write_scope": [sink.required_scope],
+              "grants_new_action_authority": False, "external_write_performed": False}
+    decision = world.admission.admit(intent)
+    ticket = world.admission.issue_ticket(intent["intent_id"], decision.granted_scope)
+    sink.crash_after_effect = True
+    world.rec_sink, world.rec_ticket = sink, ticket  # type: ignore[attr-defined]
+    try:
+        sink.write("report_week_1", {"report_ref": "report_week_1"}, admission=ticket)
+    except SimulatedProviderCrash:
+        world.rec_crashed = True  # type: ignore[attr-defined]
+
+
+@when(parsers.re(r"the effect is recovered by (?P<how>readback first|retrying blindly)"))
+def recover(world: World, how: str) -> None:
+    sink, ticket = world.rec_sink, world.rec_ticket  # type: ignore[attr-defined]
+    world.rec_retried = 0  # type: ignore[attr-defined]
+
+    def retry() -> Any:
+        world.rec_retried += 1  # type: ignore[attr-defined]
+        return sink.write("report_week_1", {"report_ref": "report_week_1"}, admission=ticket)
+
+    (recover_effect if how == "readback first" else blind_retry_recover)("report_week_1", sink, retry)
+
+
+@then(parsers.re(r"the sink holds the effect exactly (?P<n>once|twice)"))
+def effect_count(world: World, n: str) -> None:
+    expect(getattr(world, "rec_crashed", False), "the provider to have crashed after its effect", "no crash")
+    count = world.rec_sink.effect_count("report_week_1")  # type: ignore[attr-defined]
+    expect_equal(count, {"once": 1, "twice": 2}[n], "effects applied")
+
+
+@then(parsers.re(r"the effect was (?P<neg>not )?retried"))
+def retried(world: World, neg: str | None) -> None:
+    expect_equal(world.rec_retried > 0, not neg, "a retry happened")  # type: ignore[attr-defined]
+
+
+def _key_paths(value: Any, prefix: str = "$") -> list[str]:
+    out: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.append(f"{prefix}.{k}")
+            out.extend(_key_paths(v, f"{prefix}.{k}"))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.extend(_key_paths(v, f"{prefix}[{i}]"))
+    return out

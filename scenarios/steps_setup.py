@@ -1,0 +1,144 @@
+"""Given: the profile, the installed hooks and capabilities, the registrations."""
+
+from __future__ import annotations
+
+import re
+
+from faker import Faker
+from pytest_bdd import given, parsers
+
+from fakes._packets import registration
+
+from ._behaviours import BEHAVIOURS
+from ._expect import expect
+from ._world import World
+
+_BEHAVIOUR_RE = "|".join(re.escape(p) for p in sorted(BEHAVIOURS, key=len, reverse=True))
+
+
+@given("the post-writeback phase is enabled")
+def phase_enabled(world: World) -> None:
+    world.set_profile(phase_enabled=True)
+
+
+@given("the post-writeback phase is disabled")
+def phase_disabled(world: World) -> None:
+    world.set_profile(phase_enabled=False)
+
+
+@given(parsers.re(rf'hook "(?P<hook_id>[a-z0-9_.]+)" is installed and (?P<behaviour>{_BEHAVIOUR_RE})'))
+def hook_installed(world: World, hook_id: str, behaviour: str) -> None:
+    rejections = world.install_hook(hook_id, behaviour)
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+
+
+@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is installed for (?P<kind>todo_completed|replan_recorded) writebacks only'))
+def hook_for_kind(world: World, hook_id: str, kind: str) -> None:
+    rejections = world.install_hook(hook_id, "proposes one intent", event_kinds=[kind])
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+
+
+@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is installed and reads only its settlement identity'))
+def hook_identity_only(world: World, hook_id: str) -> None:
+    rejections = world.install_hook(hook_id, "proposes one intent", requested_read_scope=["settlement_identity"])
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+
+
+@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" may be called at most (?P<n>\d+) times? per dispatch and (?P<behaviour>raises an error|fails on its first call only)'))
+def hook_with_invocations(world: World, hook_id: str, n: str, behaviour: str) -> None:
+    rejections = world.install_hook(hook_id, behaviour, budget={"max_invocations_per_dispatch": int(n)})
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+
+
+@given("the periodic-report capability is installed")
+def periodic_report_installed(world: World) -> None:
+    world.install_periodic_report()
+
+
+@given("no capability is installed")
+def nothing_installed(world: World) -> None:
+    expect(not world.hooks, "no hook installed", sorted(world.hooks))
+
+
+@given(parsers.parse("a segment closes after {n:d} completed Todos"))
+def segment_size(world: World, n: int) -> None:
+    world.segment_size = n
+
+
+@given(parsers.re(r'only hook "(?P<hook_id>[a-z0-9_.]+)" is on the profile allowlist'))
+def allowlist(world: World, hook_id: str) -> None:
+    world.set_profile(allowlist={hook_id})
+
+
+@given(parsers.parse("the profile allows at most {n:d} intents per dispatch"))
+def intents_ceiling(world: World, n: int) -> None:
+    world.set_profile(max_intents_per_dispatch=n)
+
+
+@given(parsers.parse("the profile allows at most {n:d} hooks per dispatch"))
+def hooks_ceiling(world: World, n: int) -> None:
+    world.set_profile(max_hooks_per_dispatch=n)
+
+
+@given(parsers.parse("the profile allows at most {n:d} attempts per dispatch"))
+def attempts_ceiling(world: World, n: int) -> None:
+    world.set_profile(max_attempts=n)
+
+
+@given(parsers.parse("the profile caps hook timeouts at {n:d} ms"))
+def timeout_ceiling(world: World, n: int) -> None:
+    world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": n})
+
+
+# Registrations that break one REG rule each; the JSON path the rejection must name.
+BAD_REGISTRATIONS = {
+    "an unknown event kind": ({"event_kinds": ["progress_recorded"]}, "$.event_kinds[0]"),
+    "an unknown intent kind": ({"intent_kinds": ["nobody.knows"]}, "$.intent_kinds[0]"),
+    "a phase other than post_writeback": ({"phase": "interaction_projection"}, "$.phase"),
+    "a command field": ({"command": "make report"}, "$.command"),
+    "an import string": ({"import_string": "reports.hooks:run"}, "$.import_string"),
+    "a callback name": ({"callback": "on_written"}, "$.callback"),
+    "a write scope": ({"write_scope": ["report.publish"]}, "$.write_scope"),
+    "a failure policy other than isolate": ({"failure_policy": "retry"}, "$.failure_policy"),
+    "a timeout over the core ceiling": ({"budget": {"timeout_ms": 60000}}, "$.budget.timeout_ms"),
+    "a result budget over the core ceiling": ({"budget": {"max_result_bytes": 10_000_000}}, "$.budget.max_result_bytes"),
+    "a zero invocation budget": ({"budget": {"max_invocations_per_dispatch": 0}}, "$.budget.max_invocations_per_dispatch"),
+    "a read scope for the full writeback payload": ({"requested_read_scope": ["full_writeback_payload"]}, "$.requested_read_scope[0]"),
+    "duplicate event kinds": ({"event_kinds": ["todo_completed", "todo_completed"]}, "$.event_kinds"),
+    "no event kinds": ({"event_kinds": []}, "$.event_kinds"),
+}
+_BAD_RE = "|".join(re.escape(k) for k in sorted(BAD_REGISTRATIONS, key=len, reverse=True))
+
+
+@given(parsers.re(rf'hook "(?P<hook_id>[a-z0-9_.]+)" is registered with (?P<flaw>{_BAD_RE})'))
+def bad_registration(world: World, hook_id: str, flaw: str) -> None:
+    world.ensure_generic_kind()
+    change, path = BAD_REGISTRATIONS[flaw]
+    change = dict(change)
+    budget = change.pop("budget", None)
+    reg = registration(hook_id, **change)
+    if budget:
+        reg["budget"] = {**reg["budget"], **budget}
+    world.expected_rejection_path = path  # type: ignore[attr-defined]
+    world.install_registration(hook_id, reg)
+
+
+@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is registered a second time'))
+def duplicate_registration(world: World, hook_id: str) -> None:
+    world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
+    world.install_registration(hook_id, registration(hook_id))
+
+
+@given("private values made by Faker are planted in the run")
+def plant_private_values(world: World) -> None:
+    fake = Faker()
+    fake.seed_instance(13)
+    world.private_values.update(
+        {
+            "email": fake.email(),
+            "url": fake.url() + "internal/" + fake.slug(),
+            "path": "/home/" + fake.user_name() + "/projects/" + fake.slug() + "/notes.md",
+            "credential": "ghp_" + fake.pystr(min_chars=36, max_chars=36),
+            "name": fake.name(),
+        }
+    )

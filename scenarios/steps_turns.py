@@ -1,0 +1,144 @@
+"""When: the orchestrator runs primary Turns, replays them, crashes and restarts; the scheduler
+consumes what was recorded."""
+
+from __future__ import annotations
+
+from pytest_bdd import parsers, when
+
+from fakes._host import make_host_result
+from fakes._orchestrator import completion_output
+
+from ._expect import expect
+from ._world import World
+
+
+@when("the orchestrator commits a todo_completed writeback")
+def commit_completion(world: World) -> None:
+    world.act("complete_todo")
+
+
+@when("the orchestrator commits todo_completed writebacks until the segment closes")
+def commit_until_segment_closes(world: World) -> None:
+    for _ in range(world.segment_size):
+        world.act("complete_todo")
+        receipt = world.last.receipt or {}
+        if receipt.get("event", {}).get("transition") == "segment_completed":
+            return
+    expect(False, f"a completion to close the segment within {world.segment_size} Turns", "no segment closed")
+
+
+@when(parsers.parse("the orchestrator commits {n:d} todo_completed writebacks"))
+def commit_completions(world: World, n: int) -> None:
+    for _ in range(n):
+        world.act("complete_todo")
+
+
+@when("the orchestrator commits a replan_recorded writeback")
+def commit_replan(world: World) -> None:
+    world.act("replan")
+
+
+@when("the orchestrator commits a plain progress writeback")
+def commit_progress(world: World) -> None:
+    world.act("progress")
+
+
+@when("the orchestrator replays that writeback")
+def replay_once(world: World) -> None:
+    _replay(world, 1)
+
+
+@when(parsers.parse("the orchestrator replays that writeback {n:d} times"))
+def replay_n(world: World, n: int) -> None:
+    _replay(world, n)
+
+
+def _replay(world: World, n: int) -> None:
+    index = max(i for i, r in enumerate(world.script_results) if r.committed)
+    for _ in range(n):
+        world.act("replay", turn=index)
+
+
+@when("a second dispatcher delivers the same dispatch again")
+def redeliver(world: World) -> None:
+    receipt = world.last_committed().receipt
+    world.outcomes.append(world.sut.redeliver(dict(receipt)))
+
+
+@when("the host returns a completion without a lifecycle adapter")
+def completion_without_lifecycle(world: World) -> None:
+    world.act("run_turn", output=lambda req: make_host_result(req, "validated_completion", evidence=["test_result_ok"]))
+
+
+@when("the primary writeback of a completion fails")
+def writeback_fails(world: World) -> None:
+    world.act("run_turn", output=completion_output(), fail_writeback=True)
+
+
+@when("the orchestrator commits a completion for an effect other than the active plan's")
+def effect_mismatch(world: World) -> None:
+    world.act("run_turn", output=completion_output(), plan_effect_id="effect_of_another_plan")
+
+
+@when(parsers.re(r'a receipt whose writeback step is only (?P<status>prepared|rejected|inferred|prose_only) is offered for dispatch'))
+def uncommitted_receipt(world: World, status: str) -> None:
+    world.orch  # the orchestrator's seed fixes the identities
+    from fakes._packets import source
+
+    world.outcomes.append(world.sut.dispatch(source(1, step_status=status)))
+
+
+@when("a receipt that was never durably checkpointed is offered for dispatch")
+def undurable_receipt(world: World) -> None:
+    from fakes._packets import source
+
+    world.outcomes.append(world.sut.dispatch(source(1, durable_checkpoint=False)))
+
+
+@when("a committed receipt carrying operator post_writeback_actions is dispatched")
+def receipt_with_actions(world: World) -> None:
+    from fakes._packets import source
+
+    receipt = source(1, post_writeback_actions=[{"command": "make publish-report"}, {"command": "curl -X POST hook"}])
+    world.outcomes.append(world.sut.dispatch(receipt))
+
+
+@when(parsers.re(r'the process crashes at "(?P<point>[a-z_.]+)" during a (?P<what>completion|replan) and restarts'))
+def crash_and_restart(world: World, point: str, what: str) -> None:
+    world.act_crashing("complete_todo" if what == "completion" else "replan", point)
+
+
+@when("the diagnostic rollout-event log fails on every append")
+def rollout_fails(world: World) -> None:
+    world.orch.rollout.fail_appends = True
+
+
+@when("the fake scheduler consumes the intent receipts")
+def scheduler_consumes(world: World) -> None:
+    world.scheduler_for_periodic_report().consume(world.orch.intent_receipts())
+
+
+@when("the fake scheduler consumes the intent receipts twice")
+def scheduler_consumes_twice(world: World) -> None:
+    scheduler = world.scheduler_for_periodic_report()
+    scheduler.consume(world.orch.intent_receipts())
+    scheduler.consume(world.orch.intent_receipts())
+
+
+@when("the governed admission allows write scope report.publish")
+def admission_allows(world: World) -> None:
+    world.admission.allowed_write_scopes = frozenset({"report.publish"})
+
+
+_IDENTITY_VALUES = {
+    "an absolute path": lambda w: w.private_values["path"],
+    "a private e-mail address": lambda w: w.private_values["email"],
+    "task prose": lambda w: "Fix the login bug reported by " + w.private_values["name"],
+}
+
+
+@when(parsers.re(r"a committed receipt whose Todo identity is (?P<value>an absolute path|a private e-mail address|task prose) is dispatched"))
+def private_identity(world: World, value: str) -> None:
+    from fakes._packets import source
+
+    world.outcomes.append(world.sut.dispatch(source(1, todo_id=_IDENTITY_VALUES[value](world))))
