@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pwh._canonical import canonical_bytes
+from pwh._reference import sqlite_synchronous
 
 from ._errors import FakeRejected
 
@@ -45,13 +46,13 @@ class WritebackFailed(FakeRejected):
 
 
 class PrimaryStore:
-    """SQLite, WAL, ``synchronous=FULL``: the primary writeback is as durable as the sidecar."""
+    """SQLite, WAL, as durable as the sidecar journal (the same ``synchronous`` setting)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute(f"PRAGMA synchronous={sqlite_synchronous()}")
         self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(_TABLES)
 
     def close(self) -> None:

@@ -186,8 +186,8 @@ class SQLiteJournal(Journal):
         self.crash = crash or CrashPlan()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
-            self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
+            self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(_SCHEMA)
         except sqlite3.Error:
             raise JournalError("journal_open_failed", "the journal database could not be opened") from None

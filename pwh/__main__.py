@@ -1,0 +1,7 @@
+"""``python -m pwh``: the same as the ``pwh`` command."""
+
+import sys
+
+from ._cli import main
+
+sys.exit(main())

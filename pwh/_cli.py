@@ -1,0 +1,157 @@
+"""The ``pwh`` command line: one module, argparse, no tracebacks for a user.
+
+Exit codes: 0 success; 1 the judged implementation failed (a row failed, a check found problems);
+2 the command could not run (bad arguments, missing files, an unloadable SUT).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from ._gate import GateError, locate, run_gate
+from ._report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; shown as one line, exit 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        return int(args.handler(args))
+    except (UsageError, GateError) as exc:
+        print(f"pwh: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("pwh: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pwh", description="Verification harness for the post-writeback capability hooks RFC.")
+    p.add_argument("--version", action="version", version=f"pwh {__version__}")
+    sub = p.add_subparsers(title="commands")
+
+    gate = sub.add_parser("gate", help="run the Gherkin matrix against a SUT and print the verdict per row")
+    gate.add_argument("--sut", default="reference", help="built-in name (reference, reference-memory, loopx) or module:factory")
+    gate.add_argument("--json", metavar="PATH", help="write the verdict as JSON")
+    gate.add_argument("--junit", metavar="PATH", help="write JUnit XML (one suite per row)")
+    gate.add_argument("--cucumber", metavar="PATH", help="write Cucumber JSON")
+    gate.add_argument("--report", metavar="PATH", help="write a report: .md for Markdown, .html for one HTML page")
+    gate.add_argument("--coverage", action="store_true", help="measure branch coverage of the reference by the matrix alone")
+    gate.add_argument("--features", metavar="DIR", help="feature files to run (default: the project's features/)")
+    gate.add_argument("--rows", metavar="IDS", help="only these rows, comma-separated (for a quick look; the verdict then covers only them)")
+    gate.add_argument("--strict", action="store_true", help="a skipped row fails the gate too")
+    gate.add_argument("--durable", action="store_true", help="run the SQLite stores at synchronous=FULL (slower; the default NORMAL is crash-safe in WAL mode)")
+    gate.add_argument("--quiet", action="store_true", help="no per-scenario progress lines")
+    gate.set_defaults(handler=_gate)
+
+    scen = sub.add_parser("scenarios", help="work with the feature files")
+    scen_sub = scen.add_subparsers(title="scenario commands")
+    check = scen_sub.add_parser("check", help="every row has scenarios, every scenario one known tag, every step a definition")
+    check.add_argument("--features", metavar="DIR", help="feature files to check (default: the project's features/)")
+    check.add_argument("--steps", default="scenarios", metavar="PACKAGE", help="the step library package (default: scenarios)")
+    check.set_defaults(handler=_scenarios_check)
+
+    vectors = sub.add_parser("vectors", help="print the identity test vectors (or --check the shipped file)")
+    vectors.add_argument("--check", action="store_true", help="exit 1 if the shipped vectors differ from the reference profile")
+    vectors.set_defaults(handler=_vectors)
+    return p
+
+
+def _gate(args: argparse.Namespace) -> int:
+    rows = [r.strip() for r in args.rows.split(",")] if args.rows else None
+    print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
+    run = run_gate(args.sut, features=args.features, coverage=args.coverage, progress=not args.quiet, rows=rows, durable=args.durable)
+    verdict = run.verdict()
+    if rows:
+        verdict["rows"] = {k: v for k, v in verdict["rows"].items() if k in rows}
+    if args.coverage and run.coverage is not None:
+        from ._coverage_notes import OUTSIDE_RFC
+
+        verdict["coverage"]["outside_rfc"] = OUTSIDE_RFC
+    print()
+    print(_table(verdict, rows), end="")
+    _write(args.json, verdict_json(verdict))
+    _write(args.junit, junit_xml(verdict))
+    _write(args.cucumber, cucumber_json(verdict, {s["id"]: s.get("steps", []) for s in run.scenarios}))
+    if args.report:
+        _write(args.report, html_report(verdict) if args.report.endswith((".html", ".htm")) else markdown_report(verdict))
+    if run.collection_errors:
+        print(f"pwh: {len(run.collection_errors)} collection error(s): the scenarios could not all be loaded", file=sys.stderr)
+    statuses = [r["status"] for r in verdict["rows"].values()]
+    if "fail" in statuses or run.collection_errors or (args.strict and "skip" in statuses):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _table(verdict: dict, rows: list[str] | None) -> str:
+    if not rows:
+        return verdict_table(verdict)
+    from ._rules import RULES
+
+    lines = [f"pwh gate — SUT: {verdict['sut']} (rows {', '.join(rows)} only)"]
+    for rule in RULES:
+        if rule.id in verdict["rows"]:
+            r = verdict["rows"][rule.id]
+            lines.append(f"{rule.id:<6} {r['scenarios']:>3} scenarios {r['passed']:>3} passed {r['failed']:>3} failed {r['skipped']:>3} skipped  {r['status']}")
+    return "\n".join(lines) + "\n"
+
+
+def _write(path: str | None, text: str) -> None:
+    if not path:
+        return
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, "utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or 'write failed'}") from None
+
+
+def _scenarios_check(args: argparse.Namespace) -> int:
+    from ._scenarios_check import check, load_step_modules, step_definitions
+
+    features = Path(args.features) if args.features else locate(None)[0]
+    if not features.is_dir():
+        raise UsageError(f"features directory not found: {args.features}")
+    try:
+        modules = load_step_modules(args.steps)
+    except ImportError as exc:
+        raise UsageError(f"cannot import the step library {args.steps!r} ({type(exc).__name__})") from None
+    problems, per_rule = check(features, step_definitions(modules))
+    for problem in problems:
+        print(problem)
+    total = sum(per_rule.values())
+    if problems:
+        print(f"pwh scenarios check: {len(problems)} problem(s)", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"pwh scenarios check: ok — {total} scenarios across {len(per_rule)} rows and rules, every step defined")
+    return EXIT_OK
+
+
+def _vectors(args: argparse.Namespace) -> int:
+    from ._vectors import build_vectors, render_vectors, shipped_vectors
+
+    if args.check:
+        same = shipped_vectors() == build_vectors()
+        print("identity vectors: " + ("match the reference profile" if same else "DIFFER from the reference profile"))
+        return EXIT_OK if same else EXIT_FAILED
+    sys.stdout.write(render_vectors())
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""``pwh gate``: run the Gherkin matrix against one SUT and turn the run into a verdict per row.
+
+The scenarios run in a child pytest process (so the SUT's imports, threads and temp files die
+with it, and coverage can measure from the first line); the gate plugin inside it writes one JSON
+file of per-scenario results, from which every output here is built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from ._rules import RULE_IDS, RULES
+
+VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v0"
+
+# The reference modules whose coverage by the matrix alone is measured (issue: contracts,
+# identity, journal, dispatcher).
+COVERED_MODULES: tuple[str, ...] = (
+    "pwh/_dispatcher.py",
+    "pwh/_journal.py",
+    "pwh/_contracts.py",
+    "pwh/_schemas.py",
+    "pwh/_identity.py",
+    "pwh/_canonical.py",
+    "pwh/_registry.py",
+    "pwh/_runner.py",
+)
+
+
+class GateError(Exception):
+    """The gate could not run (not: the SUT failed). Exit code 2."""
+
+
+@dataclass
+class GateRun:
+    sut: str
+    scenarios: list[dict[str, Any]]
+    collection_errors: list[str] = field(default_factory=list)
+    coverage: dict[str, Any] | None = None
+    returncode: int = 0
+
+    def rows(self) -> dict[str, dict[str, Any]]:
+        rows: dict[str, dict[str, Any]] = {}
+        for rule in RULES:
+            mine = [s for s in self.scenarios if rule.id in s.get("tags", [])]
+            counts = {k: sum(1 for s in mine if s.get("outcome") == k) for k in ("passed", "failed", "skipped")}
+            if not mine or counts["failed"]:
+                status = "fail"
+            elif counts["skipped"]:
+                status = "skip"
+            else:
+                status = "pass"
+            rows[rule.id] = {"status": status, "scenarios": len(mine), **counts}
+        return rows
+
+    def untagged(self) -> list[dict[str, Any]]:
+        return [s for s in self.scenarios if len([t for t in s.get("tags", []) if t in RULE_IDS]) != 1]
+
+    def verdict(self) -> dict[str, Any]:
+        rows = self.rows()
+        statuses = [r["status"] for r in rows.values()]
+        out: dict[str, Any] = {
+            "schema_version": VERDICT_SCHEMA_VERSION,
+            "pwh_version": __version__,
+            "sut": self.sut,
+            "rows": rows,
+            "summary": {
+                "rows": len(rows),
+                "passed": statuses.count("pass"),
+                "failed": statuses.count("fail"),
+                "skipped": statuses.count("skip"),
+                "scenarios": len(self.scenarios),
+                "verdict": "fail" if "fail" in statuses or self.collection_errors else ("skip" if "skip" in statuses else "pass"),
+            },
+            "scenarios": [_public_scenario(s) for s in self.scenarios],
+        }
+        if self.collection_errors:
+            out["collection_errors"] = self.collection_errors
+        if self.coverage is not None:
+            out["coverage"] = self.coverage
+        return out
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict()["summary"]["verdict"] == "fail"
+
+
+def _public_scenario(s: dict[str, Any]) -> dict[str, Any]:
+    keep = ("id", "tags", "feature", "line", "scenario", "params", "outcome", "expected", "seen", "reason", "failed_step")
+    return {k: s[k] for k in keep if k in s}
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def locate(features: str | None) -> tuple[Path, Path]:
+    """The features directory and the scenarios bindings to run."""
+    root = project_root()
+    feature_dir = Path(features).resolve() if features else root / "features"
+    bindings = root / "scenarios" / "test_matrix.py"
+    if not feature_dir.is_dir():
+        raise GateError(f"features directory not found: {_shown(feature_dir)} (pass --features DIR)")
+    if not bindings.is_file():
+        raise GateError("the scenario bindings (scenarios/test_matrix.py) are not installed beside pwh")
+    return feature_dir, bindings
+
+
+def run_gate(
+    sut: str,
+    *,
+    features: str | None = None,
+    coverage: bool = False,
+    progress: bool = True,
+    rows: list[str] | None = None,
+    durable: bool = False,
+) -> GateRun:
+    """Run the matrix against ``sut`` in a child pytest process and collect its results."""
+    feature_dir, bindings = locate(features)
+    root = project_root()
+    with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=_fast_tmp()) as tmp:
+        results = Path(tmp) / "results.json"
+        data_file = Path(tmp) / "coverage.data"
+        pytest_args = [
+            str(bindings), "-p", "pwh._gate_plugin", "--pwh-results", str(results),
+            "--pwh-progress", "1" if progress else "0", "-p", "no:cacheprovider", "-p", "no:terminal",
+            "-o", f"bdd_features_base_dir={feature_dir}", "--basetemp", str(Path(tmp) / "scenarios"), "--rootdir", str(root), "-W", "ignore::DeprecationWarning",
+        ]
+        if rows:
+            pytest_args += ["-m", " or ".join(_marker_expr(r) for r in rows)]
+        if coverage:
+            cmd = [sys.executable, "-m", "coverage", "run", "--branch", f"--data-file={data_file}",
+                   f"--include={','.join(str(root / m) for m in COVERED_MODULES)}", "-m", "pytest", *pytest_args]
+        else:
+            cmd = [sys.executable, "-m", "pytest", *pytest_args]
+        env = {**os.environ, "PWH_SUT": sut, "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL", "PWH_FEATURES": str(feature_dir), "PWH_FEATURES_ROOT": str(feature_dir.parent),
+               "TMPDIR": tmp,
+               "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), str(root), os.environ.get("PYTHONPATH", "")]))}
+        proc = subprocess.run(cmd, env=env, cwd=root, stdin=subprocess.DEVNULL)
+        if not results.exists():
+            raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
+        payload = json.loads(results.read_text("utf-8"))
+        cov = _coverage_summary(data_file, root) if coverage else None
+    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode)
+
+
+def _fast_tmp() -> str | None:
+    """A memory-backed temp dir where the machine has one: scenario stores are created and
+    dropped by the hundred, and their fsyncs are not what the matrix judges."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def _marker_expr(rule_id: str) -> str:
+    if rule_id not in RULE_IDS:
+        raise GateError(f"unknown row {rule_id!r}")
+    return rule_id
+
+
+def _coverage_summary(data_file: Path, root: Path) -> dict[str, Any]:
+    import coverage
+
+    cov = coverage.Coverage(data_file=str(data_file), branch=True)
+    cov.load()
+    modules: dict[str, Any] = {}
+    total_branches = covered_branches = 0
+    for rel in COVERED_MODULES:
+        path = str(root / rel)
+        analysis = cov._analyze(path)  # noqa: SLF001 - coverage's public API lacks per-branch counts
+        numbers = analysis.numbers
+        missing_branches = sorted(f"{a}->{b}" for a, bs in analysis.missing_branch_arcs().items() for b in bs)
+        modules[rel] = {
+            "branches": numbers.n_branches,
+            "covered_branches": numbers.n_branches - numbers.n_missing_branches,
+            "branch_percent": round(100.0 * (numbers.n_branches - numbers.n_missing_branches) / numbers.n_branches, 1)
+            if numbers.n_branches else 100.0,
+            "missing_lines": sorted(analysis.missing),
+            "missing_branches": missing_branches,
+        }
+        total_branches += numbers.n_branches
+        covered_branches += numbers.n_branches - numbers.n_missing_branches
+    percent = round(100.0 * covered_branches / total_branches, 1) if total_branches else 100.0
+    return {"branch_percent": percent, "branches": total_branches, "covered_branches": covered_branches, "modules": modules}
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.name

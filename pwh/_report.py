@@ -1,0 +1,238 @@
+"""Everything a gate run is shown as: the terminal verdict table, JUnit XML and Cucumber JSON for
+CI dashboards, and a Markdown or single-file HTML report to attach to the RFC.
+
+All of it is built from the verdict alone, deterministically: no times, no absolute paths, no
+host names, sorted where order is not meaningful.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from ._rules import RULES, RULES_BY_ID
+
+STATUS_MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip"}
+
+
+def verdict_table(verdict: dict[str, Any]) -> str:
+    """The terminal table: row · scenarios · passed · failed · skipped · status."""
+    lines = [f"pwh gate — SUT: {verdict['sut']}", ""]
+    header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7}  status  case"
+    lines += [header, "-" * len(header)]
+    for rule in RULES:
+        row = verdict["rows"][rule.id]
+        lines.append(
+            f"{rule.id:<6} {row['scenarios']:>9} {row['passed']:>6} {row['failed']:>6} {row['skipped']:>7}  "
+            f"{STATUS_MARK[row['status']]:<6}  {rule.case[:60]}"
+        )
+    s = verdict["summary"]
+    lines += ["", f"{s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped — verdict: {s['verdict'].upper()}"]
+    if "coverage" in verdict:
+        lines.append(f"branch coverage of the reference by the matrix alone: {verdict['coverage']['branch_percent']}%")
+    for failed in _failures(verdict):
+        lines.append(f"  {','.join(failed['tags'])} {failed.get('scenario', failed['id'])}: {_one_line(failed)}")
+    return "\n".join(lines) + "\n"
+
+
+def _failures(verdict: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in verdict["scenarios"] if s.get("outcome") == "failed"]
+
+
+def _one_line(s: dict[str, Any]) -> str:
+    return f"expected {s.get('expected', '?')}; seen {s.get('seen', '?')}".replace("\n", " ")
+
+
+def verdict_json(verdict: dict[str, Any]) -> str:
+    return json.dumps(verdict, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def junit_xml(verdict: dict[str, Any]) -> str:
+    """One testsuite per row; one testcase per scenario (classname = row id)."""
+    out = ['<?xml version="1.0" encoding="utf-8"?>']
+    s = verdict["summary"]
+    failures = sum(1 for x in verdict["scenarios"] if x.get("outcome") == "failed")
+    skipped = sum(1 for x in verdict["scenarios"] if x.get("outcome") == "skipped")
+    out.append(
+        f'<testsuites name={quoteattr("pwh gate: " + verdict["sut"])} tests="{s["scenarios"]}" '
+        f'failures="{failures}" skipped="{skipped}" errors="0">'
+    )
+    for rule in RULES:
+        mine = [x for x in verdict["scenarios"] if rule.id in x.get("tags", [])]
+        f = sum(1 for x in mine if x.get("outcome") == "failed")
+        k = sum(1 for x in mine if x.get("outcome") == "skipped")
+        out.append(f'  <testsuite name={quoteattr(rule.id)} tests="{len(mine)}" failures="{f}" skipped="{k}" errors="0">')
+        for x in mine:
+            name = x.get("scenario", x["id"]) + (f" [{x['params']}]" if x.get("params") else "")
+            out.append(f'    <testcase classname={quoteattr(rule.id)} name={quoteattr(name)} file={quoteattr(x.get("feature", ""))} line="{x.get("line", 0)}">')
+            if x.get("outcome") == "failed":
+                out.append(f"      <failure message={quoteattr(_one_line(x))}>{escape(x.get('failed_step', ''))}</failure>")
+            elif x.get("outcome") == "skipped":
+                out.append(f"      <skipped message={quoteattr(x.get('reason', 'skipped'))}/>")
+            out.append("    </testcase>")
+        if not mine:
+            out.append(f'    <testcase classname={quoteattr(rule.id)} name="(no scenario)"><failure message="the row has no scenario"/></testcase>')
+        out.append("  </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
+
+
+def cucumber_json(verdict: dict[str, Any], steps: dict[str, list[dict[str, Any]]]) -> str:
+    """Cucumber JSON (the format CI dashboards read): features → scenarios → steps, with tags."""
+    features: dict[str, dict[str, Any]] = {}
+    for x in verdict["scenarios"]:
+        uri = x.get("feature", "unknown.feature")
+        feature = features.setdefault(
+            uri, {"uri": uri, "id": uri.rsplit("/", 1)[-1].removesuffix(".feature"), "keyword": "Feature",
+                  "name": x.get("feature_name", uri), "line": 1, "description": "", "tags": [], "elements": []}
+        )
+        element_steps = []
+        for step in steps.get(x["id"], []):
+            result: dict[str, Any] = {"status": step["status"]}
+            if step["status"] == "failed":
+                result["error_message"] = _one_line(x)
+            element_steps.append({"keyword": step["keyword"] + " ", "name": step["name"], "line": step["line"], "result": result})
+        feature["elements"].append(
+            {"keyword": "Scenario", "id": x["id"], "name": x.get("scenario", x["id"]), "line": x.get("line", 0),
+             "description": x.get("params", ""), "type": "scenario",
+             "tags": [{"name": "@" + t, "line": max(0, x.get("line", 1) - 1)} for t in x.get("tags", [])],
+             "steps": element_steps}
+        )
+    return json.dumps([features[k] for k in sorted(features)], indent=2, ensure_ascii=False) + "\n"
+
+
+def markdown_report(verdict: dict[str, Any]) -> str:
+    s = verdict["summary"]
+    out = [
+        f"# pwh gate report — {verdict['sut']}",
+        "",
+        f"RFC *Provider-Neutral Post-Writeback Capability Hooks v0*, Slice 2 validation matrix and seed-003 rules. "
+        f"pwh {verdict['pwh_version']}. Verdict: **{s['verdict'].upper()}** "
+        f"({s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped; {s['scenarios']} scenarios).",
+        "",
+        "| row | case | required outcome | scenarios | passed | failed | skipped | status |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for rule in RULES:
+        r = verdict["rows"][rule.id]
+        out.append(
+            f"| [{rule.id}](#{rule.id.lower()}) | {_md(rule.case)} | {_md(rule.required)} | {r['scenarios']} | "
+            f"{r['passed']} | {r['failed']} | {r['skipped']} | {STATUS_MARK[r['status']]} |"
+        )
+    if "coverage" in verdict:
+        out += ["", _coverage_md(verdict["coverage"])]
+    for rule in RULES:
+        out += ["", f"## {rule.id}", "", f"*{_md(rule.case)}* — {_md(rule.required)}", ""]
+        mine = [x for x in verdict["scenarios"] if rule.id in x.get("tags", [])]
+        if not mine:
+            out.append("- **no scenario** (the row fails)")
+        for x in mine:
+            where = f"`{x.get('feature', '?')}:{x.get('line', '?')}`"
+            params = f" [{_md(x['params'])}]" if x.get("params") else ""
+            out.append(f"- {STATUS_MARK.get(_status(x), '?')} — {_md(x.get('scenario', x['id']))}{params} ({where})")
+            if x.get("outcome") == "failed":
+                out.append(f"  - at: {_md(x.get('failed_step', '?'))}")
+                out.append(f"  - expected: {_md(x.get('expected', '?'))}")
+                out.append(f"  - seen: {_md(x.get('seen', '?'))}")
+            elif x.get("outcome") == "skipped":
+                out.append(f"  - skipped: {_md(x.get('reason', ''))}")
+    return "\n".join(out) + "\n"
+
+
+def _coverage_md(cov: dict[str, Any]) -> str:
+    lines = [
+        f"## Coverage of the reference by the matrix alone: {cov['branch_percent']}% of branches",
+        "",
+        "| module | branches | covered | % | uncovered lines |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for module, m in sorted(cov["modules"].items()):
+        lines.append(
+            f"| `{module}` | {m['branches']} | {m['covered_branches']} | {m['branch_percent']} | "
+            f"{_ranges(m['missing_lines']) or '—'} |"
+        )
+    if cov.get("outside_rfc"):
+        lines += ["", "Uncovered branches outside the RFC (named, not scenario-tested):", ""]
+        lines += [f"- `{k}`: {_md(v)}" for k, v in sorted(cov["outside_rfc"].items())]
+    return "\n".join(lines)
+
+
+def html_report(verdict: dict[str, Any]) -> str:
+    """The Markdown report's content as one self-contained HTML page (no external assets)."""
+    body: list[str] = []
+    table: list[str] = []
+    for line in markdown_report(verdict).splitlines():
+        if line.startswith("|"):
+            if not line.startswith("|---"):
+                cells = [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+                tag = "th" if not table else "td"
+                table.append("<tr>" + "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells) + "</tr>")
+            continue
+        if table:
+            body.append("<table>" + "".join(table) + "</table>")
+            table = []
+        body.append(_md_line_to_html(line))
+    if table:
+        body.append("<table>" + "".join(table) + "</table>")
+    css = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}"
+           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;vertical-align:top}"
+           "code{background:#f4f4f4}ul{margin:.2rem 0}")
+    title = html.escape(f"pwh gate report — {verdict['sut']}")
+    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
+            f"<style>{css}</style></head><body>\n" + "\n".join(b for b in body if b) + "\n</body></html>\n")
+
+
+def _inline(text: str) -> str:
+    """Markdown links, code and emphasis in a cell or line, as HTML."""
+    import re
+
+    esc = html.escape(text)
+    esc = re.sub(r"\[([^\]]+)\]\(#([^)]+)\)", r'<a href="#\2">\1</a>', esc)
+    esc = re.sub(r"`([^`]+)`", r"<code>\1</code>", esc)
+    esc = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", esc)
+    return re.sub(r"\*([^*]+)\*", r"<em>\1</em>", esc)
+
+
+def _md_line_to_html(line: str) -> str:
+    if line.startswith("## "):
+        ident = line[3:].split(" ")[0].lower().rstrip(":")
+        return f'<h2 id="{html.escape(ident)}">{_inline(line[3:])}</h2>'
+    if line.startswith("# "):
+        return f"<h1>{_inline(line[2:])}</h1>"
+    if line.startswith("  - "):
+        return f"<ul><ul><li>{_inline(line[4:])}</li></ul></ul>"
+    if line.startswith("- "):
+        return f"<ul><li>{_inline(line[2:])}</li></ul>"
+    return f"<p>{_inline(line)}</p>" if line else ""
+
+
+def _status(x: dict[str, Any]) -> str:
+    return {"passed": "pass", "failed": "fail", "skipped": "skip"}.get(x.get("outcome", ""), "?")
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _ranges(lines: Iterable[int]) -> str:
+    items = sorted(lines)
+    out: list[str] = []
+    start = prev = None
+    for n in items:
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = n
+    if start is not None:
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(out)
+
+
+def rule_title(rule_id: str) -> str:
+    return RULES_BY_ID[rule_id].case
