@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timedelta, timezone
-
-from faker import Faker
 
 
 class StepClock:
@@ -20,16 +19,19 @@ class StepClock:
 
 
 class SeededIds:
-    """Opaque, realistic-looking identifiers from a seeded Faker: ``receipt_5f0c9a1b2e3d``."""
+    """Opaque identifiers from a seeded generator: ``receipt_5f0c9a1b2e3d``.
+
+    (Faker makes the *private* values planted in leak scenarios; opaque ids need only a seeded
+    source, and importing Faker for them would cost every scenario a second of start-up.)
+    """
 
     def __init__(self, seed: int = 0) -> None:
-        self._faker = Faker()
-        self._faker.seed_instance(seed)
+        self._random = random.Random(seed)
         self._seen: set[str] = set()
 
     def next(self, prefix: str) -> str:
         while True:
-            value = f"{prefix}_{self._faker.hexify('^' * 12)}"
+            value = f"{prefix}_{self._random.getrandbits(48):012x}"
             if value not in self._seen:
                 self._seen.add(value)
                 return value

@@ -32,6 +32,7 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
     And hook "a.sleeper" is installed and does not return within its timeout
     When the orchestrator commits a replan_recorded writeback
     Then hook "a.sleeper" ends with failure code "producer_timed_out"
+    And the Turn gave up on hook "a.sleeper" within its timeout
     And hook "a.sleeper" has exactly no recorded intents
     And the quota was spent exactly once for each committed receipt
 
@@ -53,3 +54,13 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
     When the orchestrator commits a todo_completed writeback
     Then hook "a.reporter" ends with status "proposed"
     And the primary receipt and the quota-spend eligibility are unchanged
+
+  @M07
+  Scenario: a hook that loops forever is given up on at its timeout
+    Given the post-writeback phase is enabled
+    And hook "a.spinner" is installed and loops forever without returning
+    And hook "b.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.spinner" ends with failure code "producer_timed_out"
+    And the Turn gave up on hook "a.spinner" within its timeout
+    And hook "b.reporter" has exactly one recorded intent

@@ -48,6 +48,7 @@ Feature: M08 — several hooks: stable order, independent budgets, failure isola
     And hook "b.reporter" is installed and proposes one intent
     When the orchestrator commits a todo_completed writeback
     Then hook "a.sleeper" ends with failure code "producer_timed_out"
+    And the Turn gave up on hook "a.sleeper" within its timeout
     And hook "b.reporter" ends with status "proposed"
     And the hooks were called in the order "a.sleeper, b.reporter"
 

@@ -153,9 +153,7 @@ class Dispatcher:
             return fail(codes.PRODUCER_FAILED, tried=attempts)
         if verdict.kind == TIMED_OUT:
             return fail(codes.PRODUCER_TIMED_OUT, tried=attempts)
-        plain, size, rejected = validate_result(
-            verdict.value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators
-        )
+        plain, size, rejected = self._validate(verdict.value, reg, did)
         if plain is None:
             return fail(codes.RESULT_CONTRACT_REJECTED, rejected[0], tried=attempts)
         leak = self.scanner.scan_value(plain)
@@ -177,6 +175,9 @@ class Dispatcher:
     def _call(self, hook: InstalledHook, hook_input: dict[str, Any]):  # type: ignore[no-untyped-def]
         """Call the provider with its own immutable copy of the input, under its wall-time limit."""
         return self.runner.call(hook.producer, freeze(hook_input), hook.registration["budget"]["timeout_ms"])
+
+    def _validate(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any] | None, int, list[Rejection]]:
+        return validate_result(value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators)
 
     def _boundary_rejection(self, hook_input: dict[str, Any]) -> Rejection | None:
         found = self.scanner.scan_value(hook_input)

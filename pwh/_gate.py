@@ -130,7 +130,7 @@ def run_gate(
         results = Path(tmp) / "results.json"
         data_file = Path(tmp) / "coverage.data"
         pytest_args = [
-            str(bindings), "-p", "pwh._gate_plugin", "--pwh-results", str(results),
+            str(bindings), "-p", "pytest_bdd.plugin", "-p", "pwh._gate_plugin", "--pwh-results", str(results),
             "--pwh-progress", "1" if progress else "0", "-p", "no:cacheprovider", "-p", "no:terminal",
             "-o", f"bdd_features_base_dir={feature_dir}", "--basetemp", str(Path(tmp) / "scenarios"), "--rootdir", str(root), "-W", "ignore::DeprecationWarning",
         ]
@@ -141,7 +141,9 @@ def run_gate(
                    f"--include={','.join(str(root / m) for m in COVERED_MODULES)}", "-m", "pytest", *pytest_args]
         else:
             cmd = [sys.executable, "-m", "pytest", *pytest_args]
-        env = {**os.environ, "PWH_SUT": sut, "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL", "PWH_FEATURES": str(feature_dir), "PWH_FEATURES_ROOT": str(feature_dir.parent),
+        # Only the plugins the matrix needs: no third-party plugin installed on the machine may
+        # change how the scenarios run or what they report.
+        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PWH_SUT": sut, "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL", "PWH_FEATURES": str(feature_dir), "PWH_FEATURES_ROOT": str(feature_dir.parent),
                "TMPDIR": tmp,
                "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), str(root), os.environ.get("PYTHONPATH", "")]))}
         proc = subprocess.run(cmd, env=env, cwd=root, stdin=subprocess.DEVNULL)

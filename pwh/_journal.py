@@ -92,6 +92,9 @@ class Journal(ABC):
 
     crash: CrashPlan
 
+    def merge(self, existing: dict[str, Any] | None, new: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        return merge(existing, new)
+
     @abstractmethod
     def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The records present for these ids (missing ids are absent from the answer)."""
@@ -145,7 +148,7 @@ class MemoryJournal(Journal):
         seq = self.store.seq
         for receipt in receipts:
             did = receipt["dispatch_id"]
-            outcome, stored = merge(existing.get(did), receipt)
+            outcome, stored = self.merge(existing.get(did), receipt)
             if outcome == RECORDED:
                 blob = canonical_bytes(stored)
                 old = self.store.rows.get(did)
@@ -219,7 +222,7 @@ class SQLiteJournal(Journal):
             results = []
             for receipt in receipts:
                 did = receipt["dispatch_id"]
-                outcome, stored = merge(existing.get(did), receipt)
+                outcome, stored = self.merge(existing.get(did), receipt)
                 if outcome == RECORDED:
                     blob = canonical_bytes(stored)
                     db.execute(

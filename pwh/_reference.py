@@ -41,6 +41,8 @@ class ReferenceSUT:
 
     name = "reference"
     dispatcher_class: type[Dispatcher] = Dispatcher
+    sqlite_journal_class: type[SQLiteJournal] = SQLiteJournal
+    memory_journal_class: type[MemoryJournal] = MemoryJournal
 
     def __init__(
         self, *, journal: str = "sqlite", workdir: str | Path | None = None, synchronous: str | None = None
@@ -104,8 +106,8 @@ class ReferenceSUT:
 
     def _open_journal(self) -> Journal:
         if self._kind == "memory":
-            return MemoryJournal(self._store, self.crash)
-        return SQLiteJournal(self.workdir / "sidecar.sqlite3", self.crash, synchronous=self._synchronous)
+            return self.memory_journal_class(self._store, self.crash)
+        return self.sqlite_journal_class(self.workdir / "sidecar.sqlite3", self.crash, synchronous=self._synchronous)
 
     def _make_dispatcher(self) -> Dispatcher:
         return self.dispatcher_class(self.registry, self._open_journal(), self.profile)

@@ -9,6 +9,7 @@ and compares the primary store byte for byte.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,7 @@ class World:
         self.turns: list[TurnResult] = []
         self.outcomes: list[DispatchOutcome] = []
         self.crashes: list[str] = []
+        self.last_elapsed_ms = 0.0
         self.admission = GovernedAdmission()
         self.sink = FakeSink(trusted=self.admission)
         self.reducer: Any = None
@@ -130,7 +132,9 @@ class World:
     def act(self, action: str, **kw: Any) -> TurnResult:
         """Run one orchestrator action and remember it for the no-hooks baseline."""
         self.script.append((action, kw))
+        started = time.monotonic()
         result = _run(self.orch, action, kw, self.script_results)
+        self.last_elapsed_ms = (time.monotonic() - started) * 1000
         self.script_results.append(result)
         self.turns.append(result)
         if result.dispatch is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from faker import Faker
 from pytest_bdd import given, parsers
 
 from fakes._packets import registration
@@ -131,6 +130,8 @@ def duplicate_registration(world: World, hook_id: str) -> None:
 
 @given("private values made by Faker are planted in the run")
 def plant_private_values(world: World) -> None:
+    from faker import Faker  # imported here: it is slow to load and only these scenarios need it
+
     fake = Faker()
     fake.seed_instance(13)
     world.private_values.update(

@@ -1,0 +1,100 @@
+"""`pwh gate` end to end: the reference passes every row, every broken adapter fails on the row
+that names the rule it breaks, and the outputs have the promised shapes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pwh._rules import RULE_IDS
+from tests.broken_suts import BROKEN
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def gate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pwh", "gate", "--quiet", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path_factory.mktemp("gate")
+    proc = gate("--json", str(out / "v.json"), "--junit", str(out / "j.xml"), "--cucumber", str(out / "c.json"),
+                "--report", str(out / "r.md"))
+    return proc, out
+
+
+def test_reference_passes_every_row(reference_run) -> None:  # type: ignore[no-untyped-def]
+    proc, out = reference_run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    verdict = json.loads((out / "v.json").read_text())
+    assert verdict["sut"] == "reference"
+    assert sorted(verdict["rows"]) == sorted(RULE_IDS)
+    for row, result in verdict["rows"].items():
+        assert result["status"] == "pass" and result["scenarios"] >= 2, row
+        assert set(result) == {"status", "scenarios", "passed", "failed", "skipped"}
+    assert "verdict: PASS" in proc.stdout
+
+
+def test_outputs_are_well_formed_and_public_safe(reference_run) -> None:  # type: ignore[no-untyped-def]
+    _, out = reference_run
+    suites = ET.parse(out / "j.xml").getroot()
+    assert sorted(s.get("name") for s in suites) == sorted(RULE_IDS)
+    cucumber = json.loads((out / "c.json").read_text())
+    tags = {t["name"] for f in cucumber for e in f["elements"] for t in e["tags"]}
+    assert tags == {"@" + r for r in RULE_IDS}
+    assert all(s["result"]["status"] == "passed" for f in cucumber for e in f["elements"] for s in e["steps"])
+    report = (out / "r.md").read_text()
+    for rule in RULE_IDS:
+        assert f"## {rule}" in report
+    from pwh._boundary import BoundaryScanner
+
+    for name in ("v.json", "j.xml", "c.json", "r.md"):
+        text = (out / name).read_text()
+        assert str(ROOT) not in text and "/tmp/" not in text, name
+        assert BoundaryScanner().scan_text(text) == [], name
+
+
+def _broken(name: str) -> tuple[str, subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
+    row = BROKEN[name]
+    target = Path(f"/dev/shm/pwh-teeth-{name}.json") if Path("/dev/shm").is_dir() else ROOT / f".teeth-{name}.json"
+    proc = gate("--sut", f"tests.broken_suts:{name}", "--rows", row, "--json", str(target))
+    verdict = json.loads(target.read_text()) if target.exists() else {}
+    target.unlink(missing_ok=True)
+    return name, proc, verdict
+
+
+@pytest.fixture(scope="module")
+def broken_runs() -> dict[str, tuple[subprocess.CompletedProcess[str], dict]]:  # type: ignore[type-arg]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return {name: (proc, verdict) for name, proc, verdict in pool.map(_broken, sorted(BROKEN))}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_every_broken_adapter_fails_on_its_row(broken_runs, name: str) -> None:  # type: ignore[no-untyped-def]
+    proc, verdict = broken_runs[name]
+    row = BROKEN[name]
+    assert proc.returncode == 1, f"gate should fail for {name}: {proc.stdout[-2000:]} {proc.stderr[-1000:]}"
+    assert verdict["rows"][row]["status"] == "fail", f"{name} not caught on {row}"
+    failing = [s for s in verdict["scenarios"] if s["outcome"] == "failed"]
+    assert failing and all(s.get("expected") and s.get("seen") for s in failing)
+
+
+def test_unknown_sut_is_a_clear_error() -> None:
+    proc = gate("--sut", "no_such_module_xyz:factory", "--rows", "M01")
+    assert proc.returncode == 1 or proc.returncode == 2
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_unknown_row_is_a_usage_error() -> None:
+    proc = gate("--rows", "M99")
+    assert proc.returncode == 2 and "unknown row" in proc.stderr and "Traceback" not in proc.stderr
