@@ -15,8 +15,8 @@ class NoHooksSUT:
     name = "no-hooks"
     crash_points: tuple[str, ...] = ()
 
-    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> None:
-        return None
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
+        return []
 
     def install(self, registration: Mapping[str, Any], producer: Any) -> list[Rejection]:
         return []

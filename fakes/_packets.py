@@ -17,6 +17,7 @@ GENERIC_PAYLOAD_SCHEMA: dict[str, Any] = {
     "properties": {
         "note_ref": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},
         "n": {"type": "integer", "minimum": 0, "maximum": 1000000},
+        "score": {"type": "number"},
         "filler": {"type": "string", "maxLength": 70000},
         "detail": {"type": "string", "maxLength": 512},
     },

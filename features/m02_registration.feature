@@ -52,3 +52,43 @@ Feature: M02 — an invalid or over-budget registration is rejected before any p
     When the orchestrator commits a todo_completed writeback
     Then hook "a.reporter" is installed
     And hook "a.reporter" ends with status "proposed"
+
+  @M02
+  Scenario: a profile that lowers its ceilings rejects an installed hook before calling it
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the profile then caps hook timeouts at 100 ms
+    And the orchestrator commits a todo_completed writeback
+    Then hook "a.reporter" ends with failure code "registration_rejected"
+    And hook "a.reporter" was never called
+
+  @M02
+  Scenario: a provider that is not callable is rejected at installation
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is registered with a provider that is not callable
+    When the orchestrator commits a todo_completed writeback
+    Then the registration of hook "a.reporter" is rejected at the field it breaks
+    And the sidecar journal holds no intent
+
+  @M02
+  Scenario: an intent kind cannot be registered twice with different payload schemas
+    Given the intent kind "synthetic.follow_up" is registered twice with different payload schemas
+    Then the intent kind registration is rejected
+
+  @M02
+  Scenario: an intent kind's payload schema must itself be a valid JSON Schema
+    Given the intent kind "synthetic.report" is registered with a payload schema that is not a schema
+    Then the intent kind registration is rejected
+
+  @M02
+  Scenario Outline: a registration that is not a JSON object is rejected whole
+    Given the post-writeback phase is enabled
+    And a registration that is <shape> is offered
+    When the orchestrator commits a todo_completed writeback
+    Then the offered registration is rejected at "$"
+    And no provider was called
+
+    Examples:
+      | shape                          |
+      | a list                         |
+      | an object with a NaN budget    |

@@ -57,3 +57,40 @@ Feature: M03 — when primary validation or writeback fails, no hook is called
     And hook "a.reporter" is installed and proposes one intent
     When the orchestrator commits a todo_completed writeback
     Then hook "a.reporter" was called 1 time
+
+  @M03
+  Scenario: something that is not a receipt dispatches nothing
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When something that is not a receipt at all is offered for dispatch
+    Then the dispatch is not admitted, with code "source_rejected"
+    And no provider was called
+
+  @M03
+  Scenario Outline: a receipt with an empty settlement identity dispatches nothing
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When a committed receipt with an empty <field> is offered for dispatch
+    Then the dispatch is not admitted, at "$.<field>"
+    And no provider was called
+
+    Examples:
+      | field            |
+      | goal_id          |
+      | agent_id         |
+      | todo_id          |
+      | turn_instance_id |
+
+  @M03
+  Scenario Outline: a malformed receipt dispatches nothing
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When a receipt that is <shape> is offered for dispatch
+    Then the dispatch is not admitted, with code "source_rejected"
+    And no provider was called
+
+    Examples:
+      | shape                                         |
+      | a list                                        |
+      | carrying a value that is not JSON             |
+      | a completion carrying a replan transition     |

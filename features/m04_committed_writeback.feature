@@ -45,3 +45,12 @@ Feature: M04 — a committed writeback gives exactly one dispatch identity per a
     Then hook "a.reporter" has exactly one recorded intent
     And no hook ran inside the rollout-event append
     And the primary receipt and the quota-spend eligibility are unchanged
+
+  @M04
+  Scenario: an intent with a fractional value is recorded under its one identity
+    Given the post-writeback phase is enabled
+    And hook "a.scorer" is installed and proposes an intent with a fractional score
+    When the orchestrator commits a todo_completed writeback
+    And the orchestrator replays that writeback
+    Then hook "a.scorer" has exactly one recorded intent
+    And hook "a.scorer" has exactly one dispatch identity

@@ -39,11 +39,24 @@ Feature: M05 — replaying the primary writeback returns the same dispatch recei
       | primary.after_dispatch           |
 
   @M05
-  Scenario: a failed hook is retried with the same identity on replay
+  Scenario: a failed hook is retried with the same identity on replay, the recorded one is not
     Given the post-writeback phase is enabled
     And hook "a.flaky" is installed and fails on its first call only
+    And hook "b.reporter" is installed and proposes one intent
     When the orchestrator commits a todo_completed writeback
     And the orchestrator replays that writeback
     Then hook "a.flaky" was called 2 times
+    And hook "b.reporter" was called 1 time
     And hook "a.flaky" has exactly one dispatch identity
     And hook "a.flaky" has exactly one recorded intent
+
+  @M05
+  Scenario: a corrupted sidecar record is reported, never rebuilt or re-run
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    And the newest sidecar record is corrupted in storage
+    And the orchestrator replays that writeback
+    Then the dispatch reports the journal error "journal_record_corrupt"
+    And hook "a.reporter" was called 1 time
+    And the quota was spent exactly once for each committed receipt

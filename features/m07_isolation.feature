@@ -25,6 +25,19 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
       | returns a result over its byte limit       | result_contract_rejected |
       | proposes an intent for another hook        | result_contract_rejected |
       | tries to change its input                  | producer_failed          |
+      | returns NaN inside its intent              | result_contract_rejected |
+      | hands its own input back as the intent payload | result_contract_rejected |
+      | returns a value that is not JSON           | result_contract_rejected |
+      | returns a result with a non-string key     | result_contract_rejected |
+      | returns a list instead of a result         | result_contract_rejected |
+      | returns a result nested 200 levels deep    | result_contract_rejected |
+      | proposes an intent whose identity is not its digest | result_contract_rejected |
+      | proposes an intent of a kind it did not register | result_contract_rejected |
+      | proposes an intent whose payload breaks its schema | result_contract_rejected |
+      | proposes the same intent twice             | result_contract_rejected |
+      | proposes more intents than its budget allows | result_contract_rejected |
+      | proposes an intent for another dispatch    | result_contract_rejected |
+      | proposes an intent with a larger budget than its own | result_contract_rejected |
 
   @M07
   Scenario: a hook that never returns ends as timed out and its late answer is never recorded
@@ -64,3 +77,13 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
     Then hook "a.spinner" ends with failure code "producer_timed_out"
     And the Turn gave up on hook "a.spinner" within its timeout
     And hook "b.reporter" has exactly one recorded intent
+
+  @M07
+  Scenario: a sidecar journal that cannot be written is reported, never a primary failure
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And the sidecar journal cannot be written
+    When the orchestrator commits a todo_completed writeback
+    Then the dispatch reports the journal error "journal_write_failed"
+    And the primary receipt and the quota-spend eligibility are unchanged
+    And the quota was spent exactly once for each committed receipt

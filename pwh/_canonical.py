@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ._codes import json_path
@@ -79,7 +79,3 @@ def canonical_bytes(value: Any) -> bytes:
 def digest(value: Any) -> str:
     """Hex SHA-256 of the canonical bytes of ``value``."""
     return hashlib.sha256(canonical_bytes(value)).hexdigest()
-
-
-def is_sequence(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))

@@ -1,4 +1,6 @@
-"""The sidecar journal: one interface, two backends (SQLite, in-memory).
+"""The sidecar journal: the interface, its rules, and the SQLite backend (the embedded default).
+
+The in-memory backend for fast models lives in :mod:`pwh._memory_journal`.
 
 Rules it carries by itself, whatever the dispatcher does (SPEC §3):
 
@@ -65,12 +67,9 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> tuple[str, di
 
 
 def _blob(value: Any) -> bytes:
-    """Stored bytes as bytes; a column whose type was changed underneath is simply corrupt."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass")
-    return b""
+    """Stored bytes as bytes; a column whose type was changed underneath decodes to something
+    its checksum will not match."""
+    return value if type(value) is bytes else str(value).encode("utf-8", "surrogatepass")
 
 
 def _decode(dispatch_id: str, blob: bytes, stored_sum: str) -> dict[str, Any]:
@@ -107,65 +106,16 @@ class Journal(ABC):
     def records(self) -> list[dict[str, Any]]:
         """Every record, in the order first recorded."""
 
-    def get(self, dispatch_id: str) -> dict[str, Any] | None:
-        return self.get_many([dispatch_id]).get(dispatch_id)
-
-    def intents(self) -> list[dict[str, Any]]:
-        """Every recorded intent, in record order: what a scheduler would consume."""
-        return [i for r in self.records() if r["status"] == "proposed" for i in r["intents"]]
-
     def close(self) -> None:
         """Release the storage; a crashed journal is closed without committing."""
 
+    @abstractmethod
+    def make_read_only(self) -> None:
+        """Fault injection: every later write fails as on a read-only or full file system."""
 
-class MemoryStore:
-    """The 'durable' part of the in-memory backend: survives a simulated crash and restart."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, tuple[int, bytes, str]] = {}
-        self.seq = 0
-
-
-class MemoryJournal(Journal):
-    """Fast backend for models: same rules, same checksums, state kept in a :class:`MemoryStore`."""
-
-    def __init__(self, store: MemoryStore | None = None, crash: CrashPlan | None = None) -> None:
-        self.store = store or MemoryStore()
-        self.crash = crash or CrashPlan()
-
-    def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        out = {}
-        for did in dispatch_ids:
-            row = self.store.rows.get(did)
-            if row is not None:
-                out[did] = _decode(did, row[1], row[2])
-        return out
-
-    def commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
-        existing = self.get_many(r["dispatch_id"] for r in receipts)
-        staged: dict[str, tuple[int, bytes, str]] = {}
-        results = []
-        seq = self.store.seq
-        for receipt in receipts:
-            did = receipt["dispatch_id"]
-            outcome, stored = self.merge(existing.get(did), receipt)
-            if outcome == RECORDED:
-                blob = canonical_bytes(stored)
-                old = self.store.rows.get(did)
-                if old is None:
-                    seq += 1
-                staged[did] = (old[0] if old else seq, blob, checksum(blob))
-                existing[did] = stored
-            results.append(RecordResult(did, outcome, stored))
-        self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)  # nothing staged has landed yet
-        self.store.rows.update(staged)
-        self.store.seq = seq
-        self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
-        return results
-
-    def records(self) -> list[dict[str, Any]]:
-        rows = sorted(self.store.rows.items(), key=lambda kv: kv[1][0])
-        return [_decode(did, blob, s) for did, (_, blob, s) in rows]
+    @abstractmethod
+    def corrupt_last_record(self) -> None:
+        """Fault injection: flip one byte of the newest record in storage (JNL-5)."""
 
 
 _SCHEMA = """
@@ -242,6 +192,16 @@ class SQLiteJournal(Journal):
             raise
         self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
         return results
+
+    def make_read_only(self) -> None:
+        self._db.execute("PRAGMA query_only=ON")
+
+    def corrupt_last_record(self) -> None:
+        row = self._db.execute("SELECT seq, receipt FROM sidecar_receipts ORDER BY seq DESC LIMIT 1").fetchone()
+        if row is not None:
+            blob = bytearray(row[1])
+            blob[len(blob) // 2] ^= 0x01
+            self._db.execute("UPDATE sidecar_receipts SET receipt = ? WHERE seq = ?", (bytes(blob), row[0]))
 
     def _abandon(self) -> None:
         try:

@@ -12,11 +12,12 @@ from typing import Any
 from ._codes import Rejection
 from ._crash import SIDECAR_CRASH_POINTS, CrashPlan
 from ._dispatcher import Dispatcher
-from ._journal import Journal, MemoryJournal, MemoryStore, SQLiteJournal
+from ._journal import Journal, SQLiteJournal
+from ._memory_journal import MemoryJournal, MemoryStore
 from ._outcome import DispatchOutcome
 from ._profile import Profile
 from ._registry import RegistrationRejected, Registry
-from ._sut import PrimaryAccess, Producer
+from ._sut import PrimaryAccess, Producer, Unsupported
 
 
 SYNCHRONOUS_ENV = "PWH_SQLITE_SYNCHRONOUS"
@@ -61,8 +62,12 @@ class ReferenceSUT:
 
     # -- seam -----------------------------------------------------------------------------
 
-    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> None:
-        self.registry.catalog.register(kind, payload_schema)
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
+        try:
+            self.registry.catalog.register(kind, payload_schema)
+        except RegistrationRejected as exc:
+            return exc.rejections
+        return []
 
     def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
         try:
@@ -95,6 +100,15 @@ class ReferenceSUT:
 
     def journal_records(self) -> list[dict[str, Any]]:
         return self.dispatcher.journal.records()
+
+    def inject_fault(self, fault: str) -> None:
+        journal = self.dispatcher.journal
+        if fault == "journal_unwritable":
+            journal.make_read_only()
+        elif fault == "journal_record_corrupted":
+            journal.corrupt_last_record()
+        else:
+            raise Unsupported(f"unknown fault {fault!r}")
 
     def close(self) -> None:
         self.dispatcher.journal.close()

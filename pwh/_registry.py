@@ -68,8 +68,6 @@ class IntentKindCatalog:
     def validators(self) -> Mapping[str, Any]:
         return self._validators
 
-    def schema(self, kind: str) -> dict[str, Any]:
-        return self._schemas[kind]
 
 
 class Registry:
@@ -103,12 +101,5 @@ class Registry:
         self._ordered = tuple(self._hooks[k] for k in sorted(self._hooks))
         return hook
 
-    def uninstall(self, hook_id: str) -> None:
-        self._hooks.pop(hook_id, None)
-        self._ordered = tuple(self._hooks[k] for k in sorted(self._hooks))
-
     def hooks(self) -> tuple[InstalledHook, ...]:
         return self._ordered
-
-    def get(self, hook_id: str) -> InstalledHook | None:
-        return self._hooks.get(hook_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,11 +92,9 @@ class ProducerRunner:
         slot = _Slot()
         worker = self._worker
         worker.jobs.put((producer, argument, slot))
-        finished = slot.event.wait(timeout_ms / 1000.0)
-        verdict = slot.seal()
-        if finished and verdict is not None:
-            return verdict
-        if verdict is not None:  # settled between the wait and the seal: honour it
+        slot.event.wait(timeout_ms / 1000.0)
+        verdict = slot.seal()  # an answer that landed between the wait and the seal still counts
+        if verdict is not None:
             return verdict
         self._retire(worker)
         return CallVerdict(TIMED_OUT)
@@ -104,7 +103,10 @@ class ProducerRunner:
         self._worker = None
         self.abandoned += 1
         ident = worker.thread.ident
-        if ident is not None:
+        # Under a tracer or profiler (coverage, a debugger), CPython 3.11 stalls the *calling*
+        # thread while an async exception is pending for a thread blocked in C, until that thread
+        # wakes: the timeout would silently stretch. There, the worker is only abandoned.
+        if ident is not None and sys.gettrace() is None and sys.getprofile() is None:
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(ProducerAbandoned))
 
     def close(self) -> None:

@@ -56,7 +56,8 @@ class SUT(Protocol):
 
     name: str
 
-    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> None: ...
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
+        """Add an intent kind and its payload schema to the catalog; rejections as for install."""
 
     def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
         """Install one hook; an empty list means installed, otherwise the rejections."""
@@ -80,8 +81,17 @@ class SUT(Protocol):
     def journal_records(self) -> list[dict[str, Any]]:
         """The sidecar receipts, in record order, in RFC terms."""
 
+    def inject_fault(self, fault: str) -> None:
+        """Break the sidecar storage on purpose: one of :data:`FAULTS`. Optional: an adapter that
+        cannot raises :class:`Unsupported`."""
+
     def close(self) -> None: ...
 
+
+FAULTS: tuple[str, ...] = (
+    "journal_unwritable",  # every later sidecar write fails (read-only or full file system)
+    "journal_record_corrupted",  # the newest sidecar record no longer matches its checksum
+)
 
 BUILTIN_SUTS: dict[str, str] = {
     "reference": "pwh._reference:ReferenceSUT",

@@ -95,6 +95,70 @@ def _mutates(i: Mapping[str, Any], c: CallContext) -> Any:
     return not_applicable()
 
 
+def _with_detail(i: Mapping[str, Any], value: Any) -> Any:
+    """An otherwise valid intent whose payload gets a value no digest could be computed for."""
+    intent = intent_for(i)
+    intent["payload"]["detail"] = value
+    return proposed(intent)
+
+
+def _nan(i: Mapping[str, Any], c: CallContext) -> Any:
+    return _with_detail(i, float("nan"))
+
+
+def _not_json(i: Mapping[str, Any], c: CallContext) -> Any:
+    return _with_detail(i, {"a", "set"})
+
+
+def _int_key(i: Mapping[str, Any], c: CallContext) -> Any:
+    return {1: "one", **proposed(intent_for(i))}
+
+
+def _deep(i: Mapping[str, Any], c: CallContext) -> Any:
+    nested: Any = "bottom"
+    for _ in range(200):
+        nested = [nested]
+    return _with_detail(i, nested)
+
+
+def _wrong_digest(i: Mapping[str, Any], c: CallContext) -> Any:
+    return proposed(intent_for(i, intent_id="pwi_" + "0" * 64))
+
+
+def _unregistered_kind(i: Mapping[str, Any], c: CallContext) -> Any:
+    return proposed(intent_for(i, kind="synthetic.unregistered"))
+
+
+def _bad_payload(i: Mapping[str, Any], c: CallContext) -> Any:
+    return proposed(intent_for(i, {"note_ref": "n", "unexpected_field": 1}))
+
+
+def _twice(i: Mapping[str, Any], c: CallContext) -> Any:
+    return proposed(intent_for(i), intent_for(i))
+
+
+def _three(i: Mapping[str, Any], c: CallContext) -> Any:
+    return proposed(*(intent_for(i, {"note_ref": f"n{k}"}) for k in range(3)))
+
+
+def _other_dispatch(i: Mapping[str, Any], c: CallContext) -> Any:
+    return proposed(intent_for({**i, "dispatch_id": "pwh_" + "1" * 64}))
+
+
+def _big_budget(i: Mapping[str, Any], c: CallContext) -> Any:
+    return proposed(intent_for(i, budget={"max_attempts": 1, "max_result_bytes": 65536}))
+
+
+def _echo_input(i: Mapping[str, Any], c: CallContext) -> Any:
+    intent = intent_for(i)
+    intent["payload"] = i["projection"]  # the frozen input itself, handed back
+    return proposed(intent)
+
+
+def _fraction(i: Mapping[str, Any], c: CallContext) -> Any:
+    return proposed(intent_for(i, {"note_ref": "scored", "score": 0.375}))
+
+
 def _leak(kind: str) -> Body:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         return proposed(intent_for(i, {"note_ref": "n", "detail": "see " + c.private_values[kind]}))
@@ -126,6 +190,20 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("proposes a different intent on every call", _differs),
         Behaviour("fails on its first call only", _first_fails),
         Behaviour("tries to change its input", _mutates),
+        Behaviour("returns NaN inside its intent", _nan),
+        Behaviour("hands its own input back as the intent payload", _echo_input),
+        Behaviour("proposes an intent with a fractional score", _fraction),
+        Behaviour("returns a value that is not JSON", _not_json),
+        Behaviour("returns a result with a non-string key", _int_key),
+        Behaviour("returns a list instead of a result", lambda i, c: []),
+        Behaviour("returns a result nested 200 levels deep", _deep),
+        Behaviour("proposes an intent whose identity is not its digest", _wrong_digest),
+        Behaviour("proposes an intent of a kind it did not register", _unregistered_kind),
+        Behaviour("proposes an intent whose payload breaks its schema", _bad_payload),
+        Behaviour("proposes the same intent twice", _twice),
+        Behaviour("proposes more intents than its budget allows", _three),
+        Behaviour("proposes an intent for another dispatch", _other_dispatch),
+        Behaviour("proposes an intent with a larger budget than its own", _big_budget),
         Behaviour("proposes an intent carrying a private e-mail address", _leak("email")),
         Behaviour("proposes an intent carrying a private URL", _leak("url")),
         Behaviour("proposes an intent carrying an absolute path", _leak("path")),

@@ -344,3 +344,30 @@ def _plain(value):  # type: ignore[no-untyped-def]
 
 
 
+
+
+@then(parsers.re(r'the dispatch reports the journal error "(?P<code>[a-z_]+)"'))
+def journal_error(world: World, code: str) -> None:
+    outcome = world.outcomes[-1] if world.outcomes else None
+    expect(outcome is not None and outcome.journal_error == code, f"journal error {code} in the outcome",
+           outcome.journal_error if outcome else "no outcome")
+
+
+@then(parsers.re(r'the dispatch is not admitted, at "(?P<path>[^"]+)"'))
+def not_admitted_at(world: World, path: str) -> None:
+    outcome = world.outcomes[-1]
+    expect(not outcome.admitted, "the source rejected", "admitted")
+    expect_equal(outcome.rejection.path if outcome.rejection else None, path, "rejected path")
+
+
+@then("the intent kind registration is rejected")
+def kind_rejected(world: World) -> None:
+    rejections = world.kind_rejections  # type: ignore[attr-defined]
+    expect(bool(rejections) and rejections[0].code == "registration_rejected", "registration_rejected", rejections)
+
+
+@then(parsers.re(r'the offered registration is rejected at "(?P<path>[^"]+)"'))
+def offered_rejected(world: World, path: str) -> None:
+    rejections = world.offered_rejections  # type: ignore[attr-defined]
+    expect(bool(rejections), f"rejected at {path}", "accepted")
+    expect_equal((rejections[0].code, rejections[0].path.split(".")[0].split("[")[0]), ("registration_rejected", path), "rejection")

@@ -143,3 +143,39 @@ def plant_private_values(world: World) -> None:
             "name": fake.name(),
         }
     )
+
+
+@given("the sidecar journal cannot be written")
+def journal_unwritable(world: World) -> None:
+    world.sut.inject_fault("journal_unwritable")
+
+
+@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is registered with a provider that is not callable'))
+def not_callable(world: World, hook_id: str) -> None:
+    world.ensure_generic_kind()
+    world.expected_rejection_path = "$"  # type: ignore[attr-defined]
+    world.install_rejections[hook_id] = world.sut.install(registration(hook_id), "reports.hooks:run")
+
+
+@given(parsers.re(r'the intent kind "(?P<kind>[a-z_.]+)" is registered twice with different payload schemas'))
+def kind_twice(world: World, kind: str) -> None:
+    first = world.sut.register_intent_kind(kind, {"type": "object"})
+    second = world.sut.register_intent_kind(kind, {"type": "object", "required": ["x"]})
+    world.kind_rejections = (first or []) + (second or [])  # type: ignore[attr-defined]
+
+
+@given(parsers.re(r'the intent kind "(?P<kind>[a-z_.]+)" is registered with a payload schema that is not a schema'))
+def kind_bad_schema(world: World, kind: str) -> None:
+    world.kind_rejections = world.sut.register_intent_kind(kind, {"type": "no-such-type"}) or []  # type: ignore[attr-defined]
+
+
+_SHAPES = {
+    "a list": lambda: [registration("a.reporter")],
+    "an object with a NaN budget": lambda: registration("a.reporter", budget={"timeout_ms": float("nan")}),
+}
+
+
+@given(parsers.re(r"a registration that is (?P<shape>a list|an object with a NaN budget) is offered"))
+def odd_registration(world: World, shape: str) -> None:
+    world.ensure_generic_kind()
+    world.offered_rejections = world.sut.install(_SHAPES[shape](), lambda i: None)  # type: ignore[attr-defined]

@@ -142,3 +142,40 @@ def private_identity(world: World, value: str) -> None:
     from fakes._packets import source
 
     world.outcomes.append(world.sut.dispatch(source(1, todo_id=_IDENTITY_VALUES[value](world))))
+
+
+@when("the newest sidecar record is corrupted in storage")
+def corrupt_record(world: World) -> None:
+    world.sut.inject_fault("journal_record_corrupted")
+
+
+@when("the profile then caps hook timeouts at 100 ms")
+def lower_ceiling(world: World) -> None:
+    world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": 100})
+
+
+@when("something that is not a receipt at all is offered for dispatch")
+def not_a_receipt(world: World) -> None:
+    world.outcomes.append(world.sut.dispatch({"receipt": "done", "status": "ok"}))
+
+
+@when(parsers.re(r"a committed receipt with an empty (?P<field>goal_id|agent_id|todo_id|turn_instance_id) is offered for dispatch"))
+def empty_identity(world: World, field: str) -> None:
+    from fakes._packets import source
+
+    world.outcomes.append(world.sut.dispatch(source(1, **{field: ""})))
+
+
+def _receipt_shapes() -> dict[str, object]:
+    from fakes._packets import source
+
+    return {
+        "a list": [source(1)],
+        "carrying a value that is not JSON": source(1, state_revision=float("inf")),
+        "a completion carrying a replan transition": source(1, transition="replanned"),
+    }
+
+
+@when(parsers.re(r"a receipt that is (?P<shape>a list|carrying a value that is not JSON|a completion carrying a replan transition) is offered for dispatch"))
+def malformed_receipt(world: World, shape: str) -> None:
+    world.outcomes.append(world.sut.dispatch(_receipt_shapes()[shape]))

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pwh._dispatcher import Dispatcher
-from pwh._journal import RECORDED, MemoryJournal, SQLiteJournal
+from pwh._journal import RECORDED, SQLiteJournal
+from pwh._memory_journal import MemoryJournal
 from pwh._outcome import DispatchOutcome
 from pwh._reference import ReferenceSUT
 
