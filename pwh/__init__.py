@@ -1,4 +1,86 @@
-"""pwh: verification harness for the RFC 'Provider-Neutral Post-Writeback Capability Hooks v0'."""
+"""pwh: verification harness for the RFC 'Provider-Neutral Post-Writeback Capability Hooks v0'.
+
+The public API: the reference dispatcher and its parts, the SUT seam, and the gate. Modules with
+a leading underscore are private; import from here.
+"""
 
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+
+from ._boundary import BoundaryScanner, Finding
+from ._canonical import CanonicalError, canonical_bytes, digest
+from ._codes import DISPATCH_CODES, RFC_FAILURE_CODES, Rejection
+from ._contracts import (
+    admissibility,
+    build_hook_input,
+    validate_hook_input,
+    validate_registration,
+    validate_result,
+    validate_source,
+)
+from ._crash import SIDECAR_CRASH_POINTS, CrashPlan, SimulatedCrash
+from ._dispatcher import Dispatcher
+from ._identity import dispatch_id, intent_id
+from ._journal import Journal, JournalError, SQLiteJournal
+from ._memory_journal import MemoryJournal, MemoryStore
+from ._outcome import DispatchOutcome, HookOutcome
+from ._profile import CORE_CEILINGS, Profile
+from ._reference import ReferenceSUT
+from ._registry import IntentKindCatalog, RegistrationRejected, Registry
+from ._rules import RULE_IDS, RULES, Rule
+from ._schemas import SCHEMA_NAMES, load_schema
+from ._sut import FAULTS, SUT, PrimaryAccess, SUTLoadError, Unsupported, load_sut
+
+__all__ = [
+    "__version__",
+    # identity and canonical form
+    "CanonicalError",
+    "canonical_bytes",
+    "digest",
+    "dispatch_id",
+    "intent_id",
+    # contracts
+    "SCHEMA_NAMES",
+    "load_schema",
+    "Rejection",
+    "RFC_FAILURE_CODES",
+    "DISPATCH_CODES",
+    "admissibility",
+    "build_hook_input",
+    "validate_hook_input",
+    "validate_registration",
+    "validate_result",
+    "validate_source",
+    # registry, profile, dispatcher
+    "CORE_CEILINGS",
+    "Profile",
+    "IntentKindCatalog",
+    "Registry",
+    "RegistrationRejected",
+    "Dispatcher",
+    "DispatchOutcome",
+    "HookOutcome",
+    # journal and crashes
+    "Journal",
+    "JournalError",
+    "SQLiteJournal",
+    "MemoryJournal",
+    "MemoryStore",
+    "CrashPlan",
+    "SimulatedCrash",
+    "SIDECAR_CRASH_POINTS",
+    # public boundary
+    "BoundaryScanner",
+    "Finding",
+    # the SUT seam
+    "SUT",
+    "PrimaryAccess",
+    "FAULTS",
+    "Unsupported",
+    "SUTLoadError",
+    "load_sut",
+    "ReferenceSUT",
+    # rows and rules
+    "Rule",
+    "RULES",
+    "RULE_IDS",
+]

@@ -53,6 +53,7 @@ class ReferenceSUT:
         self._kind = journal
         self._own_dir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="pwh-ref-")) if workdir is None else Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self._synchronous = synchronous or sqlite_synchronous()
         self._store = MemoryStore()
         self.crash = CrashPlan(SIDECAR_CRASH_POINTS)

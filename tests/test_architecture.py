@@ -55,3 +55,10 @@ def test_dispatcher_never_names_a_capability() -> None:
         if path.name in ("_vectors.py",):  # published example identities, not behaviour
             continue
         assert "periodic_report" not in text, f"{path.name} branches on a concrete capability"
+
+
+def test_public_api_names_resolve() -> None:
+    import pwh
+
+    missing = [name for name in pwh.__all__ if not hasattr(pwh, name)]
+    assert missing == [] and len(set(pwh.__all__)) == len(pwh.__all__)

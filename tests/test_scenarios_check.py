@@ -1,0 +1,74 @@
+"""`pwh scenarios check` names the file and line of every problem, and passes the real features."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pwh._cli import main
+from pwh._scenarios_check import check, load_step_modules, step_definitions
+
+ROOT = Path(__file__).resolve().parent.parent
+STEPS = step_definitions(load_step_modules("scenarios"))
+
+
+def test_the_project_features_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scenarios", "check"]) == 0
+    assert "every step defined" in capsys.readouterr().out
+
+
+def _features_with(tmp_path: Path, name: str, text: str) -> Path:
+    target = tmp_path / "features"
+    shutil.copytree(ROOT / "features", target)
+    (target / name).write_text(text)
+    return target
+
+
+def test_untagged_scenario_is_named_with_its_line(tmp_path: Path) -> None:
+    features = _features_with(tmp_path, "extra.feature", "Feature: x\n\n  Scenario: nobody tagged me\n    Given the post-writeback phase is enabled\n")
+    problems, _ = check(features, STEPS, tmp_path)
+    assert [str(p) for p in problems] == ["features/extra.feature:3: scenario 'nobody tagged me' has no row or rule tag; it needs exactly one"]
+
+
+def test_two_tags_and_unknown_tags_are_problems(tmp_path: Path) -> None:
+    text = "Feature: x\n\n  @M01 @M02 @WIP\n  Scenario: greedy\n    Given the post-writeback phase is enabled\n"
+    problems, _ = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path)
+    messages = [p.message for p in problems]
+    assert any("2 row tags" in m for m in messages) and any("unknown tag @WIP" in m for m in messages)
+
+
+def test_undefined_step_is_named_with_its_line(tmp_path: Path) -> None:
+    text = "Feature: x\n\n  @M01\n  Scenario: s\n    Given the post-writeback phase is enabled\n    When the moon is full\n"
+    problems, _ = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path)
+    assert [str(p) for p in problems] == ["features/extra.feature:6: no step definition for when: 'the moon is full'"]
+
+
+def test_undefined_step_in_an_examples_row(tmp_path: Path) -> None:
+    text = ("Feature: x\n\n  @M07\n  Scenario Outline: s\n    Given hook \"a.b\" is installed and <does>\n\n"
+            "    Examples:\n      | does |\n      | raises an error |\n      | sings a song |\n")
+    problems, counts = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path)
+    assert len(problems) == 1 and "sings a song" in problems[0].message
+
+
+def test_a_row_without_scenarios_is_a_problem(tmp_path: Path) -> None:
+    target = tmp_path / "features"
+    shutil.copytree(ROOT / "features", target)
+    (target / "m06_conflict.feature").unlink()
+    problems, counts = check(target, STEPS, tmp_path)
+    assert counts["M06"] == 0 and "row M06 has no scenario" in [p.message for p in problems]
+
+
+def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    features = _features_with(tmp_path, "extra.feature", "Feature: x\n\n  Scenario: nobody tagged me\n    Given the post-writeback phase is enabled\n")
+    assert main(["scenarios", "check", "--features", str(features)]) == 1
+    assert main(["scenarios", "check", "--features", str(tmp_path / "missing")]) == 2
+    assert main(["scenarios", "check", "--steps", "no_such_step_library"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+
+
+def test_vectors_check_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["vectors", "--check"]) == 0
+    assert main([]) == 2
