@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("pwh: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug in pwh: one line for the user, the traceback on request
+        if os.environ.get("PWH_DEBUG"):
+            raise
+        print(f"pwh: internal error ({type(exc).__name__}); rerun with PWH_DEBUG=1 to see where", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,8 +82,6 @@ def _gate(args: argparse.Namespace) -> int:
     print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
     run = run_gate(args.sut, features=args.features, coverage=args.coverage, progress=not args.quiet, rows=rows, durable=args.durable)
     verdict = run.verdict()
-    if rows:
-        verdict["rows"] = {k: v for k, v in verdict["rows"].items() if k in rows}
     if args.coverage and run.coverage is not None:
         from ._coverage_notes import OUTSIDE_RFC
 

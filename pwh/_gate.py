@@ -46,10 +46,13 @@ class GateRun:
     collection_errors: list[str] = field(default_factory=list)
     coverage: dict[str, Any] | None = None
     returncode: int = 0
+    selected: list[str] | None = None  # rows the run was limited to (--rows), else every row
 
     def rows(self) -> dict[str, dict[str, Any]]:
         rows: dict[str, dict[str, Any]] = {}
         for rule in RULES:
+            if self.selected is not None and rule.id not in self.selected:
+                continue
             mine = [s for s in self.scenarios if rule.id in s.get("tags", [])]
             counts = {k: sum(1 for s in mine if s.get("outcome") == k) for k in ("passed", "failed", "skipped")}
             if not mine or counts["failed"]:
@@ -151,7 +154,7 @@ def run_gate(
             raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
         payload = json.loads(results.read_text("utf-8"))
         cov = _coverage_summary(data_file, root) if coverage else None
-    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode)
+    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows)
 
 
 def _fast_tmp() -> str | None:

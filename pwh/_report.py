@@ -23,7 +23,7 @@ def verdict_table(verdict: dict[str, Any]) -> str:
     lines = [f"pwh gate — SUT: {verdict['sut']}", ""]
     header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7}  status  case"
     lines += [header, "-" * len(header)]
-    for rule in RULES:
+    for rule in _rules(verdict):
         row = verdict["rows"][rule.id]
         lines.append(
             f"{rule.id:<6} {row['scenarios']:>9} {row['passed']:>6} {row['failed']:>6} {row['skipped']:>7}  "
@@ -36,6 +36,11 @@ def verdict_table(verdict: dict[str, Any]) -> str:
     for failed in _failures(verdict):
         lines.append(f"  {','.join(failed['tags'])} {failed.get('scenario', failed['id'])}: {_one_line(failed)}")
     return "\n".join(lines) + "\n"
+
+
+def _rules(verdict: dict[str, Any]) -> list[Any]:
+    """The rows this verdict covers (all of them, unless the gate was limited with --rows)."""
+    return [r for r in RULES if r.id in verdict["rows"]]
 
 
 def _failures(verdict: dict[str, Any]) -> list[dict[str, Any]]:
@@ -60,7 +65,7 @@ def junit_xml(verdict: dict[str, Any]) -> str:
         f'<testsuites name={quoteattr("pwh gate: " + verdict["sut"])} tests="{s["scenarios"]}" '
         f'failures="{failures}" skipped="{skipped}" errors="0">'
     )
-    for rule in RULES:
+    for rule in _rules(verdict):
         mine = [x for x in verdict["scenarios"] if rule.id in x.get("tags", [])]
         f = sum(1 for x in mine if x.get("outcome") == "failed")
         k = sum(1 for x in mine if x.get("outcome") == "skipped")
@@ -116,7 +121,7 @@ def markdown_report(verdict: dict[str, Any]) -> str:
         "| row | case | required outcome | scenarios | passed | failed | skipped | status |",
         "|---|---|---|---:|---:|---:|---:|---|",
     ]
-    for rule in RULES:
+    for rule in _rules(verdict):
         r = verdict["rows"][rule.id]
         out.append(
             f"| [{rule.id}](#{rule.id.lower()}) | {_md(rule.case)} | {_md(rule.required)} | {r['scenarios']} | "
@@ -124,7 +129,7 @@ def markdown_report(verdict: dict[str, Any]) -> str:
         )
     if "coverage" in verdict:
         out += ["", _coverage_md(verdict["coverage"])]
-    for rule in RULES:
+    for rule in _rules(verdict):
         out += ["", f"## {rule.id}", "", f"*{_md(rule.case)}* — {_md(rule.required)}", ""]
         mine = [x for x in verdict["scenarios"] if rule.id in x.get("tags", [])]
         if not mine:
