@@ -15,7 +15,7 @@ GENERIC_PAYLOAD_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "properties": {
-        "note_ref": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"},
+        "note_ref": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}(?!\\n)$"},
         "n": {"type": "integer", "minimum": 0, "maximum": 1000000},
         "score": {"type": "number"},
         "filler": {"type": "string", "maxLength": 70000},

@@ -233,3 +233,10 @@ def test_source_validator_never_raises(value: Any) -> None:
 def test_result_validator_never_raises(value: Any) -> None:
     for code, path in check_result(value):
         assert code == codes.RESULT_CONTRACT_REJECTED and path.startswith("$")
+
+
+def test_a_trailing_newline_is_not_an_opaque_token() -> None:
+    # Python's "$" matches before a final newline; the schemas end tokens with "(?!\n)$" so every
+    # validator of the published schemas, Python or ECMA-262, refuses "token\n".
+    plain, errors = validate_source(source(receipt_id="receipt_0001\n"))
+    assert plain is None and errors[0].path == "$.receipt_id"

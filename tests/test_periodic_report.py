@@ -123,7 +123,8 @@ def test_payload_schema_is_closed_2020_12_with_bounded_opaque_tokens() -> None:
     Draft202012Validator.check_schema(pr.PAYLOAD_SCHEMA)
     assert pr.PAYLOAD_SCHEMA["additionalProperties"] is False
     token = pr.PAYLOAD_SCHEMA["$defs"]["opaque_token"]
-    assert token["pattern"] == "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+    assert token["pattern"] == "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}(?!\\n)$"
+    assert not Draft202012Validator({"type": "string", "pattern": token["pattern"]}).is_valid("segment_1\n")
     refs = pr.PAYLOAD_SCHEMA["properties"]["source_event_refs"]
     assert (refs["minItems"], refs["maxItems"], refs["uniqueItems"]) == (0, 16, True)
     good = {"transition": "replanned", "segment_ref": "s1", "source_event_refs": ["e1"]}

@@ -32,12 +32,14 @@ ELIGIBLE_TRANSITIONS: Final[Mapping[str, str]] = {
     "replan_recorded": REPLANNED,
 }
 
-TOKEN_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+# "(?!\n)$" ends the string in both Python and ECMA-262 regexes (Python's "$" alone also
+# matches before a final newline), so every validator of the published schema agrees.
+TOKEN_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}(?!\n)$"
 MAX_SOURCE_EVENT_REFS: Final = 16
 
 # ``re.fullmatch`` (not the pattern's ``$``) so a trailing newline is refused here, as it is by
 # an ECMA-262 validator; Python's ``re.search`` with ``$`` would let "token\n" through.
-_TOKEN_RE = re.compile(TOKEN_PATTERN[1:-1])
+_TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 
 REGISTRATION: Final[dict[str, Any]] = {
     "schema_version": REGISTRATION_SCHEMA_VERSION,
