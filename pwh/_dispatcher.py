@@ -62,6 +62,7 @@ class Dispatcher:
         self.profile = profile or Profile()
         self.scanner = scanner or BoundaryScanner()
         self.runner = runner or ProducerRunner()
+        self._reg_checks: dict[tuple[Any, ...], list[Rejection]] = {}
 
     # -- public ---------------------------------------------------------------------------
 
@@ -137,9 +138,7 @@ class Dispatcher:
         cap = min(self.profile.max_attempts, reg["budget"]["max_invocations_per_dispatch"])
         if attempts >= cap:
             return fail(codes.DISPATCH_BUDGET_EXHAUSTED)
-        over = validate_registration(
-            reg, known_intent_kinds=self.registry.catalog.kinds, ceilings=self.profile.budget_ceilings
-        )
+        over = self._registration_over_ceilings(hook)
         if over:
             return fail(codes.REGISTRATION_REJECTED, over[0])
         hook_input = build_hook_input(source, reg, did)
@@ -175,6 +174,18 @@ class Dispatcher:
     def _call(self, hook: InstalledHook, hook_input: dict[str, Any]):  # type: ignore[no-untyped-def]
         """Call the provider with its own immutable copy of the input, under its wall-time limit."""
         return self.runner.call(hook.producer, freeze(hook_input), hook.registration["budget"]["timeout_ms"])
+
+    def _registration_over_ceilings(self, hook: InstalledHook) -> list[Rejection]:
+        """Re-check an installed registration against the *current* profile ceilings (a profile
+        may lower them after install). Cached: registrations are immutable once installed."""
+        key = (hook.hook_id, id(hook), tuple(sorted(self.profile.budget_ceilings.items())))
+        cached = self._reg_checks.get(key)
+        if cached is None:
+            cached = validate_registration(
+                hook.registration, known_intent_kinds=self.registry.catalog.kinds, ceilings=self.profile.budget_ceilings
+            )
+            self._reg_checks[key] = cached
+        return cached
 
     def _validate(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any] | None, int, list[Rejection]]:
         return validate_result(value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators)
