@@ -70,10 +70,16 @@ def _type_name(value: Any) -> str:
 
 def canonical_bytes(value: Any) -> bytes:
     """Serialise ``value`` canonically; raises :class:`CanonicalError` for non-JSON input."""
-    plain = to_plain(value)
-    return json.dumps(
-        plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return dumps_plain(to_plain(value))
+
+
+def dumps_plain(plain: Any) -> bytes:
+    """The canonical bytes of a value that is already plain JSON (the output of :func:`to_plain`
+    or a packet pwh built itself): the hot path skips the defensive copy."""
+    return _ENCODER.encode(plain).encode("utf-8")
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def digest(value: Any) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _codes as codes
-from ._canonical import CanonicalError, canonical_bytes, to_plain
+from ._canonical import CanonicalError, dumps_plain, to_plain
 from ._codes import Rejection, json_path
 from ._identity import intent_id
 from ._schemas import schema_rejections, validator
@@ -167,31 +167,31 @@ def validate_result(
     registration: Mapping[str, Any],
     dispatch: str,
     payload_validators: Mapping[str, Any],
-) -> tuple[dict[str, Any] | None, int, list[Rejection]]:
+) -> tuple[dict[str, Any] | None, bytes, list[Rejection]]:
     """RES: size, shape, intent count, and every intent bound to this hook, dispatch and kind.
 
-    Returns ``(plain_result, size_in_bytes, rejections)``. The size is the canonical serialised
-    size, the same bytes the digest and the journal use.
+    Returns ``(plain_result, canonical_bytes, rejections)``: the size budget, the result digest
+    and the journal all use those same bytes.
     """
     code = codes.RESULT_CONTRACT_REJECTED
     try:
-        raw = canonical_bytes(result)
+        plain = to_plain(result)
     except CanonicalError as exc:
-        return None, 0, [Rejection(code, exc.path, exc.reason)]
+        return None, b"", [Rejection(code, exc.path, exc.reason)]
+    raw = dumps_plain(plain)
     budget = registration["budget"]
     if len(raw) > budget["max_result_bytes"]:
-        return None, len(raw), [
+        return None, raw, [
             Rejection(code, "$", f"serialised result is over the {budget['max_result_bytes']}-byte budget")
         ]
-    plain = to_plain(result)
     if not isinstance(plain, dict):
-        return None, len(raw), [Rejection(code, "$", "a hook result must be a JSON object")]
+        return None, raw, [Rejection(code, "$", "a hook result must be a JSON object")]
     found = schema_rejections(validator("hook_result"), plain, code)
     if found:
-        return None, len(raw), found
+        return None, raw, found
     intents = plain["intents"]
     if len(intents) > budget["max_intents_per_dispatch"]:
-        return None, len(raw), [
+        return None, raw, [
             Rejection(code, "$.intents", f"more than {budget['max_intents_per_dispatch']} intents")
         ]
     seen: set[str] = set()
@@ -200,7 +200,7 @@ def validate_result(
         if intent["intent_id"] in seen:
             found.append(Rejection(code, json_path(("intents", i, "intent_id")), "duplicate intent"))
         seen.add(intent["intent_id"])
-    return (None if found else plain), len(raw), found
+    return (None if found else plain), raw, found
 
 
 def _intent_rejections(

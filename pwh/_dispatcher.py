@@ -8,6 +8,7 @@ the others still run, in ``hook_id`` order, with their own budgets.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,6 @@ from typing import Any
 from . import _codes as codes
 from . import _crash
 from ._boundary import BoundaryScanner
-from ._canonical import digest
 from ._codes import Rejection
 from ._contracts import (
     REGISTRATION_SCHEMA_VERSION,
@@ -152,7 +152,7 @@ class Dispatcher:
             return fail(codes.PRODUCER_FAILED, tried=attempts)
         if verdict.kind == TIMED_OUT:
             return fail(codes.PRODUCER_TIMED_OUT, tried=attempts)
-        plain, size, rejected = self._validate(verdict.value, reg, did)
+        plain, raw, rejected = self._validate(verdict.value, reg, did)
         if plain is None:
             return fail(codes.RESULT_CONTRACT_REJECTED, rejected[0], tried=attempts)
         leak = self.scanner.scan_value(plain)
@@ -161,13 +161,13 @@ class Dispatcher:
             return fail(codes.RESULT_CONTRACT_REJECTED, Rejection(codes.RESULT_CONTRACT_REJECTED, leak[0].path, reason), attempts)
         if (
             tally.intents + len(plain["intents"]) > self.profile.max_intents_per_dispatch
-            or tally.result_bytes + size > self.profile.max_result_bytes_per_dispatch
+            or tally.result_bytes + len(raw) > self.profile.max_result_bytes_per_dispatch
         ):
             return fail(codes.DISPATCH_BUDGET_EXHAUSTED, tried=attempts)
         tally.intents += len(plain["intents"])
-        tally.result_bytes += size
+        tally.result_bytes += len(raw)
         receipt = self._receipt(
-            hook, did, source, plain["status"], None, plain["intents"], "sha256:" + digest(plain), attempts
+            hook, did, source, plain["status"], None, plain["intents"], "sha256:" + hashlib.sha256(raw).hexdigest(), attempts
         )
         return self._from_receipt(receipt, replayed=False, recorded=False), receipt
 
@@ -187,7 +187,7 @@ class Dispatcher:
             self._reg_checks[key] = cached
         return cached
 
-    def _validate(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any] | None, int, list[Rejection]]:
+    def _validate(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any] | None, bytes, list[Rejection]]:
         return validate_result(value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators)
 
     def _boundary_rejection(self, hook_input: dict[str, Any]) -> Rejection | None:

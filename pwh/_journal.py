@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _crash
-from ._canonical import canonical_bytes
+from ._canonical import dumps_plain
 from ._crash import CrashPlan
 
 RECORDED = "recorded"  # a new record, or a retry replacing a failure
@@ -174,7 +174,7 @@ class SQLiteJournal(Journal):
                 did = receipt["dispatch_id"]
                 outcome, stored = self.merge(existing.get(did), receipt)
                 if outcome == RECORDED:
-                    blob = canonical_bytes(stored)
+                    blob = dumps_plain(stored)
                     db.execute(
                         "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) "
                         "VALUES (?, ?, ?, ?) ON CONFLICT(dispatch_id) DO UPDATE SET "

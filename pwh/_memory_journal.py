@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import _crash
-from ._canonical import canonical_bytes
+from ._canonical import dumps_plain
 from ._crash import CrashPlan
 from ._journal import RECORDED, Journal, JournalError, RecordResult, _decode, checksum
 
@@ -58,7 +58,7 @@ class MemoryJournal(Journal):
             did = receipt["dispatch_id"]
             outcome, stored = self.merge(existing.get(did), receipt)
             if outcome == RECORDED:
-                blob = canonical_bytes(stored)
+                blob = dumps_plain(stored)
                 old = self.store.rows.get(did)
                 if old is None:
                     seq += 1

@@ -65,10 +65,10 @@ class _AcceptsExternalWrite(Dispatcher):
             for intent in claimed.get("intents", []) or []:
                 if isinstance(intent, dict):
                     intent["external_write_performed"] = False
-        plain, size, rejected = super()._validate(claimed, reg, did)
+        plain, raw, rejected = super()._validate(claimed, reg, did)
         if plain is not None:
             plain = copy.deepcopy(value)  # record what the hook really said
-        return plain, size, rejected
+        return plain, raw, rejected
 
 
 # 8. Hooks run in reverse hook_id order.

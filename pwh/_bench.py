@@ -1,0 +1,241 @@
+"""``pwh bench``: what a dispatch costs, next to the floor it cannot beat and (optionally) LoopX.
+
+Each workload runs in its own child process (``python -m pwh._bench WORKLOAD ...``), so its peak
+memory is its own and no workload warms another's caches. Times are wall-clock per dispatch; the
+durable workloads use SQLite in WAL mode with ``synchronous=FULL`` on the disk under ``--dir``,
+the same disk and settings as the commit floor measured in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._canonical import canonical_bytes
+from ._identity import dispatch_id, intent_id
+from ._journal import SQLiteJournal, checksum
+from ._memory_journal import MemoryJournal
+from ._profile import Profile
+from ._reference import ReferenceSUT
+
+KIND = "bench.follow_up"
+PAYLOAD_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ref": {"type": "string", "pattern": "^[a-z0-9_]{1,64}(?!\\n)$"}},
+    "required": ["ref"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    kind: str  # dispatch | replay | prefilled | floor | loopx
+    hooks: int = 1
+    journal: str = "sqlite"
+    prefill: int = 0
+
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload("floor_sqlite_commit", "floor"),
+    Workload("dispatch_1_hook_durable", "dispatch", 1),
+    Workload("dispatch_8_hooks_durable", "dispatch", 8),
+    Workload("dispatch_32_hooks_durable", "dispatch", 32),
+    Workload("dispatch_1_hook_memory", "dispatch", 1, "memory"),
+    Workload("dispatch_8_hooks_memory", "dispatch", 8, "memory"),
+    Workload("dispatch_32_hooks_memory", "dispatch", 32, "memory"),
+    Workload("replay_8_hooks_durable", "replay", 8),
+    Workload("prefilled_1e3_durable", "prefilled", 1, prefill=10**3),
+    Workload("prefilled_1e5_durable", "prefilled", 1, prefill=10**5),
+    Workload("prefilled_1e6_durable", "prefilled", 1, prefill=10**6),
+)
+BY_NAME = {w.name: w for w in WORKLOADS}
+
+
+# -- synthetic packets (core pwh may not use the fakes) ----------------------------------------
+
+
+def registration(hook_id: str) -> dict[str, Any]:
+    return {
+        "schema_version": "loopx_post_writeback_capability_hook_registration_v0",
+        "hook_id": hook_id,
+        "capability_id": hook_id.split(".", 1)[0],
+        "phase": "post_writeback",
+        "event_kinds": ["todo_completed", "replan_recorded"],
+        "intent_kinds": [KIND],
+        "requested_read_scope": ["settlement_identity", "bounded_event_projection"],
+        "budget": {"max_invocations_per_dispatch": 1, "max_intents_per_dispatch": 1, "max_result_bytes": 16384, "timeout_ms": 1000},
+        "failure_policy": "isolate",
+    }
+
+
+def producer(hook_input: Mapping[str, Any]) -> dict[str, Any]:
+    did = hook_input["dispatch_id"]
+    payload = {"ref": "r_" + hook_input["source"]["receipt_id"][-12:]}
+    return {
+        "schema_version": "loopx_post_writeback_hook_result_v0",
+        "status": "proposed",
+        "intents": [{
+            "schema_version": "loopx_post_writeback_intent_v0",
+            "intent_id": intent_id(did, KIND, "v0", payload),
+            "hook_id": hook_input["hook_id"], "capability_id": hook_input["capability_id"],
+            "source_dispatch_id": did, "intent_kind": KIND, "operation": "follow_up", "policy_version": "v0",
+            "payload": payload, "budget": {"max_attempts": 1, "max_result_bytes": 16384},
+            "requested_write_scope": [], "failure_policy": "isolate",
+            "grants_new_action_authority": False, "external_write_performed": False,
+        }],
+    }
+
+
+def receipt(n: int) -> dict[str, Any]:
+    tag = f"{n:012d}"
+    return {
+        "schema_version": "pwh_primary_receipt_v0", "receipt_id": f"receipt_{tag}", "effect_id": f"effect_{tag}",
+        "plan_effect_id": f"effect_{tag}", "step_kind": "durable_writeback", "step_status": "committed",
+        "durable_checkpoint": True, "goal_id": "goal_1", "agent_id": "agent_1", "todo_id": f"todo_{tag}",
+        "turn_instance_id": f"turn_{tag}", "event_kind": "todo_completed", "state_revision": f"rev_{tag}",
+        "committed_at": "2026-08-26T00:00:00Z",
+        "event": {"transition": "segment_completed", "segment_ref": "segment_1", "fact_refs": [f"fact_{tag}"]},
+    }
+
+
+def make_sut(hooks: int, journal: str, workdir: Path) -> ReferenceSUT:
+    sut = ReferenceSUT(journal=journal, workdir=workdir, synchronous="FULL")
+    sut.register_intent_kind(KIND, PAYLOAD_SCHEMA)
+    sut.set_profile(Profile(phase_enabled=True, max_hooks_per_dispatch=64, max_intents_per_dispatch=64))
+    for h in range(hooks):
+        assert sut.install(registration(f"bench{h:02d}.hook"), producer) == []
+    return sut
+
+
+# -- workloads (run in a child) -----------------------------------------------------------------
+
+
+def _timed(calls: int, step: Callable[[int], Any]) -> list[float]:
+    out = []
+    for i in range(calls):
+        started = time.perf_counter()
+        step(i)
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def run_workload(w: Workload, n: int, workdir: Path) -> dict[str, Any]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    if w.kind == "floor":
+        times = _floor(n, workdir)
+    elif w.kind == "dispatch":
+        sut = make_sut(w.hooks, w.journal, workdir)
+        sut.dispatch(receipt(10**9))  # warm: compile checks, start the worker
+        times = _timed(n, lambda i: sut.dispatch(receipt(i)))
+        sut.close()
+    elif w.kind == "replay":
+        sut = make_sut(w.hooks, w.journal, workdir)
+        for i in range(n):
+            sut.dispatch(receipt(i))
+        times = _timed(n, lambda i: sut.dispatch(receipt(i)))
+        sut.close()
+    elif w.kind == "prefilled":
+        prefill(workdir / "sidecar.sqlite3", w.prefill)
+        sut = make_sut(1, "sqlite", workdir)
+        sut.dispatch(receipt(10**9))
+        times = _timed(n, lambda i: sut.dispatch(receipt(10**8 + i)))
+        sut.close()
+    else:
+        raise ValueError(w.kind)
+    return {"times": times, "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+
+def _floor(n: int, workdir: Path) -> list[float]:
+    """Raw SQLite: one durable single-row commit per call, WAL + synchronous=FULL, same disk."""
+    db = sqlite3.connect(workdir / "floor.sqlite3", isolation_level=None)
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB)")
+    blob = b"x" * 600
+
+    def commit(i: int) -> None:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO t VALUES (?, ?)", (f"k{i}", blob))
+        db.execute("COMMIT")
+
+    times = _timed(n, commit)
+    db.close()
+    return times
+
+
+def prefill(path: Path, count: int) -> None:
+    """``count`` valid sidecar records, written straight into the journal's table."""
+    SQLiteJournal(path).close()  # create the schema
+    template = {
+        "schema_version": "pwh_post_writeback_sidecar_receipt_v0", "dispatch_id": "@@", "hook_id": "prefill.hook",
+        "capability_id": "prefill", "source_receipt_id": "receipt_prefill", "event_kind": "todo_completed",
+        "registration_schema_version": "loopx_post_writeback_capability_hook_registration_v0",
+        "status": "not_applicable", "failure_code": None, "intents": [], "result_digest": "sha256:" + "0" * 64, "attempts": 1,
+    }
+    head, tail = canonical_bytes(template).split(b"@@")
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA synchronous=OFF")
+    db.execute("BEGIN")
+
+    def rows() -> Any:
+        for i in range(count):
+            did = dispatch_id(f"receipt_prefill_{i}", "prefill.hook", "v0", "todo_completed")
+            blob = head + did.encode() + tail
+            yield (did, "not_applicable", blob, checksum(blob))
+
+    db.executemany("INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) VALUES (?, ?, ?, ?)", rows())
+    db.execute("COMMIT")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+
+
+# -- the parent: run, summarise, compare ----------------------------------------------------------
+
+
+def summarise(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    return {
+        "n": len(times),
+        "median_ms": round(statistics.median(times) * 1000, 4),
+        "p90_ms": round(p90 * 1000, 4),
+        "per_second": round(len(times) / sum(times), 1) if sum(times) else 0.0,
+    }
+
+
+def run_child(name: str, n: int, base: Path) -> dict[str, Any]:
+    workdir = Path(tempfile.mkdtemp(prefix=f"pwh-bench-{name}-", dir=base))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pwh._bench", name, str(n), str(workdir)],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"workload {name} failed (exit {proc.returncode})")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _main(argv: list[str]) -> int:
+    name, n, workdir = argv[0], int(argv[1]), Path(argv[2])
+    result = run_workload(BY_NAME[name], n, workdir)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - the child entry point
+    sys.exit(_main(sys.argv[1:]))
