@@ -147,6 +147,8 @@ def run_workload(w: Workload, n: int, workdir: Path) -> dict[str, Any]:
             sut.dispatch(receipt(i))
         times = _timed(n, lambda i: sut.dispatch(receipt(i)))
         sut.close()
+    elif w.kind == "loopx":
+        times = _loopx_times(w, n, workdir)
     elif w.kind == "prefilled":
         prefill(workdir / "sidecar.sqlite3", w.prefill)
         sut = make_sut(1, "sqlite", workdir)
@@ -228,6 +230,149 @@ def run_child(name: str, n: int, base: Path) -> dict[str, Any]:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+LOOPX_WORKLOADS: tuple[Workload, ...] = (
+    Workload("loopx_1_hook_durable", "loopx", 1),
+    Workload("loopx_8_hooks_durable", "loopx", 8),
+)
+BY_NAME.update({w.name: w for w in LOOPX_WORKLOADS})
+
+
+def _loopx_times(w: Workload, n: int, workdir: Path) -> list[float]:
+    """The same hooks and receipts through the ``loopx`` adapter, persisting its sidecar
+    receipts (equal durability), with LoopX's request scope pinned around the batch."""
+    from ._sut import load_sut
+
+    sut = load_sut("loopx")
+    try:
+        sut.register_intent_kind(KIND, PAYLOAD_SCHEMA)
+        sut.set_profile(Profile(phase_enabled=True, max_hooks_per_dispatch=64, max_intents_per_dispatch=64))
+        for h in range(w.hooks):
+            sut.install(registration(f"bench{h:02d}.hook"), producer)
+        scope = getattr(sut, "request_scope", None)
+        with (scope() if scope else _null()):
+            sut.dispatch(receipt(10**9))
+            return _timed(n, lambda i: sut.dispatch(receipt(i)))
+    finally:
+        sut.close()
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+@dataclass
+class BenchPlan:
+    quick: bool
+    compare_loopx: bool
+
+    def reps(self) -> int:
+        return 2 if self.quick else 5
+
+    def calls(self, w: Workload) -> int:
+        base = {"floor": 400, "dispatch": 200, "replay": 200, "prefilled": 200, "loopx": 40}[w.kind]
+        if w.hooks >= 8 and w.kind in ("dispatch", "loopx"):
+            base //= 2
+        if w.hooks >= 32:
+            base //= 2
+        return max(20, base // (3 if self.quick else 1))
+
+
+def run_bench(
+    plan: BenchPlan, base: Path, out: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Every workload, ``reps`` times, pwh and LoopX interleaved; medians over all calls."""
+    workloads = list(WORKLOADS) + (list(LOOPX_WORKLOADS) if plan.compare_loopx else [])
+    pairs = {"loopx_1_hook_durable": "dispatch_1_hook_durable", "loopx_8_hooks_durable": "dispatch_8_hooks_durable"}
+    order: list[Workload] = []
+    for w in workloads:
+        if w.kind == "loopx":
+            continue
+        order.append(w)
+        for lx, ours in pairs.items():
+            if ours == w.name and plan.compare_loopx:
+                order.append(BY_NAME[lx])
+    times: dict[str, list[float]] = {w.name: [] for w in order}
+    peaks: dict[str, int] = {w.name: 0 for w in order}
+    for rep in range(plan.reps()):
+        for w in order:
+            if w.kind == "prefilled" and w.prefill >= 10**6 and rep > 0 and plan.quick:
+                continue  # one pass of the million-record journal is enough for --quick
+            result = run_child(w.name, plan.calls(w), base)
+            times[w.name] += result["times"]
+            peaks[w.name] = max(peaks[w.name], result["peak_rss_kib"])
+            stats = summarise(result["times"])
+            out(f"  rep {rep + 1}/{plan.reps()}  {w.name:<28} median {stats['median_ms']:>8.3f} ms  p90 {stats['p90_ms']:>8.3f} ms")
+    workloads_out = {
+        name: {**summarise(ts), "peak_rss_mib": round(peaks[name] / 1024, 1)} for name, ts in times.items() if ts
+    }
+    return {"workloads": workloads_out, "ratios": ratios(workloads_out)}
+
+
+def ratios(w: dict[str, dict[str, Any]]) -> dict[str, float | None]:
+    def rate(name: str) -> float | None:
+        return w[name]["per_second"] if name in w and w[name]["per_second"] else None
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return round(a / b, 3) if a and b else None
+
+    growth = None
+    if "prefilled_1e3_durable" in w and "prefilled_1e6_durable" in w:
+        growth = round(w["prefilled_1e6_durable"]["median_ms"] / w["prefilled_1e3_durable"]["median_ms"], 3)
+    return {
+        "vs_floor": ratio(rate("dispatch_1_hook_durable"), rate("floor_sqlite_commit")),
+        "vs_loopx_1_hook": ratio(rate("dispatch_1_hook_durable"), rate("loopx_1_hook_durable")),
+        "vs_loopx_8_hooks": ratio(rate("dispatch_8_hooks_durable"), rate("loopx_8_hooks_durable")),
+        "growth_1e3_to_1e6": growth,
+    }
+
+
+def render_table(result: dict[str, Any]) -> str:
+    lines = [f"{'workload':<30} {'calls':>6} {'median ms':>10} {'p90 ms':>9} {'per s':>9} {'peak MiB':>9}"]
+    for name, r in result["workloads"].items():
+        lines.append(f"{name:<30} {r['n']:>6} {r['median_ms']:>10.3f} {r['p90_ms']:>9.3f} {r['per_second']:>9.1f} {r['peak_rss_mib']:>9.1f}")
+    lines.append("")
+    for key, value in result["ratios"].items():
+        lines.append(f"{key:<20} {value if value is not None else 'n/a (not measured)'}")
+    return "\n".join(lines) + "\n"
+
+
+def render_svg(result: dict[str, Any]) -> str:
+    """Two panels, drawn by hand (no plotting dependency): per-dispatch cost against journal
+    size (log scale) and against hook count, durable and in memory."""
+    w = result["workloads"]
+    panels = [
+        ("cost vs journal size (1 hook, durable)", [("1e3", "prefilled_1e3_durable"), ("1e5", "prefilled_1e5_durable"), ("1e6", "prefilled_1e6_durable")]),
+        ("cost vs hook count", [("1", "dispatch_1_hook_durable"), ("8", "dispatch_8_hooks_durable"), ("32", "dispatch_32_hooks_durable")]),
+        ("cost vs hook count (memory)", [("1", "dispatch_1_hook_memory"), ("8", "dispatch_8_hooks_memory"), ("32", "dispatch_32_hooks_memory")]),
+    ]
+    width, height, pad = 300, 220, 40
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(panels)}" height="{height}" font-family="sans-serif" font-size="11">']
+    for index, (title, series) in enumerate(panels):
+        x0 = index * width
+        points = [(label, w[name]["median_ms"]) for label, name in series if name in w]
+        top = max((v for _, v in points), default=1.0) * 1.15 or 1.0
+        parts.append(f'<text x="{x0 + pad}" y="16">{title}</text>')
+        parts.append(f'<line x1="{x0 + pad}" y1="{height - pad}" x2="{x0 + width - 10}" y2="{height - pad}" stroke="black"/>')
+        parts.append(f'<line x1="{x0 + pad}" y1="30" x2="{x0 + pad}" y2="{height - pad}" stroke="black"/>')
+        parts.append(f'<text x="{x0 + 2}" y="34">{top:.2f} ms</text>')
+        coords = []
+        for k, (label, value) in enumerate(points):
+            x = x0 + pad + (k + 0.5) * (width - pad - 10) / max(1, len(points))
+            y = height - pad - (value / top) * (height - pad - 30)
+            coords.append(f"{x:.1f},{y:.1f}")
+            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3"/>')
+            parts.append(f'<text x="{x - 8:.1f}" y="{height - pad + 14}">{label}</text>')
+            parts.append(f'<text x="{x + 4:.1f}" y="{y - 4:.1f}">{value:.2f}</text>')
+        if coords:
+            parts.append(f'<polyline fill="none" stroke="steelblue" points="{" ".join(coords)}"/>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
 
 
 def _main(argv: list[str]) -> int:

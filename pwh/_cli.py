@@ -71,6 +71,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--steps", default="scenarios", metavar="PACKAGE", help="the step library package (default: scenarios)")
     check.set_defaults(handler=_scenarios_check)
 
+    bench = sub.add_parser("bench", help="measure dispatch cost beside the SQLite commit floor (and LoopX)")
+    bench.add_argument("--quick", action="store_true", help="fewer repetitions (a minute or two); every ratio is still reported")
+    bench.add_argument("--json", metavar="PATH", help="write workloads and ratios as JSON")
+    bench.add_argument("--plot", metavar="PATH", help="write an SVG of cost against journal size and hook count")
+    bench.add_argument("--compare", choices=["loopx"], help="also run the 1- and 8-hook workloads through the loopx adapter")
+    bench.add_argument("--dir", metavar="DIR", help="where the durable workloads write (default: the system temp dir); put it on the disk you mean to measure")
+    bench.set_defaults(handler=_bench)
+
     vectors = sub.add_parser("vectors", help="print the identity test vectors (or --check the shipped file)")
     vectors.add_argument("--check", action="store_true", help="exit 1 if the shipped vectors differ from the reference profile")
     vectors.set_defaults(handler=_vectors)
@@ -143,6 +151,31 @@ def _scenarios_check(args: argparse.Namespace) -> int:
         print(f"pwh scenarios check: {len(problems)} problem(s)", file=sys.stderr)
         return EXIT_FAILED
     print(f"pwh scenarios check: ok — {total} scenarios across {len(per_rule)} rows and rules, every step defined")
+    return EXIT_OK
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from ._bench import BenchPlan, render_svg, render_table, run_bench
+
+    if args.plot and not args.plot.endswith(".svg"):
+        raise UsageError("--plot writes SVG: give a path ending in .svg")
+    if args.compare == "loopx":
+        try:
+            import loopx  # noqa: F401
+        except ImportError:
+            raise UsageError("--compare loopx needs the loopx extra: pip install -e '.[loopx]'") from None
+    base = Path(args.dir) if args.dir else Path(tempfile.gettempdir())
+    if not base.is_dir():
+        raise UsageError(f"--dir {args.dir} is not a directory")
+    plan = BenchPlan(quick=args.quick, compare_loopx=args.compare == "loopx")
+    print(f"pwh bench: {'quick' if args.quick else 'full'} run, {plan.reps()} repetitions, durable stores under --dir", flush=True)
+    result = run_bench(plan, base, out=lambda line: print(line, flush=True))
+    print()
+    print(render_table(result), end="")
+    _write(args.json, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    _write(args.plot, render_svg(result) if args.plot else "")
     return EXIT_OK
 
 

@@ -1,0 +1,48 @@
+"""`pwh bench` machinery at toy scale: workloads run in children and ratios follow their definitions
+(the figures themselves are read from `pwh bench`, never asserted here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pwh._bench import prefill, ratios, render_svg, render_table, run_child, summarise
+from pwh._journal import SQLiteJournal
+
+
+def test_summary_statistics() -> None:
+    s = summarise([0.001] * 9 + [0.010])
+    assert s["median_ms"] == 1.0 and s["p90_ms"] == 1.0 and s["n"] == 10
+    assert s["per_second"] == round(10 / 0.019, 1)
+
+
+def test_ratios_follow_their_definitions() -> None:
+    w = {
+        "dispatch_1_hook_durable": {"per_second": 900.0}, "floor_sqlite_commit": {"per_second": 1800.0},
+        "loopx_1_hook_durable": {"per_second": 45.0}, "dispatch_8_hooks_durable": {"per_second": 300.0},
+        "prefilled_1e3_durable": {"median_ms": 1.0}, "prefilled_1e6_durable": {"median_ms": 1.1},
+    }
+    r = ratios(w)  # type: ignore[arg-type]
+    assert r == {"vs_floor": 0.5, "vs_loopx_1_hook": 20.0, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.1}
+
+
+def test_a_workload_runs_in_a_child_and_reports_memory(tmp_path: Path) -> None:
+    result = run_child("dispatch_8_hooks_memory", 5, tmp_path)
+    assert len(result["times"]) == 5 and result["peak_rss_kib"] > 0
+    assert list(tmp_path.iterdir()) == []  # the child's work dir is removed
+
+
+def test_prefill_writes_valid_records(tmp_path: Path) -> None:
+    path = tmp_path / "sidecar.sqlite3"
+    prefill(path, 50)
+    journal = SQLiteJournal(path)
+    records = journal.records()  # checksums verify, keys match
+    journal.close()
+    assert len(records) == 50 and len({r["dispatch_id"] for r in records}) == 50
+
+
+def test_table_and_plot_render() -> None:
+    w = {"dispatch_1_hook_durable": {"n": 3, "median_ms": 1.0, "p90_ms": 2.0, "per_second": 900.0, "peak_rss_mib": 30.0}}
+    result = {"workloads": w, "ratios": ratios(w)}  # type: ignore[arg-type]
+    assert "dispatch_1_hook_durable" in render_table(result)
+    svg = render_svg(result)
+    assert svg.startswith("<svg") and "cost vs hook count" in svg
