@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ._codes import json_path
@@ -27,38 +27,59 @@ class CanonicalError(ValueError):
         self.reason = reason
 
 
-def to_plain(value: Any, _path: tuple[Any, ...] = (), _depth: int = 0) -> Any:
+def to_plain(value: Any, *, max_bytes: int | None = None) -> Any:
     """Copy ``value`` into plain dict/list/str/int/float/bool/None, refusing anything else.
 
-    Only exact built-in types are accepted (no subclasses), so objects with hostile ``__eq__``,
-    ``__hash__`` or ``__str__`` are rejected before any of their code runs.
+    Only exact built-in types are accepted (no subclasses, no ``isinstance``), so objects with
+    hostile ``__eq__``, ``__hash__``, ``__str__`` or ``__class__`` are rejected before any of their
+    code runs. Integers must fit in 64 bits (portable JSON; Python would also refuse to print a
+    huge one). With ``max_bytes``, the copy stops as soon as a lower bound of the serialised size
+    passes it, so a hostile ten-million-element answer costs little to refuse.
     """
-    if _depth > MAX_DEPTH:
-        raise CanonicalError(json_path(_path), f"nested deeper than {MAX_DEPTH} levels")
+    budget = [max_bytes if max_bytes is not None else -1]
+    return _plain(value, (), 0, budget)
+
+
+def _spend(budget: list[int], n: int, path: tuple[Any, ...]) -> None:
+    if budget[0] >= 0:
+        budget[0] -= n
+        if budget[0] < 0:
+            raise CanonicalError("$", "the serialised value is over its byte budget")
+
+
+def _plain(value: Any, path: tuple[Any, ...], depth: int, budget: list[int]) -> Any:
+    if depth > MAX_DEPTH:
+        raise CanonicalError(json_path(path), f"nested deeper than {MAX_DEPTH} levels")
     kind = type(value)
-    if value is None or kind is bool or kind is str:
+    if kind is str:
+        _spend(budget, len(value) + 2, path)
+        return value
+    if value is None or kind is bool:
+        _spend(budget, 4, path)
         return value
     if kind is int:
+        if value.bit_length() > 64:
+            raise CanonicalError(json_path(path), "integer outside the 64-bit range")
+        _spend(budget, 1, path)
         return value
     if kind is float:
         if math.isnan(value) or math.isinf(value):
-            raise CanonicalError(json_path(_path), "NaN or Infinity is not JSON")
+            raise CanonicalError(json_path(path), "NaN or Infinity is not JSON")
+        _spend(budget, 1, path)
         return value
-    if kind is dict or (isinstance(value, Mapping) and _is_frozen_mapping(value)):
+    if kind is dict or kind is MappingProxyType:
+        _spend(budget, 2, path)
         out: dict[str, Any] = {}
         for key in list(value.keys()):
             if type(key) is not str:
-                raise CanonicalError(json_path(_path), "object keys must be strings")
-            out[key] = to_plain(value[key], _path + (key,), _depth + 1)
+                raise CanonicalError(json_path(path), "object keys must be strings")
+            _spend(budget, len(key) + 3, path)
+            out[key] = _plain(value[key], path + (key,), depth + 1, budget)
         return out
     if kind is list or kind is tuple:
-        return [to_plain(item, _path + (i,), _depth + 1) for i, item in enumerate(value)]
-    raise CanonicalError(json_path(_path), f"a {_type_name(value)} is not a JSON value")
-
-
-def _is_frozen_mapping(value: Any) -> bool:
-    # Our own immutable input view (types.MappingProxyType) is plain JSON underneath.
-    return type(value).__name__ == "mappingproxy"
+        _spend(budget, 2, path)
+        return [_plain(item, path + (i,), depth + 1, budget) for i, item in enumerate(value)]
+    raise CanonicalError(json_path(path), f"a {_type_name(value)} is not a JSON value")
 
 
 def _type_name(value: Any) -> str:

@@ -174,12 +174,12 @@ def validate_result(
     and the journal all use those same bytes.
     """
     code = codes.RESULT_CONTRACT_REJECTED
+    budget = registration["budget"]
     try:
-        plain = to_plain(result)
+        plain = to_plain(result, max_bytes=budget["max_result_bytes"])
     except CanonicalError as exc:
         return None, b"", [Rejection(code, exc.path, exc.reason)]
     raw = dumps_plain(plain)
-    budget = registration["budget"]
     if len(raw) > budget["max_result_bytes"]:
         return None, raw, [
             Rejection(code, "$", f"serialised result is over the {budget['max_result_bytes']}-byte budget")

@@ -86,3 +86,32 @@ def test_each_vector_recomputes() -> None:
         assert intent_id(i["dispatch_id"], i["intent_kind"], i["policy_version"], i["payload"]) == case["intent_id"]
     # the two payloads written in different key orders share one id
     assert vectors["intent_id"][0]["intent_id"] == vectors["intent_id"][1]["intent_id"]
+
+
+def test_hostile_and_oversized_values_are_refused_cheaply() -> None:
+    from pwh._canonical import to_plain
+
+    class Hostile:
+        def __eq__(self, other: object) -> bool:
+            raise AssertionError("__eq__ ran")
+
+        __hash__ = None  # type: ignore[assignment]
+
+        @property
+        def __class__(self):  # type: ignore[no-untyped-def,override]
+            raise AssertionError("__class__ ran")
+
+    with pytest.raises(CanonicalError):
+        to_plain({"x": Hostile()})
+    with pytest.raises(CanonicalError) as info:
+        to_plain({"n": 2**70})
+    assert info.value.path == "$.n"
+    huge = ["x" * 10] * 10_000_000
+    with pytest.raises(CanonicalError) as info:
+        to_plain({"items": huge}, max_bytes=16384)
+    assert "byte budget" in info.value.reason  # refused at the budget, not after copying it all
+    deep: object = "bottom"
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(CanonicalError):
+        to_plain(deep)
