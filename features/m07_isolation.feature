@@ -26,6 +26,8 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
       | proposes an intent for another hook        | result_contract_rejected |
       | tries to change its input                  | producer_failed          |
       | returns NaN inside its intent              | result_contract_rejected |
+      | returns an integer beyond 64 bits          | result_contract_rejected |
+      | returns a result over its byte limit once escaped | result_contract_rejected |
       | hands its own input back as the intent payload | result_contract_rejected |
       | returns a value that is not JSON           | result_contract_rejected |
       | returns a result with a non-string key     | result_contract_rejected |

