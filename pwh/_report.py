@@ -18,8 +18,9 @@ from ._rules import RULES, RULES_BY_ID
 STATUS_MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip"}
 
 
-def verdict_table(verdict: dict[str, Any]) -> str:
-    """The terminal table: row · scenarios · passed · failed · skipped · status."""
+def verdict_table(verdict: dict[str, Any], *, failures: bool = True) -> str:
+    """The terminal table: row · scenarios · passed · failed · skipped · status (then, unless
+    ``failures`` is false, one line per failed scenario)."""
     lines = [f"pwh gate — SUT: {verdict['sut']}", ""]
     header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7}  status  case"
     lines += [header, "-" * len(header)]
@@ -33,7 +34,7 @@ def verdict_table(verdict: dict[str, Any]) -> str:
     lines += ["", f"{s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped — verdict: {s['verdict'].upper()}"]
     if "coverage" in verdict:
         lines.append(f"branch coverage of the reference by the matrix alone: {verdict['coverage']['branch_percent']}%")
-    for failed in _failures(verdict):
+    for failed in _failures(verdict) if failures else ():
         lines.append(f"  {','.join(failed['tags'])} {failed.get('scenario', failed['id'])}: {_one_line(failed)}")
     return "\n".join(lines) + "\n"
 

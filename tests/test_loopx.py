@@ -222,3 +222,15 @@ def test_failure_codes_are_renamed_only_where_loopx_has_the_same_one() -> None:
     assert to_rfc_code("contract_rejected") == "result_contract_rejected"
     assert to_rfc_code("receipt_conflict") == "intent_conflict"
     assert to_rfc_code("registration_or_input_rejected") == "registration_or_input_rejected"  # verbatim
+
+
+def test_the_readme_table_is_the_one_this_run_generates(loopx_gate: dict[str, Any]) -> None:
+    from pwh._divergences import readme_block
+
+    verdict = loopx_gate["verdict"]
+    assert verdict is not None
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert readme_block(verdict) in readme, (
+        "README's LoopX verdict table is stale: regenerate with "
+        "python -m pwh._divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
+    )
