@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import __version__
 from ._gate import GateError, locate, run_gate
+from ._packet import add_packet_commands
 from ._report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -82,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     vectors = sub.add_parser("vectors", help="print the identity test vectors (or --check the shipped file)")
     vectors.add_argument("--check", action="store_true", help="exit 1 if the shipped vectors differ from the reference profile")
     vectors.set_defaults(handler=_vectors)
+    add_packet_commands(sub)
     return p
 
 

@@ -27,6 +27,8 @@ SCHEMA_NAMES: tuple[str, ...] = (
     "hook_result",
     "intent",
     "sidecar_receipt",
+    "packet_manifest",
+    "gate_verdict",
 )
 
 MAX_ERRORS = 8

@@ -155,8 +155,9 @@ TIMEOUT_GRACE_MS = 700
 @then(parsers.re(rf"the Turn gave up on hook {HOOK} within its timeout"))
 def gave_up_in_time(world: World, hook_id: str) -> None:
     limit = 200 + TIMEOUT_GRACE_MS  # the hanging behaviours register timeout_ms = 200
+    # "seen" names a bucket, not the measured time, so a report of the same run is the same bytes.
     expect(world.last_elapsed_ms <= limit, f"the Turn to finish within {limit} ms with {hook_id} hung",
-           f"it took {world.last_elapsed_ms:.0f} ms")
+           f"it took more than {limit} ms")
 
 
 @then(parsers.re(r'the dispatch is not admitted, with code "(?P<code>[a-z_]+)"'))

@@ -1,0 +1,426 @@
+"""The public test packet: byte-identical rebuilds, verification that names every tampered file,
+and a build that refuses (writing nothing) when any file would leak private data.
+
+The matrix runs once per module (the real gate against the reference); every build reuses that
+GateRun through the injectable ``gate=`` parameter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import hashlib
+import io
+import json
+import shutil
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faker import Faker
+from jsonschema import Draft202012Validator
+
+from pwh._gate import GateRun, run_gate
+from pwh._packet import (
+    MANIFEST,
+    TAR_ROOT,
+    PacketError,
+    PacketLeak,
+    add_packet_commands,
+    build_packet,
+    result_dir_name,
+    verify_packet,
+)
+from pwh._rules import RULE_IDS
+from pwh._schemas import load_schema, validator
+
+ROOT = Path(__file__).resolve().parent.parent
+SUTS = ["reference", "tests.broken_suts:no_timeout"]
+
+
+@pytest.fixture(scope="module")
+def reference_run() -> GateRun:
+    return run_gate("reference", progress=False)
+
+
+def gate_of(run: GateRun) -> Callable[..., GateRun]:
+    """A gate that answers every SUT with the one real run (relabelled), without rerunning the matrix."""
+    return lambda sut, **_: dataclasses.replace(run, sut=sut)
+
+
+@pytest.fixture(scope="module")
+def packet(reference_run: GateRun, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("built") / "packet"
+    build_packet(out, SUTS, tar_path=out.parent / "packet.tar.gz", gate=gate_of(reference_run))
+    return out
+
+
+@pytest.fixture()
+def copy_of(packet: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "copy"
+    shutil.copytree(packet, target)
+    return target
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def manifest_of(root: Path) -> dict[str, Any]:
+    return json.loads((root / MANIFEST).read_text("utf-8"))
+
+
+def rehash(root: Path, rel: str) -> None:
+    """Make the manifest agree with an edited file, so only the content check can object."""
+    manifest = manifest_of(root)
+    data = (root / rel).read_bytes()
+    manifest["files"][rel] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    (root / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", "utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# Deterministic
+# --------------------------------------------------------------------------------------------
+
+
+def test_two_builds_are_byte_identical(packet: Path, reference_run: GateRun, tmp_path: Path) -> None:
+    # Another directory name and parent: nothing of where the packet is built may leak into it.
+    again = tmp_path / "elsewhere" / "second-build"
+    build_packet(again, SUTS, tar_path=tmp_path / "second.tar.gz", gate=gate_of(reference_run))
+    first, second = tree(packet), tree(again)
+    assert sorted(first) == sorted(second)
+    for rel in first:
+        assert first[rel] == second[rel], rel
+    assert (packet.parent / "packet.tar.gz").read_bytes() == (tmp_path / "second.tar.gz").read_bytes()
+
+
+def test_the_archive_carries_no_time_owner_or_file_name(packet: Path) -> None:
+    raw = (packet.parent / "packet.tar.gz").read_bytes()
+    assert raw[:3] == b"\x1f\x8b\x08" and raw[3] & 0x08 == 0, "gzip header names a file"
+    assert raw[4:8] == b"\0\0\0\0", "gzip header carries a time"
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as archive:
+        members = archive.getmembers()
+    names = [m.name for m in members]
+    assert names == sorted(names)
+    for m in members:
+        assert (m.mtime, m.uid, m.gid, m.uname, m.gname) == (0, 0, 0, "", ""), m.name
+        assert m.mode == (0o755 if m.isdir() else 0o644), m.name
+
+
+def test_the_archive_holds_exactly_the_manifest_files(packet: Path) -> None:
+    listed = set(manifest_of(packet)["files"]) | {MANIFEST}
+    with tarfile.open(packet.parent / "packet.tar.gz", mode="r:gz") as archive:
+        files = {m.name.removeprefix(TAR_ROOT + "/"): archive.extractfile(m).read()  # type: ignore[union-attr]
+                 for m in archive if m.isfile()}
+        assert all(m.name == TAR_ROOT or m.name.startswith(TAR_ROOT + "/") for m in archive)
+    assert set(files) == listed
+    for rel, data in files.items():
+        assert data == (packet / rel).read_bytes(), rel
+
+
+# --------------------------------------------------------------------------------------------
+# What the packet holds
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_manifest_lists_every_file_and_validates(packet: Path) -> None:
+    text = (packet / MANIFEST).read_text("utf-8")
+    manifest = json.loads(text)
+    assert validator("packet_manifest").is_valid(manifest)
+    assert text == json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    on_disk = tree(packet)
+    assert set(manifest["files"]) == set(on_disk) - {MANIFEST}
+    for rel, entry in manifest["files"].items():
+        assert entry == {"sha256": hashlib.sha256(on_disk[rel]).hexdigest(), "size": len(on_disk[rel])}, rel
+    assert manifest["schema_version"] == "pwh_packet_manifest_v0" and manifest["nondeterministic"] == []
+    assert manifest["source_commit"] == "unknown" or len(manifest["source_commit"]) == 40
+
+
+def test_the_packet_holds_the_matrix_schemas_vectors_rules_and_results(packet: Path) -> None:
+    features = {p.name: p.read_bytes() for p in (ROOT / "features").glob("*.feature")}
+    assert {p.name: p.read_bytes() for p in (packet / "features").glob("*.feature")} == features
+    assert {p.name for p in (packet / "schemas").iterdir()} == {p.name for p in (ROOT / "pwh" / "schemas").glob("*.json")}
+    assert (packet / "vectors" / "identity.json").read_bytes() == (ROOT / "pwh" / "vectors" / "identity.json").read_bytes()
+    rules = json.loads((packet / "rules.json").read_text())["rules"]
+    assert [r["id"] for r in rules] == list(RULE_IDS)
+    assert all(set(r) == {"id", "group", "case", "required_outcome"} and r["required_outcome"] for r in rules)
+    for name in ("reference", "tests.broken_suts-no_timeout"):
+        assert sorted(p.name for p in (packet / "results" / name).iterdir()) == [
+            "cucumber.json", "junit.xml", "report.html", "report.md", "verdict.json"]
+    readme = (packet / "README.md").read_text()
+    assert "pwh gate --features PACKET/features --sut" in readme and "pwh packet verify PACKET" in readme
+
+
+def test_result_directory_names_are_filesystem_safe() -> None:
+    assert result_dir_name("tests.broken_suts:no_timeout") == "tests.broken_suts-no_timeout"
+    assert result_dir_name("../../x:y") == "x-y"
+    assert result_dir_name(":::") == "sut"
+
+
+def test_the_gate_verdict_schema_describes_the_real_verdict(reference_run: GateRun) -> None:
+    schema = load_schema("gate_verdict")
+    Draft202012Validator.check_schema(schema)
+    verdict = reference_run.verdict()
+    assert validator("gate_verdict").is_valid(verdict)
+    broken = copy.deepcopy(verdict)
+    broken["rows"]["M01"]["status"] = "passed"
+    del broken["scenarios"][0]["outcome"]
+    assert len(list(validator("gate_verdict").iter_errors(broken))) == 2
+
+
+def test_project_features_and_schemas_pass_the_boundary_scan_unweakened(packet: Path) -> None:
+    # Zero false positives on our own material; and the scan that passed them still bites.
+    assert verify_packet(packet).ok
+    assert verify_packet(packet, private_names=["reference"]).problems
+
+
+# --------------------------------------------------------------------------------------------
+# Verify
+# --------------------------------------------------------------------------------------------
+
+
+def test_verify_passes_on_the_real_build(packet: Path) -> None:
+    report = verify_packet(packet)
+    assert report.ok and report.exit_code == 0 and report.problems == [], report.render()
+    assert report.files_checked == len(manifest_of(packet)["files"]) + 1
+    assert "verified" in report.render()
+
+
+def test_one_changed_byte_in_any_file_is_named(copy_of: Path) -> None:
+    listed = sorted(manifest_of(copy_of)["files"])
+    for rel in listed:  # one byte each, same size: only the hash can tell
+        path = copy_of / rel
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] = ord("x") if data[len(data) // 2] != ord("x") else ord("y")
+        path.write_bytes(bytes(data))
+    report = verify_packet(copy_of)
+    altered = {f for f, kind, _ in report.problems if kind == "altered"}
+    assert altered == set(listed) and report.exit_code == 1
+
+
+def test_a_changed_byte_in_the_manifest_is_caught(copy_of: Path) -> None:
+    text = (copy_of / MANIFEST).read_text()
+    entry = manifest_of(copy_of)["files"]["rules.json"]["sha256"]
+    (copy_of / MANIFEST).write_text(text.replace(entry, ("0" if entry[0] != "0" else "1") + entry[1:]))
+    report = verify_packet(copy_of)
+    assert ("rules.json", "altered", "sha256 differs from the manifest") in report.problems
+
+
+def test_a_deleted_file_is_missing_and_an_added_one_extra(copy_of: Path) -> None:
+    (copy_of / "features" / "m05_replay.feature").unlink()
+    (copy_of / "results" / "reference" / "notes.txt").write_text("added later\n")
+    report = verify_packet(copy_of)
+    assert {(f, k) for f, k, _ in report.problems} == {
+        ("features/m05_replay.feature", "missing"), ("results/reference/notes.txt", "extra")}
+    assert report.exit_code == 1
+    assert "features/m05_replay.feature: missing" in report.render()
+
+
+def test_verify_revalidates_json_against_its_schema(copy_of: Path) -> None:
+    rel = "results/reference/verdict.json"
+    verdict = json.loads((copy_of / rel).read_text())
+    verdict["summary"]["verdict"] = "green"
+    (copy_of / rel).write_text(json.dumps(verdict))
+    (copy_of / "rules.json").write_text("{not json")
+    rehash(copy_of, rel)
+    rehash(copy_of, "rules.json")
+    report = verify_packet(copy_of)
+    assert {(f, k) for f, k, _ in report.problems} == {(rel, "invalid"), ("rules.json", "invalid")}, report.render()
+    manifest = manifest_of(copy_of)
+    manifest["built_on"] = "a host"
+    (copy_of / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    assert (MANIFEST, "invalid", "$.built_on: field is not allowed here") in verify_packet(copy_of).problems
+
+
+def test_verify_rescans_every_file_without_echoing_the_value(copy_of: Path) -> None:
+    secret = SECRETS["email"][0]
+    with (copy_of / "README.md").open("a") as fh:
+        fh.write(f"Questions: {secret}\n")
+    rehash(copy_of, "README.md")
+    report = verify_packet(copy_of)
+    assert [(f, k) for f, k, _ in report.problems] == [("README.md", "leak")]
+    assert "email" in report.problems[0][2] and secret not in report.render()
+
+
+@pytest.mark.parametrize("make", ["missing", "file", "empty", "not json", "no files"])
+def test_verify_says_not_a_packet_without_a_traceback(make: str, tmp_path: Path) -> None:
+    target = tmp_path / "p"
+    if make == "file":
+        target.write_text("x")
+    elif make != "missing":
+        target.mkdir()
+        if make == "not json":
+            (target / MANIFEST).write_text("{")
+        elif make == "no files":
+            (target / MANIFEST).write_text("[]")
+    report = verify_packet(target)
+    assert report.exit_code == 2 and not report.ok and "not a packet" in report.render()
+
+
+def test_verify_never_follows_a_path_out_of_the_packet(copy_of: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("hello\n")
+    manifest = manifest_of(copy_of)
+    manifest["files"]["../outside.txt"] = {"sha256": hashlib.sha256(b"hello\n").hexdigest(), "size": 6}
+    (copy_of / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (copy_of / "link.txt").symlink_to(outside)
+    report = verify_packet(copy_of)
+    kinds = {(f, k) for f, k, _ in report.problems}
+    assert ("link.txt", "unsafe") in kinds and any(k == "unsafe" and f.startswith("manifest files entry") for f, k in kinds)
+    assert "../outside.txt" not in report.render()
+
+
+# --------------------------------------------------------------------------------------------
+# Public-safe: a leak stops the build, names file / line / category, never the value
+# --------------------------------------------------------------------------------------------
+
+fake = Faker()
+fake.seed_instance(20260826)
+SECRETS = {
+    "email": (fake.email(), {"email"}),
+    "url": (fake.url(), {"url"}),
+    "absolute path": (fake.file_path(depth=3, absolute=True), {"absolute_path", "home_dir"}),
+    "github token": ("ghp_" + fake.password(length=36, special_chars=False), {"credential"}),
+}
+
+
+def features_with(tmp_path: Path, line: str) -> Path:
+    features = tmp_path / "features"
+    shutil.copytree(ROOT / "features", features)
+    target = features / "m04_committed_writeback.feature"
+    lines = target.read_text("utf-8").split("\n")
+    target.write_text("\n".join([lines[0], line, *lines[1:]]), "utf-8")  # now line 2
+    return features
+
+
+def assert_nothing_written(parent: Path, before: set[str]) -> None:
+    assert {p.name for p in parent.iterdir()} == before, "a half-built packet or temp file was left"
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+def test_a_secret_in_a_feature_file_blocks_the_build(kind: str, reference_run: GateRun, tmp_path: Path) -> None:
+    value, categories = SECRETS[kind]
+    features = features_with(tmp_path, f"  Contact {value} for access.")
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(PacketLeak) as caught:
+        build_packet(out / "packet", ["reference"], tar_path=out / "p.tar.gz", gate=gate_of(reference_run), features=features)
+    leak = caught.value
+    assert (leak.file, leak.line) == ("features/m04_committed_writeback.feature", "line 2")
+    assert leak.category in categories
+    assert value not in str(leak) and value not in repr(leak.findings)
+    assert_nothing_written(out, set())
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+def test_a_secret_in_a_report_blocks_the_build_and_keeps_the_old_packet(
+    kind: str, reference_run: GateRun, tmp_path: Path
+) -> None:
+    out = tmp_path / "packet"
+    build_packet(out, ["reference"], gate=gate_of(reference_run))
+    before = tree(out)
+    value, categories = SECRETS[kind]
+    leaky = copy.deepcopy(reference_run)
+    leaky.scenarios[0].update(outcome="failed", expected="a clean run", seen=f"it printed {value}")
+    with pytest.raises(PacketLeak) as caught:
+        build_packet(out, ["reference"], gate=gate_of(leaky))
+    leak = caught.value
+    assert {f for f, _, _ in leak.findings} >= {"results/reference/verdict.json", "results/reference/report.md"}
+    assert leak.file.startswith("results/reference/") and leak.line.startswith("line ")
+    assert {c for _, _, c in leak.findings} & categories
+    assert value not in str(leak)
+    assert tree(out) == before and verify_packet(out).ok
+    assert_nothing_written(tmp_path, {"packet"})
+
+
+def test_the_private_name_deny_list_is_honoured(reference_run: GateRun, tmp_path: Path) -> None:
+    features = features_with(tmp_path, "  Built for Zeta Widgets.")
+    build_packet(tmp_path / "ok", ["reference"], gate=gate_of(reference_run), features=features)
+    with pytest.raises(PacketLeak) as caught:
+        build_packet(tmp_path / "no", ["reference"], gate=gate_of(reference_run), features=features,
+                     private_names=["zeta widgets"])
+    assert (caught.value.file, caught.value.line, caught.value.category) == (
+        "features/m04_committed_writeback.feature", "line 2", "private_name")
+    assert "Zeta" not in str(caught.value) and not (tmp_path / "no").exists()
+
+
+def test_a_private_name_in_a_sut_is_withheld_from_the_error(reference_run: GateRun, tmp_path: Path) -> None:
+    with pytest.raises(PacketLeak) as caught:
+        build_packet(tmp_path / "p", ["acmecorp_adapter:factory"], gate=gate_of(reference_run), private_names=["acmecorp"])
+    assert "acmecorp" not in str(caught.value).lower()
+    assert any(f == "results/<withheld>/verdict.json" for f, _, _ in caught.value.findings)
+
+
+# --------------------------------------------------------------------------------------------
+# Bad input: clear errors, nothing touched
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_target_that_is_a_file_or_a_foreign_directory_is_refused(reference_run: GateRun, tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("mine\n")
+    with pytest.raises(PacketError, match="exists and is not a directory"):
+        build_packet(a_file, ["reference"], gate=gate_of(reference_run))
+    foreign = tmp_path / "docs"
+    foreign.mkdir()
+    (foreign / "notes.md").write_text("mine\n")
+    with pytest.raises(PacketError, match="holds no packet"):
+        build_packet(foreign, ["reference"], gate=gate_of(reference_run))
+    (foreign / MANIFEST).write_text('{"name": "a web extension"}\n')  # someone else's manifest.json
+    with pytest.raises(PacketError, match="holds no packet"):
+        build_packet(foreign, ["reference"], gate=gate_of(reference_run))
+    with pytest.raises(PacketError, match="inside the packet"):
+        build_packet(tmp_path / "p", ["reference"], tar_path=tmp_path / "p" / "x.tar.gz", gate=gate_of(reference_run))
+    assert a_file.read_text() == "mine\n" and sorted(p.name for p in foreign.iterdir()) == [MANIFEST, "notes.md"]
+
+
+def test_a_failed_write_leaves_the_old_packet_and_no_temp_dir(
+    reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "packet"
+    build_packet(out, ["reference"], gate=gate_of(reference_run))
+    before = tree(out)
+
+    def disk_full(_: dict[str, bytes]) -> bytes:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pwh._packet.tar_bytes", disk_full)
+    with pytest.raises(PacketError, match="No space left"):  # a rebuild with more results, failing late
+        build_packet(out, SUTS, tar_path=tmp_path / "p.tar.gz", gate=gate_of(reference_run))
+    assert tree(out) == before
+    assert_nothing_written(tmp_path, {"packet"})
+
+
+# --------------------------------------------------------------------------------------------
+# The command line the lead wires in
+# --------------------------------------------------------------------------------------------
+
+
+def run_cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="pwh")
+    add_packet_commands(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    return int(args.handler(args))
+
+
+def test_the_packet_commands(reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("pwh._packet.run_gate", gate_of(reference_run))
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--tar", "pkt.tar.gz"]) == 0
+    assert run_cli(["packet", "verify", "pkt"]) == 0
+    assert "verified" in capsys.readouterr().out
+    (tmp_path / "pkt" / "rules.json").write_text("{}\n")
+    assert run_cli(["packet", "verify", "pkt"]) == 1
+    assert "rules.json: altered" in capsys.readouterr().err
+    assert run_cli(["packet", "verify", "nowhere"]) == 2
+    (tmp_path / "plain").write_text("x")
+    assert run_cli(["packet", "build", "plain"]) == 2
+    err = capsys.readouterr().err
+    assert "not a directory" in err and "Traceback" not in err and str(tmp_path) not in err
+    monkeypatch.setenv("PWH_PRIVATE_NAMES", "Ref, other")
+    assert run_cli(["packet", "build", "pkt2"]) == 1
+    assert "private_name" in capsys.readouterr().err and not (tmp_path / "pkt2").exists()
