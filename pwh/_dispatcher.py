@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import _codes as codes
@@ -38,11 +38,15 @@ from ._runner import RAISED, TIMED_OUT, ProducerRunner
 
 @dataclass
 class _Tally:
-    """Dispatch-wide ceilings; only results that are accepted take a slot (RFC §10)."""
+    """Dispatch-wide ceilings; only results that are accepted take a slot (RFC §10). Also
+    remembers the boundary verdict per read scope: every hook's input is built from the same
+    source, and what differs (hook and capability ids, the dispatch digest) was validated at
+    install or made by pwh, so one check per scope and dispatch proves it for all."""
 
     hooks: int = 0
     intents: int = 0
     result_bytes: int = 0
+    input_checks: dict[tuple[str, ...], Rejection | None] = field(default_factory=dict)
 
 
 class Dispatcher:
@@ -142,7 +146,10 @@ class Dispatcher:
         if over:
             return fail(codes.REGISTRATION_REJECTED, over[0])
         hook_input = build_hook_input(source, reg, did)
-        boundary = self._boundary_rejection(hook_input)
+        scope = tuple(reg["requested_read_scope"])
+        if scope not in tally.input_checks:
+            tally.input_checks[scope] = self._boundary_rejection(hook_input)
+        boundary = tally.input_checks[scope]
         if boundary is not None:
             return fail(codes.INPUT_BOUNDARY_REJECTED, boundary)
         verdict = self._call(hook, hook_input)

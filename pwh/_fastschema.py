@@ -106,13 +106,20 @@ def _compile(schema: Any, resolve: Any, seen: dict[str, Check]) -> Check:
         if not all(k in _TYPES for k in kinds):
             raise _Unsupported
         preds = [_TYPES[k] for k in kinds]
-        checks.append(lambda v: any(p(v) for p in preds))
+        checks.append(preds[0] if len(preds) == 1 else (lambda v: any(p(v) for p in preds)))
     if "const" in schema:
         want = schema["const"]
-        checks.append(lambda v: _json_equal(v, want))
+        if type(want) is str:
+            checks.append(lambda v: type(v) is str and v == want)
+        else:
+            checks.append(lambda v: _json_equal(v, want))
     if "enum" in schema:
         options = list(schema["enum"])
-        checks.append(lambda v: any(_json_equal(v, o) for o in options))
+        if all(type(o) is str for o in options):
+            names = frozenset(options)
+            checks.append(lambda v: type(v) is str and v in names)
+        else:
+            checks.append(lambda v: any(_json_equal(v, o) for o in options))
     if "pattern" in schema:
         rx = re.compile(schema["pattern"])
         checks.append(lambda v: type(v) is not str or rx.search(v) is not None)
@@ -140,7 +147,15 @@ def _compile(schema: Any, resolve: Any, seen: dict[str, Check]) -> Check:
         checks.append(lambda v: sum(1 for s in subs if s(v)) == 1)
     if len(checks) == 1:
         return checks[0]
-    return lambda v: all(c(v) for c in checks)
+    sequence = tuple(checks)
+
+    def every(v: Any) -> bool:
+        for c in sequence:
+            if not c(v):
+                return False
+        return True
+
+    return every
 
 
 def _object_checks(schema: dict[str, Any], resolve: Any, seen: dict[str, Check]) -> list[Check]:
@@ -173,7 +188,15 @@ def _array_checks(schema: dict[str, Any], resolve: Any, seen: dict[str, Check]) 
     out: list[Check] = []
     if "items" in schema:
         item = _compile(schema["items"], resolve, seen)
-        out.append(lambda v: type(v) is not list or all(item(x) for x in v))
+
+        def items(v: Any) -> bool:
+            if type(v) is list:
+                for x in v:
+                    if not item(x):
+                        return False
+            return True
+
+        out.append(items)
     if "minItems" in schema:
         lo = schema["minItems"]
         out.append(lambda v: type(v) is not list or len(v) >= lo)
