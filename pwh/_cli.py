@@ -7,6 +7,7 @@ Exit codes: 0 success; 1 the judged implementation failed (a row failed, a check
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -84,7 +85,56 @@ def _parser() -> argparse.ArgumentParser:
     vectors.add_argument("--check", action="store_true", help="exit 1 if the shipped vectors differ from the reference profile")
     vectors.set_defaults(handler=_vectors)
     add_packet_commands(sub)
+    _add_model_commands(sub)
     return p
+
+
+MODELS_PACKAGE = "scenarios.models"  # loaded by name: core never imports the models
+
+
+def _add_model_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``pwh soak`` / ``pwh replay`` come from the models package; ``pwh soak --campaign
+    reliability`` runs the reliability campaign (core) instead of the models."""
+    try:
+        importlib.import_module(MODELS_PACKAGE).add_model_commands(sub)
+    except ImportError:
+        soak = sub.add_parser("soak", help="run the reliability campaign (the models are not installed)")
+        soak.add_argument("--campaign", default=None)
+        soak.add_argument("--minutes", type=float, default=None)
+        soak.set_defaults(handler=_models_missing)
+    soak = sub.choices["soak"]
+    for action in soak._actions:
+        if action.dest == "minutes":
+            action.required = False
+    soak.add_argument("--quick", action="store_true", help="with --campaign reliability: the short run the tests use")
+    soak.add_argument("--json", metavar="PATH", help="with --campaign reliability: write the counts as JSON")
+    models_handler = soak.get_default("handler")
+
+    def handler(args: argparse.Namespace) -> int:
+        if args.campaign == "reliability":
+            return _reliability(args)
+        if args.minutes is None:
+            raise UsageError("pwh soak needs --minutes N (or --campaign reliability)")
+        return int(models_handler(args))
+
+    soak.set_defaults(handler=handler)
+
+
+def _models_missing(args: argparse.Namespace) -> int:
+    if args.campaign == "reliability":
+        return _reliability(args)
+    raise UsageError("the stateful models (scenarios.models) are not installed beside pwh")
+
+
+def _reliability(args: argparse.Namespace) -> int:
+    from ._reliability import run_campaign
+
+    result = run_campaign(quick=bool(getattr(args, "quick", False)), seed=getattr(args, "seed", None) or 0,
+                          out=lambda line: print(line, flush=True))
+    _write(getattr(args, "json", None), json.dumps(result, indent=2, sort_keys=True) + "\n")
+    total = result["total"]
+    bad = total["uncaught"] + total["leaked"] + total["primary_changed"] + total["false_positives"]
+    return EXIT_FAILED if bad else EXIT_OK
 
 
 def _gate(args: argparse.Namespace) -> int:

@@ -96,6 +96,12 @@ class Dispatcher:
         except JournalError as exc:
             return DispatchOutcome(receipt_id, event_kind, True, journal_error=exc.code)
         tally = _Tally()
+        # What is already recorded for this receipt holds its slots first, whatever the hook
+        # order: a hook installed after the first dispatch gets only what is left (recovery must
+        # never push a receipt past the profile's ceilings).
+        for record in prior.values():
+            if record["status"] in FINAL_STATUSES:
+                self._take_slots(tally, record)
         outcomes: list[HookOutcome] = []
         writes: list[dict[str, Any]] = []
         for hook in hooks:
@@ -128,7 +134,6 @@ class Dispatcher:
     ) -> tuple[HookOutcome, dict[str, Any] | None]:
         reg = hook.registration
         if prior is not None and prior["status"] in FINAL_STATUSES:
-            self._take_slots(tally, prior)
             return self._from_receipt(prior, replayed=True, recorded=True), None
         attempts = prior["attempts"] if prior is not None else 0
 

@@ -12,7 +12,12 @@ CORE = sorted(p for p in (ROOT / "pwh").rglob("*.py") if "capabilities" not in p
 FORBIDDEN = ("fakes", "scenarios", "pwh.capabilities", "tests")
 
 
-def imported_modules(path: Path) -> list[str]:
+# The CLI is the composition root: it may load the step library and the models *by name*
+# (importlib), so the library never depends on them; a static import stays forbidden there too.
+LOADS_BY_NAME = {"_cli.py"}
+
+
+def imported_modules(path: Path, *, by_name: bool = True) -> list[str]:
     tree = ast.parse(path.read_text("utf-8"), str(path))
     names: list[str] = []
     for node in ast.walk(tree):
@@ -25,7 +30,7 @@ def imported_modules(path: Path) -> list[str]:
                 names += [mod] + [f"{mod}.{a.name}" for a in node.names]
             elif node.module:
                 names += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
+        elif by_name and isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
             if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 names.append(node.args[0].value)
     return names
@@ -37,7 +42,8 @@ def test_core_modules_exist() -> None:
 
 @pytest.mark.parametrize("path", CORE, ids=lambda p: str(p.relative_to(ROOT)))
 def test_core_never_imports_fakes_scenarios_or_capabilities(path: Path) -> None:
-    bad = [m for m in imported_modules(path) if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+    names = imported_modules(path, by_name=path.name not in LOADS_BY_NAME)
+    bad = [m for m in names if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
     assert bad == [], f"{path.relative_to(ROOT)} imports {bad}"
 
 

@@ -337,3 +337,17 @@ def test_new_source_receipt_gives_new_identity(sut: ReferenceSUT) -> None:
     a = sut.dispatch(source(1)).hook("a.reporter").dispatch_id
     b = sut.dispatch(source(2)).hook("a.reporter").dispatch_id
     assert a != b and len(sut.journal_records()) == 2
+
+
+def test_recorded_intents_keep_their_slots_when_a_hook_is_installed_later(sut: ReferenceSUT) -> None:
+    # Found by the stateful model: ceiling 1; b records one intent; a is installed afterwards;
+    # a recovery must not take the receipt to two intents.
+    calls = Calls()
+    sut.set_profile(ON.with_(max_intents_per_dispatch=1))
+    install(sut, "b.bravo", calls)
+    assert sut.dispatch(source()).hook("b.bravo").status == "proposed"
+    install(sut, "a.alpha", calls)
+    again = sut.dispatch(source())
+    assert again.hook("a.alpha").failure_code == codes.DISPATCH_BUDGET_EXHAUSTED
+    assert again.hook("b.bravo").replayed
+    assert sum(len(r["intents"]) for r in sut.journal_records()) == 1

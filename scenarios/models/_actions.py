@@ -1,0 +1,153 @@
+"""World-level actions the models and their exported scenarios share.
+
+The model drives a :class:`scenarios._world.World` through exactly these functions, and the
+steps in ``scenarios/steps_models.py`` call the same ones, so a counterexample pasted into
+``features/`` does what the model did, byte for byte. Each installs hooks with the same
+registration and producer body as ``World.install_hook``; ``on_call`` lets the model see every
+provider call as it happens (with its input), which a probe alone does not tell in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fakes._orchestrator import TurnResult
+from fakes._packets import intent_for, proposed, registration
+from pwh._codes import Rejection
+from pwh._outcome import DispatchOutcome
+
+from .._behaviours import BEHAVIOURS, Body, CallContext
+from .._world import HookProbe, World
+
+OnCall = Callable[[str, Mapping[str, Any], int, bool], None]  # hook_id, input, call number, in rollout append
+
+POLICY_ATTR = "model_policies"  # the world's current policy version per versioned hook
+KIND_READY_ATTR = "model_generic_kind_registered"
+
+
+def install_behaviour(world: World, hook_id: str, phrase: str, *, on_call: OnCall | None = None) -> list[Rejection]:
+    """``hook "<id>" is installed and <phrase>``, as the step library does it."""
+    spec = BEHAVIOURS[phrase]
+    return _install(world, hook_id, phrase, spec.body, registration(hook_id, budget={**spec.budget}), on_call)
+
+
+def install_versioned(world: World, hook_id: str, version: str, *, on_call: OnCall | None = None) -> list[Rejection]:
+    """A hook proposing one intent under a policy version the run can move later (JNL-3)."""
+    policies: dict[str, str] = getattr(world, POLICY_ATTR, None) or {}
+    setattr(world, POLICY_ATTR, policies)
+    policies[hook_id] = version
+
+    def body(hook_input: Mapping[str, Any], ctx: CallContext) -> Any:
+        return proposed(intent_for(hook_input, policy_version=policies[hook_id]))
+
+    phrase = f'proposes one intent under policy version "{version}"'
+    return _install(world, hook_id, phrase, body, registration(hook_id), on_call)
+
+
+def move_policy(world: World, hook_id: str, version: str) -> None:
+    """The deployed provider of a versioned hook now proposes under ``version``."""
+    policies: dict[str, str] | None = getattr(world, POLICY_ATTR, None)
+    if not policies or hook_id not in policies:
+        raise AssertionError(f"hook {hook_id} was not installed with a policy version")
+    policies[hook_id] = version
+
+
+def install_periodic_report(world: World, *, on_call: OnCall | None = None) -> None:
+    """The real periodic-report capability, installed by its own ``install`` function."""
+    from pwh.capabilities import periodic_report
+
+    periodic_report.install(_Registrar(world, on_call))
+    world.periodic_report = True
+
+
+def writeback(world: World, n: int) -> dict[str, Any]:
+    """The ``n``-th committed primary writeback (1-based, in commit order)."""
+    receipts = world.orch.receipts()
+    if not 1 <= n <= len(receipts):
+        raise AssertionError(f"there is no committed writeback number {n} ({len(receipts)} committed)")
+    return receipts[n - 1]
+
+
+def replay_writeback(world: World, n: int) -> TurnResult:
+    """Replay the ``n``-th committed writeback; through ``World.act`` when a scripted Turn made it,
+    so the no-hooks baseline of a crash-free run still sees it."""
+    turn_key = writeback(world, n)["turn_instance_id"]
+    for index, result in enumerate(world.script_results):
+        if result.committed and result.turn_key == turn_key:
+            return world.act("replay", turn=index)
+    result = world.orch.replay(turn_key)
+    _remember(world, [result])
+    return result
+
+
+def redeliver_writeback(world: World, n: int) -> DispatchOutcome:
+    """A second dispatcher delivers the ``n``-th writeback's dispatch again (providers run)."""
+    outcome = world.sut.redeliver(dict(writeback(world, n)))
+    world.outcomes.append(outcome)
+    return outcome
+
+
+def restart(world: World) -> list[TurnResult]:
+    """Reopen durable storage and run the recovery queue, as after a crash."""
+    results = world.orch.restart()
+    _remember(world, results)
+    return results
+
+
+def _remember(world: World, results: list[TurnResult]) -> None:
+    for result in results:
+        world.turns.append(result)
+        if result.dispatch is not None:
+            world.outcomes.append(result.dispatch)
+
+
+def _install(
+    world: World, hook_id: str, phrase: str, body: Body, reg: Mapping[str, Any], on_call: OnCall | None
+) -> list[Rejection]:
+    # World.install_hook registers the generic intent kind on every install; the catalog keeps
+    # the first (same schema), so once per world is the same and spares a schema compile per hook.
+    if not getattr(world, KIND_READY_ATTR, False):
+        world.ensure_generic_kind()
+        setattr(world, KIND_READY_ATTR, True)
+    probe = HookProbe(hook_id, phrase)
+    rejections = world.sut.install(reg, _producer(world, probe, body, on_call))
+    world.install_rejections[hook_id] = rejections
+    if not rejections:
+        world.hooks[hook_id] = probe
+    return rejections
+
+
+def _producer(world: World, probe: HookProbe, body: Body, on_call: OnCall | None) -> Callable[[Mapping[str, Any]], Any]:
+    """The probe wrapper of ``World``: count, keep the input, note the order, then run the body."""
+
+    def produce(hook_input: Mapping[str, Any]) -> Any:
+        probe.calls += 1
+        probe.inputs.append(hook_input)
+        world.call_order.append(probe.hook_id)
+        appending = world.orch.rollout.appending
+        if appending:
+            probe.called_during_rollout_append = True
+        if on_call is not None:
+            on_call(probe.hook_id, hook_input, probe.calls, appending)
+        return body(hook_input, CallContext(probe.calls, world.release, world.private_values))
+
+    return produce
+
+
+class _Registrar:
+    """Lets a real capability install itself while the model still sees its provider calls."""
+
+    def __init__(self, world: World, on_call: OnCall | None) -> None:
+        self.world = world
+        self.on_call = on_call
+
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> None:
+        self.world.sut.register_intent_kind(kind, payload_schema)
+
+    def install(self, reg: Mapping[str, Any], producer: Callable[[Mapping[str, Any]], Any]) -> None:
+        rejections = _install(
+            self.world, reg["hook_id"], "the capability's own producer", lambda i, c: producer(i), reg, self.on_call
+        )
+        if rejections:
+            raise AssertionError(f"the capability's registration was rejected: {rejections[0]}")

@@ -1,0 +1,386 @@
+"""The invariants every model step must keep, each tagged with the matrix row its rule belongs to.
+
+:class:`Judge` remembers what earlier steps showed (final records, identities, deliveries) and
+checks one step at a time; the first broken invariant is the finding. The checks are ordered so
+that the most direct statement of a broken rule wins (a rolled-back writeback is reported as a
+disturbed primary, not as the orphan sidecar record it leaves behind).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from fakes._scheduler import DUPLICATE_CONTENT_DIFFERS
+from pwh import _codes as codes
+from pwh._boundary import BoundaryScanner
+from pwh._canonical import canonical_bytes, digest
+
+from ._catalog import expected
+from ._observe import Episode
+from ._system import ModelSystem, StepRecord
+
+# How long past its registered timeout a dispatch may take to give up on a hung hook: the same
+# slack as the Gherkin step "the Turn gave up on hook ... within its timeout".
+TIMEOUT_GRACE_MS = 700
+# A sidecar record is a hook's result (at most its max_result_bytes) plus a fixed envelope.
+RECORD_ENVELOPE_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A broken invariant: which, the row whose rule it is, at which step, and what was seen."""
+
+    invariant: str
+    row: str
+    step: int
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"invariant": self.invariant, "row": self.row, "step": self.step, "message": self.message}
+
+
+class ModelViolation(AssertionError):
+    """Raised by a model run when a step breaks an invariant."""
+
+    def __init__(self, violation: Violation) -> None:
+        super().__init__(f"{violation.row} {violation.invariant} at step {violation.step}: {violation.message}")
+        self.violation = violation
+
+
+Finding = tuple[str, str, str]  # invariant, row, message
+
+
+class Judge:
+    """Checks each step of one run; keeps the run's memory between steps."""
+
+    def __init__(self) -> None:
+        self.history: dict[str, bytes] = {}  # dispatch_id -> its final record, as first seen
+        self.dispatch_keys: dict[str, tuple[Any, ...]] = {}
+        self.dispatch_by_key: dict[tuple[Any, ...], str] = {}
+        self.intent_keys: dict[str, str] = {}
+        self.intent_by_key: dict[str, str] = {}
+        self.delivered: dict[str, set[str]] = {}  # dispatch_id -> intent ids the scheduler got
+        self.covered: dict[str, frozenset[str]] = {}  # receipt -> hooks admitted at its last dispatch
+        self.scanned: set[bytes] = set()
+        self.turns_seen = 0
+        self.scanner = BoundaryScanner()
+
+    def check(self, system: ModelSystem, record: StepRecord) -> Violation | None:
+        for finding in self._findings(system, record):
+            if finding is not None:
+                invariant, row, message = finding
+                return Violation(invariant, row, record.index, message)
+        return None
+
+    def _findings(self, system: ModelSystem, record: StepRecord) -> Iterator[Finding | None]:
+        yield self._step_ran(record)
+        if record.escaped or record.crash_missed:
+            return
+        journal = system.journal()
+        yield self._primary(system)
+        yield self._sink(system)
+        yield self._authority(journal)
+        yield self._one_record_per_dispatch(journal)
+        yield self._history(journal)
+        for episode in record.episodes:
+            yield self._no_call_after_final(episode)
+            yield self._replay_identical(episode)
+            yield self._order(episode)
+            yield from self._outcomes(system, episode)
+            yield self._timeout(system, episode)
+            yield self._progress(episode)
+            yield self._rollout(episode)
+        yield self._identities(system, journal)
+        yield self._coverage(system, record, journal)
+        yield self._intents_once(system, journal)
+        yield self._public_and_bounded(system, journal)
+
+    # -- the step itself --------------------------------------------------------------------
+
+    @staticmethod
+    def _step_ran(record: StepRecord) -> Finding | None:
+        if record.escaped:
+            return "no_escape", "M07", f"{record.escaped} escaped from the post-writeback dispatch into the primary Turn"
+        if record.crash_missed:
+            return "crash_point_reached", "M05", f"the process was armed to die at {record.crash_missed} but the Turn completed"
+        if record.rejected_install:
+            return "valid_registration_installs", "M02", f"a valid registration was rejected ({record.rejected_install})"
+        return None
+
+    # -- primary Turn (M07), effects (M12) ----------------------------------------------------
+
+    def _primary(self, system: ModelSystem) -> Finding | None:
+        turns = system.world.turns
+        for turn in turns[self.turns_seen:]:
+            if turn.primary_uses:
+                return "primary_untouched", "M07", f"the dispatcher used the primary Turn ({', '.join(turn.primary_uses)})"
+        self.turns_seen = len(turns)
+        if system.twin is None:
+            return None
+        ours, theirs = system.world.orch.primary_snapshot(), system.twin.snapshot()
+        if ours != theirs:
+            return "primary_untouched", "M07", "primary store differs from the no-hooks run: " + _first_difference(theirs, ours)
+        return None
+
+    @staticmethod
+    def _sink(system: ModelSystem) -> Finding | None:
+        sink = system.world.sink
+        if sink.touched:
+            return "no_sink_call", "M12", f"the sink was called {len(sink.calls)} time(s) before any governed admission"
+        return None
+
+    @staticmethod
+    def _authority(journal: list[dict[str, Any]]) -> Finding | None:
+        for rec in journal:
+            for intent in rec.get("intents") or []:
+                if intent.get("external_write_performed") is not False or intent.get("grants_new_action_authority") is not False:
+                    return "no_authority_claim", "M12", f"hook {rec.get('hook_id')} has a recorded intent claiming an external write or new authority"
+        return None
+
+    # -- journal rules (M04, M06) ---------------------------------------------------------------
+
+    @staticmethod
+    def _one_record_per_dispatch(journal: list[dict[str, Any]]) -> Finding | None:
+        ids = [r.get("dispatch_id") for r in journal]
+        if len(ids) != len(set(ids)):
+            return "one_record_per_dispatch", "M04", f"{len(ids)} sidecar records for {len(set(ids))} dispatch identities"
+        return None
+
+    def _history(self, journal: list[dict[str, Any]]) -> Finding | None:
+        now = {r["dispatch_id"]: r for r in journal}
+        for did, before in self.history.items():
+            rec = now.get(did)
+            if rec is None:
+                return "history_kept", "M06", f"the final sidecar record {did[:16]}… disappeared"
+            if canonical_bytes(rec) != before:
+                return "history_kept", "M06", f"the final sidecar record of hook {rec.get('hook_id')} was overwritten"
+        for did, rec in now.items():
+            if rec.get("status") in ("proposed", "not_applicable") and did not in self.history:
+                self.history[did] = canonical_bytes(rec)
+        return None
+
+    # -- each dispatch episode (M05, M07, M08) ------------------------------------------------------
+
+    @staticmethod
+    def _no_call_after_final(episode: Episode) -> Finding | None:
+        if episode.kind != "dispatch":
+            return None
+        for call in episode.calls:
+            if call.dispatch_id in episode.finals_at_start:
+                return "no_call_after_final", "M05", f"hook {call.hook_id} was called again for a dispatch whose receipt was already recorded"
+        return None
+
+    @staticmethod
+    def _replay_identical(episode: Episode) -> Finding | None:
+        if episode.outcome is None:
+            return None
+        row = "M06" if episode.kind == "redeliver" else "M05"
+        for hook in episode.outcome.hooks:
+            rec = episode.finals_at_start.get(hook.dispatch_id or "")
+            if rec is None:
+                continue
+            if list(hook.intents) != rec["intents"]:
+                return "replay_identical", row, f"hook {hook.hook_id}: a repeated dispatch reported other intents than the recorded receipt"
+            conflict = hook.status == "failed" and hook.failure_code == codes.INTENT_CONFLICT
+            if episode.kind == "redeliver":
+                if not (hook.status == rec["status"] or conflict):
+                    return "replay_identical", row, f"hook {hook.hook_id}: a second delivery ended {hook.status}, not the recorded {rec['status']} or intent_conflict"
+            elif hook.status != rec["status"] or hook.failure_code != rec.get("failure_code") or not hook.replayed:
+                return "replay_identical", row, f"hook {hook.hook_id}: a replay ended {hook.status}/{hook.failure_code} (replayed={hook.replayed}), not the recorded receipt"
+        return None
+
+    @staticmethod
+    def _order(episode: Episode) -> Finding | None:
+        called = [c.hook_id for c in episode.calls]
+        if any(a >= b for a, b in zip(called, called[1:])):
+            return "hook_order", "M08", f"providers were called in the order {', '.join(called)}, not by hook_id"
+        if episode.outcome is not None:
+            reported = [h.hook_id for h in episode.outcome.hooks]
+            if reported != sorted(reported):
+                return "hook_order", "M08", f"hooks were reported in the order {', '.join(reported)}, not by hook_id"
+        return None
+
+    def _outcomes(self, system: ModelSystem, episode: Episode) -> Iterator[Finding | None]:
+        """Each hook ends as its own behaviour says (M07), and only real ceilings exhaust it (M08)."""
+        outcome = episode.outcome
+        if outcome is None or not outcome.admitted or outcome.journal_error:
+            return
+        admitted = system.admitted(outcome.event_kind, episode.installed)
+        reported = {h.hook_id for h in outcome.hooks}
+        if reported != admitted:
+            yield "one_outcome_per_hook", "M04", f"the dispatch reported hooks {sorted(reported)} for admitted hooks {sorted(admitted)}"
+            return
+        # Intent slots of this dispatch taken so far; None once unknowable. Receipts already
+        # recorded hold their slots first, whatever the hook order (a hook installed after the
+        # first dispatch gets only what is left). A second delivery ran the providers again, and
+        # whether those fresh results took slots cannot be seen from outside: no counting there.
+        taken: int | None = 0
+        for hook in outcome.hooks:
+            if episode.finals_at_start.get(hook.dispatch_id or "") is not None:
+                if episode.kind == "redeliver":
+                    taken = None
+                elif taken is not None and hook.status == "proposed":
+                    taken += len(hook.intents)
+        for hook in outcome.hooks:
+            spec = system.hooks[hook.hook_id]
+            calls = [c for c in episode.calls if c.hook_id == hook.hook_id]
+            if episode.finals_at_start.get(hook.dispatch_id or "") is not None:
+                continue
+            want = expected(spec.behaviour, calls[-1].call_number, calls[-1].hook_input) if calls else None
+            if hook.status == "failed" and hook.failure_code == codes.DISPATCH_BUDGET_EXHAUSTED:
+                # The slots already taken in this dispatch (accepted results and recorded receipts
+                # met so far, in hook_id order) plus this hook's own would pass the ceiling.
+                if want is not None and want.status != "failed" and (taken is None or taken + want.intents > system.ceiling):
+                    continue
+                tried = sum(1 for c in system.calls if c.dispatch_id == hook.dispatch_id)
+                if want is None and tried >= min(system.max_attempts, spec.max_invocations):
+                    continue
+                yield "independent_budgets", "M08", (
+                    f"hook {hook.hook_id} got dispatch_budget_exhausted with {taken} of {system.ceiling} intent slots "
+                    f"taken by accepted results and {tried} attempt(s) made")
+                return
+            if want is None:
+                yield "isolated_failure", "M07", f"hook {hook.hook_id} ended {hook.status} without its provider being called"
+                return
+            seen = (hook.status, hook.failure_code, len(hook.intents) if hook.status == "proposed" else 0)
+            if seen != (want.status, want.code, want.intents):
+                yield "isolated_failure", "M07", (
+                    f"hook {hook.hook_id} ({spec.behaviour}) ended {hook.status}/{hook.failure_code} "
+                    f"with {len(hook.intents)} intent(s); expected {want.status}/{want.code}")
+                return
+            if taken is None:
+                continue
+            if hook.status != "failed" and taken + len(hook.intents) > system.ceiling:
+                yield "independent_budgets", "M08", (
+                    f"hook {hook.hook_id} was accepted with {len(hook.intents)} intent(s) while {taken} of "
+                    f"{system.ceiling} intent slots of the dispatch were taken")
+                return
+            taken += len(hook.intents)
+
+    @staticmethod
+    def _timeout(system: ModelSystem, episode: Episode) -> Finding | None:
+        hung = [c for c in episode.calls if c.hook_id in system.hooks and system.hooks[c.hook_id].hangs]
+        if not hung or episode.outcome is None:
+            return None
+        limit = sum(system.hooks[c.hook_id].timeout_ms for c in hung) + TIMEOUT_GRACE_MS
+        if episode.elapsed_ms > limit:
+            return "timeout_enforced", "M07", f"a dispatch with {len(hung)} hung provider(s) took {episode.elapsed_ms:.0f} ms (limit {limit} ms)"
+        return None
+
+    @staticmethod
+    def _progress(episode: Episode) -> Finding | None:
+        if episode.event_kind == "progress_recorded" and (episode.calls or (episode.outcome and episode.outcome.admitted)):
+            return "progress_dispatches_nothing", "M04", "a plain progress writeback was dispatched to hooks"
+        return None
+
+    @staticmethod
+    def _rollout(episode: Episode) -> Finding | None:
+        inside = [c.hook_id for c in episode.calls if c.in_rollout_append]
+        if inside:
+            return "not_in_rollout_append", "M04", f"hook {inside[0]} ran inside the rollout-event append"
+        return None
+
+    # -- after the step: recovery, scheduler, identity, boundary --------------------------------
+
+    def _coverage(self, system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+        """After every step (crash steps end recovered), each committed receipt x admitted hook has
+        exactly one recorded outcome (M04, JNL-4)."""
+        for episode in record.episodes:
+            out = episode.outcome
+            if out is not None and out.admitted and not out.journal_error and episode.receipt_id:
+                self.covered[episode.receipt_id] = frozenset(system.admitted(episode.event_kind, episode.installed))
+        committed = {r["receipt_id"] for r in system.committed()}
+        count: dict[tuple[str, str], int] = {}
+        for rec in journal:
+            key = (rec.get("source_receipt_id"), rec.get("hook_id"))
+            count[key] = count.get(key, 0) + 1
+            if key[0] not in committed:
+                return "one_outcome_per_hook", "M04", f"a sidecar record of hook {key[1]} belongs to no committed receipt"
+        for (receipt, hook), n in count.items():
+            if n != 1:
+                return "one_outcome_per_hook", "M04", f"hook {hook} has {n} records for one committed receipt"
+        for receipt, hooks in self.covered.items():
+            missing = sorted(h for h in hooks if (receipt, h) not in count)
+            if missing:
+                return "one_outcome_per_hook", "M04", f"after the step, hook {missing[0]} has no recorded outcome for a committed receipt"
+        return None
+
+    def _intents_once(self, system: ModelSystem, journal: list[dict[str, Any]]) -> Finding | None:
+        """Each intent is recorded once and executed once downstream (M05, JNL-7)."""
+        seen: set[str] = set()
+        for rec in journal:
+            ids = [i.get("intent_id") for i in rec.get("intents") or []]
+            for iid in ids:
+                if iid in seen:
+                    return "intent_once", "M05", "one intent_id is recorded twice in the journal"
+                seen.add(iid)
+            if rec.get("status") == "proposed":
+                self.delivered.setdefault(rec["dispatch_id"], set()).update(ids)
+            gone = self.delivered.get(rec["dispatch_id"], set()) - set(ids)
+            if gone:
+                return "intent_once", "M06", f"hook {rec.get('hook_id')}: an intent the scheduler already received is no longer recorded"
+        scheduler = system.scheduler
+        twice = [k for k, n in scheduler.executions.items() if n > 1]
+        if twice:
+            return "intent_once", "M05", f"{len(twice)} intent(s) executed more than once downstream"
+        if any(e.code == DUPLICATE_CONTENT_DIFFERS for e in scheduler.entries):
+            return "intent_once", "M04", "the scheduler received two different intents under one intent_id"
+        return None
+
+    def _identities(self, system: ModelSystem, journal: list[dict[str, Any]]) -> Finding | None:
+        """Same inputs, same identity; any component changed, a new one; never reused (M04, JNL-3/4)."""
+        for rec in journal:
+            key = (rec.get("source_receipt_id"), rec.get("hook_id"), rec.get("registration_schema_version"), rec.get("event_kind"))
+            problem = _bind(self.dispatch_keys, self.dispatch_by_key, rec["dispatch_id"], key)
+            if problem:
+                return "stable_identity", "M04", f"dispatch identity of hook {rec.get('hook_id')}: {problem}"
+        intents = [i for rec in journal for i in rec.get("intents") or []]
+        intents += [i for e in system.episodes if e.outcome is not None for h in e.outcome.hooks for i in h.intents]
+        for intent in intents:
+            key = digest({k: intent.get(k) for k in ("source_dispatch_id", "intent_kind", "policy_version", "payload")})
+            problem = _bind(self.intent_keys, self.intent_by_key, intent.get("intent_id"), key)
+            if problem:
+                return "stable_identity", "M04", f"intent identity of hook {intent.get('hook_id')}: {problem}"
+        return None
+
+    def _public_and_bounded(self, system: ModelSystem, journal: list[dict[str, Any]]) -> Finding | None:
+        """Records are public-safe, compact and bounded (M13, JNL-6)."""
+        for rec in journal:
+            blob = canonical_bytes(rec)
+            if blob in self.scanned:
+                continue
+            spec = system.hooks.get(rec.get("hook_id", ""))
+            bound = (spec.max_result_bytes if spec else 16384) + RECORD_ENVELOPE_BYTES
+            if len(blob) > bound:
+                return "journal_bounded", "M13", f"a sidecar record of hook {rec.get('hook_id')} is {len(blob)} bytes (bound {bound})"
+            found = self.scanner.scan_value(rec)
+            if found:
+                return "journal_public_safe", "M13", f"a sidecar record carries a {found[0].category} at {found[0].path}"
+            if rec.get("status") == "failed" and (rec.get("failure_code") not in codes.RFC_FAILURE_CODES or rec.get("intents")):
+                return "journal_public_safe", "M13", f"a failure record of hook {rec.get('hook_id')} is not one compact stable code"
+            if b"Traceback" in blob or b"Error(" in blob:
+                return "journal_public_safe", "M13", "a sidecar record carries exception text"
+            self.scanned.add(blob)
+        return None
+
+
+def _bind(forward: dict[Any, Any], backward: dict[Any, Any], ident: Any, key: Any) -> str | None:
+    """Record ``ident <-> key``; a mismatch either way is a broken identity rule."""
+    if forward.get(ident, key) != key:
+        return "one identity now stands for different inputs"
+    if backward.get(key, ident) != ident:
+        return "the same inputs got a different identity"
+    forward[ident] = key
+    backward[key] = ident
+    return None
+
+
+def _first_difference(theirs: bytes, ours: bytes) -> str:
+    base, hooked = json.loads(theirs), json.loads(ours)
+    for table in ("writebacks", "spends", "todos"):
+        if base[table] != hooked[table]:
+            return f"{table}: {len(base[table])} without hooks, {len(hooked[table])} with hooks"
+    return "bytes differ"

@@ -1,0 +1,80 @@
+"""What the model sees of a run: every dispatch episode and every provider call, in order.
+
+:class:`ObservedSUT` wraps the adapter under test without changing anything it does: it marks
+where each ``dispatch``/``redeliver`` begins and ends, notes which sidecar records were already
+final at that moment, and times it. Provider calls are attributed to the episode running when
+they happen, so the invariants can ask "was this provider called for a dispatch it had already
+recorded?" (M05) or "did these calls follow hook_id order?" (M08).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pwh._journal import FINAL_STATUSES
+from pwh._outcome import DispatchOutcome
+
+
+@dataclass
+class Call:
+    """One provider call as the model saw it."""
+
+    hook_id: str
+    dispatch_id: str | None
+    receipt_id: str | None
+    call_number: int
+    hook_input: Mapping[str, Any]
+    in_rollout_append: bool = False
+
+
+@dataclass
+class Episode:
+    """One ``dispatch`` or ``redeliver`` of a committed receipt."""
+
+    kind: str  # dispatch | redeliver
+    step: int
+    receipt_id: str | None
+    event_kind: str | None
+    installed: frozenset[str]  # hook ids installed when it began
+    finals_at_start: dict[str, dict[str, Any]]  # dispatch_id -> final record already there
+    calls: list[Call] = field(default_factory=list)
+    outcome: DispatchOutcome | None = None  # None: the process died inside it
+    elapsed_ms: float = 0.0
+    in_child: bool = False  # ran in a child process that was killed
+
+
+def final_records(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["dispatch_id"]: r for r in records if r.get("status") in FINAL_STATUSES}
+
+
+class ObservedSUT:
+    """The adapter under test, unchanged, with its dispatch episodes recorded."""
+
+    def __init__(self, inner: Any, begin: Callable[[str, Mapping[str, Any]], Episode]) -> None:
+        self.inner = inner
+        self._begin = begin
+        self.current: Episode | None = None
+
+    def dispatch(self, source: Mapping[str, Any], *, primary: Any = None) -> DispatchOutcome:
+        return self._observe("dispatch", source, lambda: self.inner.dispatch(source, primary=primary))
+
+    def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
+        return self._observe("redeliver", source, lambda: self.inner.redeliver(source))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _observe(self, kind: str, source: Mapping[str, Any], run: Callable[[], DispatchOutcome]) -> DispatchOutcome:
+        episode = self._begin(kind, source)
+        self.current = episode
+        started = time.monotonic()
+        try:
+            outcome = run()
+        finally:
+            episode.elapsed_ms = (time.monotonic() - started) * 1000
+            self.current = None
+        episode.outcome = outcome
+        return outcome

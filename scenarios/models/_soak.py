@@ -1,0 +1,155 @@
+"""``pwh soak``: run the models against one SUT until a time budget is spent.
+
+Rounds of Hypothesis examples run one after another, each round with a seed derived from the
+soak's seed (so a soak is reproducible from the seed it prints first). Every fourth round uses
+real SIGKILL crashes when the SUT keeps its journal in a directory. Found counterexamples are
+shrunk within what is left of the budget and written out (the first of each broken invariant);
+the soak goes on looking for others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ._catalog import SOAK_WEIGHTS
+from ._machine import run_model
+from ._shrink import shrink_trace
+from ._system import Stats
+from ._trace import counterexample_dir, sut_slug, write_counterexample
+
+PROGRESS_EVERY_S = 5.0
+ROUND_EXAMPLES = 10
+ROUND_STEPS = 20
+FIRST_GUESS_S = 0.5  # seconds per example before the soak has measured its own
+REAL_EVERY = 4  # every n-th round crashes a child process for real
+SHRINK_MIN_S, SHRINK_MAX_S = 5.0, 60.0  # a finding is shrunk within what is left of the budget, in these bounds
+
+
+def derive_seed(seed: int, round_index: int) -> int:
+    """The seed of one round: stable for a given soak seed, different for every round."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{round_index}".encode()).digest()[:4], "big")
+
+
+def soak(
+    minutes: float,
+    sut: str,
+    seed: int | None,
+    *,
+    campaign: str | None = None,
+    out: Callable[[str], None] = print,
+    real_crashes: bool | None = None,
+) -> dict[str, Any]:
+    """Run model examples against ``sut`` for ``minutes`` (fractions allowed); return a summary.
+
+    ``campaign`` names the run: its counterexamples go to a sub-directory of that name.
+    ``real_crashes``: ``None`` interleaves real-crash rounds, ``False`` never, ``True`` always.
+    """
+    if minutes <= 0:
+        raise ValueError("minutes must be positive")
+    on_disk = _keeps_journal_on_disk(sut)  # also: a SUT that cannot load fails here, before any output
+    can_kill = real_crashes is not False and on_disk
+    seed = secrets.randbelow(2**32) if seed is None else seed
+    out(f"pwh soak: seed {seed}")
+    directory = counterexample_dir() / sut_slug(campaign) if campaign else None
+    started = time.monotonic()
+    deadline = started + minutes * 60
+    stats = Stats()
+    ticker = _Ticker(started, stats, out)
+    found: dict[tuple[str, str], dict[str, Any]] = {}  # one counterexample per broken invariant
+    paths: list[Path] = []
+    rounds = 0
+    out(f"pwh soak: SUT {sut!r} for {minutes:g} min; progress every {PROGRESS_EVERY_S:.0f} s")
+    if real_crashes and not can_kill:
+        out("pwh soak: this SUT takes no journal directory: real crashes are skipped")
+    while time.monotonic() < deadline:
+        real = can_kill and _real_round(rounds, real_crashes)
+        left = deadline - time.monotonic()
+        # Smaller rounds near the end, so the soak ends close to its budget.
+        per_example = (time.monotonic() - started) / stats.examples if stats.examples else FIRST_GUESS_S
+        examples = max(1, min(ROUND_EXAMPLES, int(left / per_example)))
+        result = run_model(
+            sut, seed=derive_seed(seed, rounds), max_examples=examples, steps=ROUND_STEPS,
+            shrink="none", real_crashes=real, weights=SOAK_WEIGHTS, stats=stats, progress=ticker.tick, export=False,
+        )
+        rounds += 1
+        if result.violation is not None and result.trace is not None:
+            key = (result.violation.row, result.violation.invariant)
+            if key in found:
+                found[key]["times"] += 1
+                continue
+            budget = max(SHRINK_MIN_S, min(SHRINK_MAX_S, deadline - time.monotonic()))
+            shrunk = shrink_trace(result.trace, budget_s=budget)
+            found[key] = {**shrunk["violation"], "round": rounds - 1, "seed": result.seed, "times": 1}
+            paths += write_counterexample(shrunk, directory, out=out)
+    elapsed = time.monotonic() - started
+    summary = {
+        "seed": seed,
+        "sut": sut,
+        "campaign": campaign,
+        "minutes": minutes,
+        "elapsed_s": round(elapsed, 1),
+        "rounds": rounds,
+        "examples": stats.examples,
+        "steps": stats.steps,
+        "crashes": {"simulated": stats.crashes_simulated, "real": stats.crashes_real},
+        "restarts": stats.restarts,
+        "violations": list(found.values()),
+        "counterexamples": [str(p) for p in paths],
+    }
+    out(
+        f"pwh soak: done in {elapsed:.0f} s: {rounds} rounds, {stats.examples} examples, {stats.steps} steps, "
+        f"{stats.crashes_simulated} simulated + {stats.crashes_real} real crashes, {stats.restarts} restarts, "
+        f"{len(found)} counterexample(s)"
+    )
+    for p in paths:
+        out(f"  {p}")
+    return summary
+
+
+def _keeps_journal_on_disk(sut: str) -> bool:
+    """Whether the adapter's factory takes a journal directory (real crashes need one)."""
+    import shutil
+    import tempfile
+
+    from ._system import ModelError, open_sut
+
+    tmp = Path(tempfile.mkdtemp(prefix="pwh-soak-probe-"))
+    try:
+        open_sut(sut, tmp, {}, need_workdir=True).close()
+    except ModelError:
+        open_sut(sut, tmp, {}, need_workdir=False).close()
+        return False
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return True
+
+
+def _real_round(index: int, real_crashes: bool | None) -> bool:
+    if real_crashes is None:
+        return index % REAL_EVERY == REAL_EVERY - 1
+    return real_crashes
+
+
+class _Ticker:
+    """Prints one progress line every few seconds, from inside the running machine."""
+
+    def __init__(self, started: float, stats: Stats, out: Callable[[str], None]) -> None:
+        self.started = started
+        self.last = started
+        self.stats = stats
+        self.out = out
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.last >= PROGRESS_EVERY_S:
+            self.last = now
+            s = self.stats
+            self.out(
+                f"  {now - self.started:6.0f} s  examples {s.examples}  steps {s.steps}  crashes "
+                f"{s.crashes_simulated} simulated + {s.crashes_real} real  restarts {s.restarts}"
+            )

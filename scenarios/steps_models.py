@@ -1,0 +1,43 @@
+"""Steps the stateful models need for their exported counterexamples.
+
+A model replays or re-delivers any earlier writeback (not only the last), restarts without a
+crash, and moves a hook's policy version (JNL-3). Each step calls the same function the model
+ran (``scenarios.models._actions``), so a pasted counterexample does exactly what was found.
+"""
+
+from __future__ import annotations
+
+from pytest_bdd import given, parsers, when
+
+from ._expect import expect
+from ._world import World
+from .models import _actions as actions
+
+HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
+VERSION = r'"(?P<version>v[0-9]+)"'
+
+
+@given(parsers.re(rf"hook {HOOK} is installed and proposes one intent under policy version {VERSION}"))
+def versioned_hook(world: World, hook_id: str, version: str) -> None:
+    rejections = actions.install_versioned(world, hook_id, version)
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+
+
+@when(parsers.re(rf"hook {HOOK} moves to policy version {VERSION}"))
+def move_policy(world: World, hook_id: str, version: str) -> None:
+    actions.move_policy(world, hook_id, version)
+
+
+@when(parsers.re(r"the orchestrator replays writeback number (?P<n>\d+)"))
+def replay_number(world: World, n: str) -> None:
+    actions.replay_writeback(world, int(n))
+
+
+@when(parsers.re(r"a second dispatcher delivers writeback number (?P<n>\d+) again"))
+def redeliver_number(world: World, n: str) -> None:
+    actions.redeliver_writeback(world, int(n))
+
+
+@when("the process restarts")
+def restart(world: World) -> None:
+    actions.restart(world)
