@@ -352,6 +352,7 @@ def _has_raw_log(text: str, colon: bool) -> bool:
 # --------------------------------------------------------------------------------------------
 
 _SAFE_KEY = re.compile(r"[A-Za-z0-9_$][A-Za-z0-9_.$\-]{0,63}")
+_PATH_PART = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\]]*)'\]|\[(?:[0-9]+|\?)\]")  # one step of a JSON path
 _EXIT = object()  # stack marker: a container's children are done (for cycle detection)
 _Found = set[tuple[str, str]]  # (path, category)
 # Types that can carry nothing private. Tested with issubclass, never "in a set": hashing a type
@@ -447,6 +448,21 @@ class BoundaryScanner:
     def is_clean(self, value: Any) -> bool:
         """True when nothing in ``value`` may not cross the public boundary."""
         return not self.scan_value(value)
+
+    def public_path(self, path: str) -> str:
+        """A JSON path as pwh renders it (``$.a['b-c'][0]``) with every key this scanner would flag
+        shown as ``[?]``: a rejection's path names where, never a private key (a token, a host,
+        a declared name). Anything that is not such a path becomes ``$``."""
+        if type(path) is not str or not path.startswith("$"):
+            return "$"
+        out, pos = ["$"], 1
+        for match in _PATH_PART.finditer(path, 1):
+            if match.start() != pos:
+                return "$"
+            key = match.group(1) if match.group(1) is not None else match.group(2)
+            out.append("[?]" if key is not None and self._scan_str(key) else match.group(0))
+            pos = match.end()
+        return "".join(out) if pos == len(path) else "$"
 
     # -- internals ----------------------------------------------------------------------------
 

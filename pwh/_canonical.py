@@ -7,9 +7,11 @@ make two different values hash alike or crash the caller.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
+import types
 from types import MappingProxyType
 from typing import Any
 
@@ -32,9 +34,13 @@ def to_plain(value: Any, *, max_bytes: int | None = None) -> Any:
 
     Only exact built-in types are accepted (no subclasses, no ``isinstance``), so objects with
     hostile ``__eq__``, ``__hash__``, ``__str__`` or ``__class__`` are rejected before any of their
-    code runs. Integers must fit in 64 bits (portable JSON; Python would also refuse to print a
-    huge one). With ``max_bytes``, the copy stops as soon as a lower bound of the serialised size
-    passes it, so a hostile ten-million-element answer costs little to refuse.
+    code runs; a read-only mapping proxy (the frozen hook input) counts only when it wraps an
+    exact dict, found without calling the proxy's methods. Integers must fit in 64 bits (portable
+    JSON; Python would also refuse to print a huge one); strings must be encodable as UTF-8 (no
+    lone surrogates). Each dict is read from one atomic snapshot of its items, so another thread
+    changing it meanwhile cannot make the copy fail. With ``max_bytes``, the copy stops as soon as
+    a lower bound of the serialised size passes it, so a hostile ten-million-element answer costs
+    little to refuse.
     """
     budget = [max_bytes if max_bytes is not None else -1]
     return _plain(value, (), 0, budget)
@@ -52,6 +58,7 @@ def _plain(value: Any, path: tuple[Any, ...], depth: int, budget: list[int]) -> 
         raise CanonicalError(json_path(path), f"nested deeper than {MAX_DEPTH} levels")
     kind = type(value)
     if kind is str:
+        _check_text(value, path)
         _spend(budget, len(value) + 2, path)
         return value
     if value is None or kind is bool:
@@ -67,14 +74,18 @@ def _plain(value: Any, path: tuple[Any, ...], depth: int, budget: list[int]) -> 
             raise CanonicalError(json_path(path), "NaN or Infinity is not JSON")
         _spend(budget, 1, path)
         return value
-    if kind is dict or kind is MappingProxyType:
+    if kind is MappingProxyType:
+        value = _proxied_dict(value, path)
+        kind = dict
+    if kind is dict:
         _spend(budget, 2, path)
         out: dict[str, Any] = {}
-        for key in list(value.keys()):
+        for key, item in _items(value, path):
             if type(key) is not str:
                 raise CanonicalError(json_path(path), "object keys must be strings")
+            _check_text(key, path)
             _spend(budget, len(key) + 3, path)
-            out[key] = _plain(value[key], path + (key,), depth + 1, budget)
+            out[key] = _plain(item, path + (key,), depth + 1, budget)
         return out
     if kind is list or kind is tuple:
         _spend(budget, 2, path)
@@ -82,11 +93,43 @@ def _plain(value: Any, path: tuple[Any, ...], depth: int, budget: list[int]) -> 
     raise CanonicalError(json_path(path), f"a {_type_name(value)} is not a JSON value")
 
 
-def _type_name(value: Any) -> str:
+def _items(value: dict[Any, Any], path: tuple[Any, ...]) -> list[tuple[Any, Any]]:
+    """One atomic snapshot of a dict's items: another thread changing the dict meanwhile (a
+    producer that keeps its result) can then no longer make a key vanish between two reads."""
     try:
-        return type(value).__name__[:40]
-    except Exception:  # pragma: no cover - a type whose name cannot be read
-        return "value"
+        return list(value.items())
+    except RuntimeError:  # changed while being listed (possible only if a finaliser ran meanwhile)
+        raise CanonicalError(json_path(path), "the object changed while it was read") from None
+
+
+def _check_text(text: str, path: tuple[Any, ...]) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CanonicalError(json_path(path), "text is not valid Unicode (a lone surrogate)") from None
+
+
+def _proxied_dict(proxy: Any, path: tuple[Any, ...]) -> dict[Any, Any]:
+    """The exact dict behind a mapping proxy, read without calling any of the proxy's methods
+    (they would run the wrapped mapping's own code)."""
+    referents = gc.get_referents(proxy)
+    if len(referents) == 1 and type(referents[0]) is dict:
+        return referents[0]
+    raise CanonicalError(json_path(path), "a read-only view of a non-JSON mapping is not a JSON value")
+
+
+# Non-JSON built-in types named in a rejection. Any other type gets a generic word: a class name
+# is the provider's own text (it may be private), and reading it may run a metaclass's code.
+_NAMED_TYPES: tuple[type, ...] = (
+    set, frozenset, bytes, bytearray, memoryview, complex, range, type,
+    types.GeneratorType, types.FunctionType, types.BuiltinFunctionType, types.ModuleType,
+)
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return next((named.__name__ for named in _NAMED_TYPES if kind is named), "non-JSON object")
 
 
 def canonical_bytes(value: Any) -> bytes:

@@ -127,14 +127,12 @@ def _models_missing(args: argparse.Namespace) -> int:
 
 
 def _reliability(args: argparse.Namespace) -> int:
-    from ._reliability import run_campaign
+    from ._reliability import failed, run_campaign
 
     result = run_campaign(quick=bool(getattr(args, "quick", False)), seed=getattr(args, "seed", None) or 0,
                           out=lambda line: print(line, flush=True))
     _write(getattr(args, "json", None), json.dumps(result, indent=2, sort_keys=True) + "\n")
-    total = result["total"]
-    bad = total["uncaught"] + total["leaked"] + total["primary_changed"] + total["false_positives"]
-    return EXIT_FAILED if bad else EXIT_OK
+    return EXIT_FAILED if failed(result) else EXIT_OK
 
 
 def _gate(args: argparse.Namespace) -> int:

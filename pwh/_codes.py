@@ -40,6 +40,8 @@ PHASE_DISABLED = "phase_disabled"  # the execution profile does not enable the p
 NOT_A_HOOK_EVENT = "not_a_post_writeback_event"  # e.g. a plain progress writeback
 JOURNAL_WRITE_FAILED = "journal_write_failed"
 JOURNAL_RECORD_CORRUPT = "journal_record_corrupt"
+JOURNAL_READ_FAILED = "journal_read_failed"
+JOURNAL_OPEN_FAILED = "journal_open_failed"
 
 DISPATCH_CODES: tuple[str, ...] = (
     SOURCE_REJECTED,
@@ -50,6 +52,8 @@ DISPATCH_CODES: tuple[str, ...] = (
     NOT_A_HOOK_EVENT,
     JOURNAL_WRITE_FAILED,
     JOURNAL_RECORD_CORRUPT,
+    JOURNAL_READ_FAILED,
+    JOURNAL_OPEN_FAILED,
 )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _codes as codes
+from ._boundary import BoundaryScanner
 from ._canonical import CanonicalError, dumps_plain, to_plain
 from ._codes import Rejection, json_path
 from ._identity import intent_id
@@ -41,6 +42,15 @@ BOUNDARY_FLAGS: tuple[str, ...] = (
 )
 
 
+_PATHS = BoundaryScanner()
+
+
+def _public(found: list[Rejection]) -> list[Rejection]:
+    """Rejections whose paths name no private key: a packet's own keys are its author's text,
+    and a path that spelled out a token or a host name would carry it into every report."""
+    return [r if (p := _PATHS.public_path(r.path)) == r.path else Rejection(r.code, p, r.reason) for r in found]
+
+
 def _plain_or_reject(value: Any, code: str) -> tuple[Any, list[Rejection]]:
     try:
         return to_plain(value), []
@@ -52,6 +62,12 @@ def validate_registration(
     registration: Any, *, known_intent_kinds: frozenset[str], ceilings: Mapping[str, int]
 ) -> list[Rejection]:
     """REG: exact field set, bounded token arrays, known kinds, budget under the ceilings."""
+    return _public(_registration_rejections(registration, known_intent_kinds, ceilings))
+
+
+def _registration_rejections(
+    registration: Any, known_intent_kinds: frozenset[str], ceilings: Mapping[str, int]
+) -> list[Rejection]:
     code = codes.REGISTRATION_REJECTED
     plain, bad = _plain_or_reject(registration, code)
     if bad:
@@ -77,6 +93,11 @@ def validate_registration(
 
 def validate_source(source: Any) -> tuple[dict[str, Any] | None, list[Rejection]]:
     """The source receipt's shape (schema), returning a plain copy on success."""
+    plain, found = _source(source)
+    return plain, _public(found)
+
+
+def _source(source: Any) -> tuple[dict[str, Any] | None, list[Rejection]]:
     code = codes.SOURCE_REJECTED
     plain, bad = _plain_or_reject(source, code)
     if bad:
@@ -158,7 +179,7 @@ def build_hook_input(
 
 def validate_hook_input(hook_input: Mapping[str, Any]) -> list[Rejection]:
     """The built input must itself satisfy the contract; if not, the boundary is not proven."""
-    return schema_rejections(validator("hook_input"), hook_input, codes.INPUT_BOUNDARY_REJECTED)
+    return _public(schema_rejections(validator("hook_input"), hook_input, codes.INPUT_BOUNDARY_REJECTED))
 
 
 def validate_result(
@@ -173,6 +194,13 @@ def validate_result(
     Returns ``(plain_result, canonical_bytes, rejections)``: the size budget, the result digest
     and the journal all use those same bytes.
     """
+    plain, raw, found = _result(result, registration, dispatch, payload_validators)
+    return plain, raw, _public(found)
+
+
+def _result(
+    result: Any, registration: Mapping[str, Any], dispatch: str, payload_validators: Mapping[str, Any]
+) -> tuple[dict[str, Any] | None, bytes, list[Rejection]]:
     code = codes.RESULT_CONTRACT_REJECTED
     budget = registration["budget"]
     try:

@@ -16,5 +16,9 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_journal.py::SQLiteJournal.close": "closing twice",
     "pwh/_runner.py::_Worker._loop": "worker shutdown and the stop signal landing outside a producer: thread lifecycle, not RFC behaviour",
     "pwh/_runner.py::ProducerRunner._retire": "the asynchronous stop of an abandoned busy-looping producer is skipped under a tracer (coverage), see the comment there",
+    "pwh/_canonical.py::_items": "a dict changed by another thread while it is copied (a hostile producer); covered by tests/test_reliability.py",
+    "pwh/_canonical.py::_check_text": "a lone surrogate in a result string or key; covered by tests/test_reliability.py",
+    "pwh/_canonical.py::_proxied_dict": "a read-only view over something other than a dict; covered by tests/test_reliability.py",
+    "pwh/_dispatcher.py::Dispatcher._receipt_id_refusal": "a receipt whose own id is a private value (the orchestrator makes opaque ids); covered by tests/test_reliability.py",
     "pwh/_schemas.py::_explain": "schema combinators (oneOf) appear only in the sidecar receipt schema, which the dispatcher builds itself and never has to reject",
 }

@@ -80,10 +80,10 @@ class Dispatcher:
         self.journal.crash.hit(_crash.DISPATCH_BEFORE_CHECKPOINT)
         plain, rejected = validate_source(source)
         if plain is None:
-            first = rejected[0]
+            first = self._public(rejected[0])
             return DispatchOutcome(None, None, False, first.code, first)
         receipt_id, event_kind = plain["receipt_id"], plain["event_kind"]
-        refusal = admissibility(plain, self.profile.phase_enabled)
+        refusal = admissibility(plain, self.profile.phase_enabled) or self._receipt_id_refusal(receipt_id)
         if refusal is not None:
             return DispatchOutcome(receipt_id, event_kind, False, refusal.code, refusal)
         hooks = self._admitted_hooks(event_kind)
@@ -138,6 +138,7 @@ class Dispatcher:
         attempts = prior["attempts"] if prior is not None else 0
 
         def fail(code: str, rejection: Rejection | None = None, tried: int = attempts):
+            rejection = self._public(rejection) if rejection is not None else None
             receipt = self._receipt(hook, did, source, "failed", code, [], None, tried)
             return HookOutcome(hook.hook_id, did, "failed", code, (), False, tried, False, rejection), receipt
 
@@ -209,6 +210,22 @@ class Dispatcher:
             return Rejection(codes.INPUT_BOUNDARY_REJECTED, found[0].path, reason)
         bad = validate_hook_input(hook_input)
         return bad[0] if bad else None
+
+    def _receipt_id_refusal(self, receipt_id: str) -> Rejection | None:
+        """The receipt id is written into every sidecar receipt of the dispatch (JNL-6): one that
+        is not an opaque id (an address, a host, a token, a declared name) is refused before any
+        hook runs or anything is journaled."""
+        found = self.scanner.scan_value(receipt_id, "$.receipt_id")
+        if found:
+            reason = f"the receipt id would carry a {found[0].category.replace('_', ' ')} into the journal"
+            return Rejection(codes.SOURCE_REJECTED, "$.receipt_id", reason)
+        return None
+
+    def _public(self, rejection: Rejection) -> Rejection:
+        """The rejection with every key this dispatcher's scanner flags (declared names included)
+        withheld from its path, so an outcome never spells out a private key."""
+        path = self.scanner.public_path(rejection.path)
+        return rejection if path == rejection.path else Rejection(rejection.code, path, rejection.reason)
 
     def _take_slots(self, tally: _Tally, receipt: Mapping[str, Any]) -> None:
         tally.hooks += 1

@@ -9,8 +9,9 @@ Rules it carries by itself, whatever the dispatcher does (SPEC §3):
 - a completed record is never overwritten: the same canonical result again is a no-op that
   returns the original (JNL-1), a different one is a conflict and the original stays (JNL-2);
 - a failed record may be replaced by a later attempt under the same identity (JNL-4);
-- every record carries a checksum; one that does not verify is reported as corrupt and is
-  never rebuilt from text (JNL-5).
+- every record carries a checksum; one that does not verify, or (when the dispatcher is about
+  to act on it) is not a valid sidecar receipt, is reported as corrupt and is never rebuilt
+  from text (JNL-5).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 from . import _crash
 from ._canonical import dumps_plain
 from ._crash import CrashPlan
+from ._schemas import schema_rejections, validator
 
 RECORDED = "recorded"  # a new record, or a retry replacing a failure
 REPLAYED = "replayed"  # the same completed result again: the original is returned
@@ -72,17 +74,24 @@ def _blob(value: Any) -> bytes:
     return value if type(value) is bytes else str(value).encode("utf-8", "surrogatepass")
 
 
-def _decode(dispatch_id: str, blob: bytes, stored_sum: str) -> dict[str, Any]:
+def _decode(dispatch_id: str, blob: bytes, stored_sum: str, *, typed: bool = True) -> dict[str, Any]:
+    """The stored record, or :class:`JournalError` ``journal_record_corrupt``. ``typed``: the
+    record is about to be acted on (replayed, merged), so it must also be a valid sidecar receipt;
+    a plain listing (``records()``) shows any record whose bytes verify, so an observer can judge it."""
     import json
 
     if checksum(blob) != stored_sum:
         raise JournalError("journal_record_corrupt", "a record does not match its checksum")
     try:
         value = json.loads(blob)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise JournalError("journal_record_corrupt", "a record is not valid JSON") from None
     if not isinstance(value, dict) or value.get("dispatch_id") != dispatch_id:
         raise JournalError("journal_record_corrupt", "a record does not belong to its key")
+    # A matching checksum proves only that the bytes are the ones some writer stored (another
+    # process, an older pwh): a record is trusted only as the bounded typed packet it must be.
+    if typed and schema_rejections(validator("sidecar_receipt"), value, "journal_record_corrupt"):
+        raise JournalError("journal_record_corrupt", "a record is not a valid sidecar receipt")
     return value
 
 
@@ -217,7 +226,7 @@ class SQLiteJournal(Journal):
             ).fetchall()
         except sqlite3.Error:
             raise JournalError("journal_read_failed", "the journal could not be read") from None
-        return [_decode(did, _blob(blob), s) for did, blob, s in rows]
+        return [_decode(did, _blob(blob), s, typed=False) for did, blob, s in rows]
 
     def close(self) -> None:
         if not self._closed:

@@ -75,4 +75,4 @@ class MemoryJournal(Journal):
 
     def records(self) -> list[dict[str, Any]]:
         rows = sorted(self.store.rows.items(), key=lambda kv: kv[1][0])
-        return [_decode(did, blob, s) for did, (_, blob, s) in rows]
+        return [_decode(did, blob, s, typed=False) for did, (_, blob, s) in rows]

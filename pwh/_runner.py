@@ -110,6 +110,7 @@ class ProducerRunner:
     def _retire(self, worker: _Worker) -> None:
         self._worker = None
         self.abandoned += 1
+        worker.jobs.put(None)  # a producer that survives the stop signal and returns late: the worker then ends
         ident = worker.thread.ident
         # Under a tracer or profiler (coverage, a debugger), CPython 3.11 stalls the *calling*
         # thread while an async exception is pending for a thread blocked in C, until that thread
