@@ -6,9 +6,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from pwh._examples import example_receipt, example_registration
 from pwh._identity import intent_id
-
-REGISTRATION_V0 = "loopx_post_writeback_capability_hook_registration_v0"
 
 GENERIC_INTENT_KIND = "synthetic.follow_up"
 GENERIC_PAYLOAD_SCHEMA: dict[str, Any] = {
@@ -27,53 +26,13 @@ GENERIC_PAYLOAD_SCHEMA: dict[str, Any] = {
 
 
 def registration(hook_id: str = "a.reporter", **overrides: Any) -> dict[str, Any]:
-    """A valid registration for ``hook_id`` (capability = the part before the first dot)."""
-    reg: dict[str, Any] = {
-        "schema_version": REGISTRATION_V0,
-        "hook_id": hook_id,
-        "capability_id": hook_id.split(".", 1)[0],
-        "phase": "post_writeback",
-        "event_kinds": ["todo_completed", "replan_recorded"],
-        "intent_kinds": [GENERIC_INTENT_KIND],
-        "requested_read_scope": ["settlement_identity", "bounded_event_projection"],
-        "budget": {
-            "max_invocations_per_dispatch": 3,
-            "max_intents_per_dispatch": 2,
-            "max_result_bytes": 16384,
-            "timeout_ms": 500,
-        },
-        "failure_policy": "isolate",
-    }
-    budget = overrides.pop("budget", None)
-    reg.update(overrides)
-    if budget:
-        reg["budget"] = {**reg["budget"], **budget}
-    return reg
+    """A valid registration for ``hook_id`` proposing the generic intent kind."""
+    return example_registration(hook_id, intent_kinds=overrides.pop("intent_kinds", [GENERIC_INTENT_KIND]), **overrides)
 
 
-def source(n: int = 1, *, event_kind: str = "todo_completed", transition: str | None = None, **overrides: Any) -> dict[str, Any]:
+def source(n: int = 1, **overrides: Any) -> dict[str, Any]:
     """A committed, durable primary receipt numbered ``n``."""
-    if transition is None:
-        transition = {"todo_completed": "segment_completed", "replan_recorded": "replanned"}.get(event_kind, "progressed")
-    receipt: dict[str, Any] = {
-        "schema_version": "pwh_primary_receipt_v0",
-        "receipt_id": f"receipt_{n:04d}",
-        "effect_id": f"effect_{n:04d}",
-        "plan_effect_id": f"effect_{n:04d}",
-        "step_kind": "durable_writeback",
-        "step_status": "committed",
-        "durable_checkpoint": True,
-        "goal_id": "goal_0001",
-        "agent_id": "agent_0001",
-        "todo_id": f"todo_{n:04d}",
-        "turn_instance_id": f"turn_{n:04d}",
-        "event_kind": event_kind,
-        "state_revision": f"rev_{n:04d}",
-        "committed_at": "2026-08-26T00:00:00Z",
-        "event": {"transition": transition, "segment_ref": "segment_0001", "fact_refs": [f"fact_{n:04d}"]},
-    }
-    receipt.update(overrides)
-    return receipt
+    return example_receipt(n, **overrides)
 
 
 def intent_for(hook_input: Mapping[str, Any], payload: Mapping[str, Any] | None = None, *,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ._canonical import canonical_bytes
+from ._examples import example_receipt, example_registration
 from ._identity import dispatch_id, intent_id
 from ._journal import SQLiteJournal, checksum
 from ._memory_journal import MemoryJournal
@@ -68,17 +69,7 @@ BY_NAME = {w.name: w for w in WORKLOADS}
 
 
 def registration(hook_id: str) -> dict[str, Any]:
-    return {
-        "schema_version": "loopx_post_writeback_capability_hook_registration_v0",
-        "hook_id": hook_id,
-        "capability_id": hook_id.split(".", 1)[0],
-        "phase": "post_writeback",
-        "event_kinds": ["todo_completed", "replan_recorded"],
-        "intent_kinds": [KIND],
-        "requested_read_scope": ["settlement_identity", "bounded_event_projection"],
-        "budget": {"max_invocations_per_dispatch": 1, "max_intents_per_dispatch": 1, "max_result_bytes": 16384, "timeout_ms": 1000},
-        "failure_policy": "isolate",
-    }
+    return example_registration(hook_id, intent_kinds=[KIND], budget={"max_invocations_per_dispatch": 1, "max_intents_per_dispatch": 1, "timeout_ms": 1000})
 
 
 def producer(hook_input: Mapping[str, Any]) -> dict[str, Any]:
@@ -100,15 +91,7 @@ def producer(hook_input: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def receipt(n: int) -> dict[str, Any]:
-    tag = f"{n:012d}"
-    return {
-        "schema_version": "pwh_primary_receipt_v0", "receipt_id": f"receipt_{tag}", "effect_id": f"effect_{tag}",
-        "plan_effect_id": f"effect_{tag}", "step_kind": "durable_writeback", "step_status": "committed",
-        "durable_checkpoint": True, "goal_id": "goal_1", "agent_id": "agent_1", "todo_id": f"todo_{tag}",
-        "turn_instance_id": f"turn_{tag}", "event_kind": "todo_completed", "state_revision": f"rev_{tag}",
-        "committed_at": "2026-08-26T00:00:00Z",
-        "event": {"transition": "segment_completed", "segment_ref": "segment_1", "fact_refs": [f"fact_{tag}"]},
-    }
+    return example_receipt(n, width=12)
 
 
 def make_sut(hooks: int, journal: str, workdir: Path) -> ReferenceSUT:

@@ -24,6 +24,7 @@ from ._contracts import (
     REGISTRATION_SCHEMA_VERSION,
     RESULT_SCHEMA_VERSION,
 )
+from ._examples import example_receipt, example_registration
 from ._identity import dispatch_id, intent_id
 from ._schemas import load_schema
 
@@ -55,44 +56,13 @@ INTENT_BUDGET = 1024
 
 
 def registration(hook_id: str = HOOK, **overrides: Any) -> dict[str, Any]:
-    budget = {"max_invocations_per_dispatch": 3, "max_intents_per_dispatch": 2, "max_result_bytes": RESULT_BUDGET, "timeout_ms": 2000}
-    budget.update(overrides.pop("budget", {}))
-    reg: dict[str, Any] = {
-        "schema_version": REGISTRATION_SCHEMA_VERSION,
-        "hook_id": hook_id,
-        "capability_id": hook_id.split(".", 1)[0],
-        "phase": "post_writeback",
-        "event_kinds": ["todo_completed", "replan_recorded"],
-        "intent_kinds": [STRICT_KIND],
-        "requested_read_scope": ["settlement_identity", "bounded_event_projection"],
-        "budget": budget,
-        "failure_policy": "isolate",
-    }
-    reg.update(overrides)
-    return reg
+    budget = {"max_result_bytes": RESULT_BUDGET, "timeout_ms": 2000, **overrides.pop("budget", {})}
+    return example_registration(hook_id, intent_kinds=overrides.pop("intent_kinds", [STRICT_KIND]), budget=budget, **overrides)
 
 
 def source(n: int, **overrides: Any) -> dict[str, Any]:
     """A committed, durable, admissible primary receipt numbered ``n``."""
-    receipt: dict[str, Any] = {
-        "schema_version": "pwh_primary_receipt_v0",
-        "receipt_id": f"receipt_{n:06d}",
-        "effect_id": f"effect_{n:06d}",
-        "plan_effect_id": f"effect_{n:06d}",
-        "step_kind": "durable_writeback",
-        "step_status": "committed",
-        "durable_checkpoint": True,
-        "goal_id": "goal_0001",
-        "agent_id": "agent_0001",
-        "todo_id": f"todo_{n:06d}",
-        "turn_instance_id": f"turn_{n:06d}",
-        "event_kind": "todo_completed",
-        "state_revision": f"rev_{n:06d}",
-        "committed_at": "2026-08-26T00:00:00Z",
-        "event": {"transition": "segment_completed", "segment_ref": "segment_0001", "fact_refs": [f"fact_{n:06d}"]},
-    }
-    receipt.update(overrides)
-    return receipt
+    return example_receipt(n, width=6, **overrides)
 
 
 def dispatch_of(src: dict[str, Any], hook_id: str = HOOK) -> str:
