@@ -39,6 +39,19 @@ Feature: M05 — replaying the primary writeback returns the same dispatch recei
       | primary.after_dispatch           |
 
   @M05
+  Scenario: a crash while later hooks of the dispatch are still running recovers every hook to one record
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And hook "b.reporter" is installed and proposes one intent after a short pause
+    And hook "c.reporter" is installed and proposes one intent
+    When the process crashes at "sidecar.after_provider_returned" during a completion and restarts
+    Then hook "a.reporter" has exactly one recorded intent
+    And hook "b.reporter" has exactly one recorded intent
+    And hook "c.reporter" has exactly one recorded intent
+    And each admitted hook has exactly one dispatch identity and one sidecar record
+    And the quota was spent exactly once for each committed receipt
+
+  @M05
   Scenario: a failed hook is retried with the same identity on replay, the recorded one is not
     Given the post-writeback phase is enabled
     And hook "a.flaky" is installed and fails on its first call only

@@ -15,6 +15,8 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_journal.py::SQLiteJournal.corrupt_last_record": "fault injection on an empty journal",
     "pwh/_journal.py::SQLiteJournal.close": "closing twice",
     "pwh/_runner.py::_Worker._loop": "worker shutdown and the stop signal landing outside a producer: thread lifecycle, not RFC behaviour",
+    "pwh/_runner.py::Batch.next_verdict": "an answer landing in the microseconds between the end of the wait and the seal: a thread race, covered by tests/test_runner.py's timing cases",
+    "pwh/_runner.py::Batch.close": "a crash in the middle of a batch while a later producer is still running: thread lifecycle; covered by tests/test_runner.py",
     "pwh/_runner.py::ProducerRunner._retire": "the asynchronous stop of an abandoned busy-looping producer is skipped under a tracer (coverage), see the comment there",
     "pwh/_canonical.py::_items": "a dict changed by another thread while it is copied (a hostile producer); covered by tests/test_reliability.py",
     "pwh/_canonical.py::_check_text": "a lone surrogate in a result string or key; covered by tests/test_reliability.py",

@@ -33,7 +33,7 @@ from ._journal import CONFLICT, FINAL_STATUSES, REPLAYED, Journal, JournalError
 from ._outcome import DispatchOutcome, HookOutcome
 from ._profile import Profile
 from ._registry import InstalledHook, Registry
-from ._runner import RAISED, TIMED_OUT, ProducerRunner
+from ._runner import RAISED, TIMED_OUT, Call, CallVerdict, ProducerRunner
 
 
 @dataclass
@@ -47,6 +47,17 @@ class _Tally:
     intents: int = 0
     result_bytes: int = 0
     input_checks: dict[tuple[str, ...], Rejection | None] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class _Pending:
+    """A hook that passed every check made before its call; ``attempts`` counts prior tries."""
+
+    hook: InstalledHook
+    dispatch_id: str
+    source: Mapping[str, Any]
+    attempts: int
+    hook_input: dict[str, Any] = field(default_factory=dict)
 
 
 class Dispatcher:
@@ -83,7 +94,10 @@ class Dispatcher:
             first = self._public(rejected[0])
             return DispatchOutcome(None, None, False, first.code, first)
         receipt_id, event_kind = plain["receipt_id"], plain["event_kind"]
-        refusal = admissibility(plain, self.profile.phase_enabled) or self._receipt_id_refusal(receipt_id)
+        private_id = self._receipt_id_refusal(receipt_id)
+        if private_id is not None:  # the outcome must not repeat it either
+            return DispatchOutcome(None, event_kind, False, private_id.code, private_id)
+        refusal = admissibility(plain, self.profile.phase_enabled)
         if refusal is not None:
             return DispatchOutcome(receipt_id, event_kind, False, refusal.code, refusal)
         hooks = self._admitted_hooks(event_kind)
@@ -102,14 +116,26 @@ class Dispatcher:
         for record in prior.values():
             if record["status"] in FINAL_STATUSES:
                 self._take_slots(tally, record)
+        # Every hook's fate before its call is known up front (none depends on another's
+        # answer), so all calls go to the worker in one batch and are checked in order.
+        steps = [self._prepare_hook(hook, ids[hook.hook_id], plain, prior.get(ids[hook.hook_id]), tally) for hook in hooks]
+        pending = [step for step in steps if type(step) is _Pending]
+        batch = self.runner.start([self._call_spec(p.hook, p.hook_input) for p in pending])
         outcomes: list[HookOutcome] = []
         writes: list[dict[str, Any]] = []
-        for hook in hooks:
-            did = ids[hook.hook_id]
-            outcome, receipt = self._run_hook(hook, did, plain, prior.get(did), tally)
-            outcomes.append(outcome)
-            if receipt is not None:
-                writes.append(receipt)
+        try:
+            for step in steps:
+                if type(step) is _Pending:
+                    verdict = batch.next_verdict()
+                    self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
+                    outcome, receipt = self._finish_hook(step, verdict, tally)
+                else:
+                    outcome, receipt = step  # type: ignore[misc]
+                outcomes.append(outcome)
+                if receipt is not None:
+                    writes.append(receipt)
+        finally:
+            batch.close()
         return self._record(receipt_id, event_kind, outcomes, writes)
 
     def close(self) -> None:
@@ -124,69 +150,81 @@ class Dispatcher:
             if event_kind in h.registration["event_kinds"] and self.profile.admits(h.hook_id)
         ]
 
-    def _run_hook(
+    def _prepare_hook(
         self,
         hook: InstalledHook,
         did: str,
         source: Mapping[str, Any],
         prior: dict[str, Any] | None,
         tally: _Tally,
-    ) -> tuple[HookOutcome, dict[str, Any] | None]:
+    ) -> _Pending | tuple[HookOutcome, dict[str, Any] | None]:
+        """Everything decided before the provider is called: replay of a final record, the
+        dispatch and attempt budgets, the registration ceilings and the input boundary. Returns
+        the hook's outcome when it ends here, else the call to make."""
         reg = hook.registration
         if prior is not None and prior["status"] in FINAL_STATUSES:
             return self._from_receipt(prior, replayed=True, recorded=True), None
         attempts = prior["attempts"] if prior is not None else 0
-
-        def fail(code: str, rejection: Rejection | None = None, tried: int = attempts):
-            rejection = self._public(rejection) if rejection is not None else None
-            receipt = self._receipt(hook, did, source, "failed", code, [], None, tried)
-            return HookOutcome(hook.hook_id, did, "failed", code, (), False, tried, False, rejection), receipt
-
+        pending = _Pending(hook, did, source, attempts)
         tally.hooks += 1
         if tally.hooks > self.profile.max_hooks_per_dispatch:
-            return fail(codes.DISPATCH_BUDGET_EXHAUSTED)
+            return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
         cap = min(self.profile.max_attempts, reg["budget"]["max_invocations_per_dispatch"])
         if attempts >= cap:
-            return fail(codes.DISPATCH_BUDGET_EXHAUSTED)
+            return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
         over = self._registration_over_ceilings(hook)
         if over:
-            return fail(codes.REGISTRATION_REJECTED, over[0])
+            return self._fail(pending, codes.REGISTRATION_REJECTED, over[0])
         hook_input = build_hook_input(source, reg, did)
         scope = tuple(reg["requested_read_scope"])
         if scope not in tally.input_checks:
             tally.input_checks[scope] = self._boundary_rejection(hook_input)
         boundary = tally.input_checks[scope]
         if boundary is not None:
-            return fail(codes.INPUT_BOUNDARY_REJECTED, boundary)
-        verdict = self._call(hook, hook_input)
-        attempts += 1
-        self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
+            return self._fail(pending, codes.INPUT_BOUNDARY_REJECTED, boundary)
+        pending.hook_input = hook_input
+        return pending
+
+    def _finish_hook(
+        self, pending: _Pending, verdict: CallVerdict, tally: _Tally
+    ) -> tuple[HookOutcome, dict[str, Any] | None]:
+        """Judge the provider's answer: its contract, the public boundary, the dispatch ceilings."""
+        hook, did, reg = pending.hook, pending.dispatch_id, pending.hook.registration
+        attempts = pending.attempts = pending.attempts + 1
         if verdict.kind == RAISED:
-            return fail(codes.PRODUCER_FAILED, tried=attempts)
+            return self._fail(pending, codes.PRODUCER_FAILED)
         if verdict.kind == TIMED_OUT:
-            return fail(codes.PRODUCER_TIMED_OUT, tried=attempts)
+            return self._fail(pending, codes.PRODUCER_TIMED_OUT)
         plain, raw, rejected = self._validate(verdict.value, reg, did)
         if plain is None:
-            return fail(codes.RESULT_CONTRACT_REJECTED, rejected[0], tried=attempts)
+            return self._fail(pending, codes.RESULT_CONTRACT_REJECTED, rejected[0])
         leak = self.scanner.scan_value(plain)
         if leak:
             reason = f"result carries a {leak[0].category.replace('_', ' ')}"
-            return fail(codes.RESULT_CONTRACT_REJECTED, Rejection(codes.RESULT_CONTRACT_REJECTED, leak[0].path, reason), attempts)
+            return self._fail(pending, codes.RESULT_CONTRACT_REJECTED, Rejection(codes.RESULT_CONTRACT_REJECTED, leak[0].path, reason))
         if (
             tally.intents + len(plain["intents"]) > self.profile.max_intents_per_dispatch
             or tally.result_bytes + len(raw) > self.profile.max_result_bytes_per_dispatch
         ):
-            return fail(codes.DISPATCH_BUDGET_EXHAUSTED, tried=attempts)
+            return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
         tally.intents += len(plain["intents"])
         tally.result_bytes += len(raw)
         receipt = self._receipt(
-            hook, did, source, plain["status"], None, plain["intents"], "sha256:" + hashlib.sha256(raw).hexdigest(), attempts
+            hook, did, pending.source, plain["status"], None, plain["intents"], "sha256:" + hashlib.sha256(raw).hexdigest(), attempts
         )
         return self._from_receipt(receipt, replayed=False, recorded=False), receipt
 
-    def _call(self, hook: InstalledHook, hook_input: dict[str, Any]):  # type: ignore[no-untyped-def]
-        """Call the provider with its own immutable copy of the input, under its wall-time limit."""
-        return self.runner.call(hook.producer, freeze(hook_input), hook.registration["budget"]["timeout_ms"])
+    def _fail(
+        self, pending: _Pending, code: str, rejection: Rejection | None = None
+    ) -> tuple[HookOutcome, dict[str, Any]]:
+        rejection = self._public(rejection) if rejection is not None else None
+        hook, did, tried = pending.hook, pending.dispatch_id, pending.attempts
+        receipt = self._receipt(hook, did, pending.source, "failed", code, [], None, tried)
+        return HookOutcome(hook.hook_id, did, "failed", code, (), False, tried, False, rejection), receipt
+
+    def _call_spec(self, hook: InstalledHook, hook_input: dict[str, Any]) -> Call:
+        """The provider, its own immutable copy of the input, and its wall-time limit."""
+        return hook.producer, freeze(hook_input), hook.registration["budget"]["timeout_ms"]
 
     def _registration_over_ceilings(self, hook: InstalledHook) -> list[Rejection]:
         """Re-check an installed registration against the *current* profile ceilings (a profile

@@ -1,10 +1,17 @@
-"""Run one provider call under a real wall-clock limit.
+"""Run provider calls under real wall-clock limits.
 
-A producer runs on a worker thread; the dispatcher waits at most ``timeout_ms``. A producer that
-has not returned by then is abandoned: its slot is sealed so a late return is dropped, the worker
-is retired (it may be stuck forever), and an asynchronous exception is sent to stop a pure-Python
-busy loop. Exceptions of any kind, ``SystemExit`` and ``KeyboardInterrupt`` included, stay on the
-worker and come back as a plain 'raised' verdict: they are the producer's failure, not the host's.
+Producers run on a worker thread; the dispatcher waits for each at most its own ``timeout_ms``,
+counted from the moment that producer started. A dispatch hands the worker all its calls at once
+(a :class:`Batch`): the worker runs them one after another, in order, while the dispatcher checks
+each answer as it lands. One thread hand-off per dispatch instead of one per hook is most of what
+a cheap hook costs.
+
+A producer that has not returned in time is abandoned: its answer slot is sealed so a late return
+is dropped, the worker stops before starting anything else of the batch and is retired (it may be
+stuck forever), an asynchronous exception is sent to stop a pure-Python busy loop, and the rest of
+the batch moves to a fresh worker. Exceptions of any kind, ``SystemExit`` and
+``KeyboardInterrupt`` included, stay on the worker and come back as a plain 'raised' verdict:
+they are the producer's failure, not the host's.
 """
 
 from __future__ import annotations
@@ -13,13 +20,16 @@ import ctypes
 import queue
 import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 RETURNED = "returned"
 RAISED = "raised"
 TIMED_OUT = "timed_out"
+
+Call = tuple[Callable[[Any], Any], Any, int]  # (producer, argument, timeout_ms)
 
 
 class ProducerAbandoned(BaseException):
@@ -34,78 +44,144 @@ class CallVerdict:
 
 class _Slot:
     """One call's answer box. ``done`` is a raw lock held until the answer lands: waiting on it
-    with a timeout is the cheapest hand-off between two threads CPython offers."""
+    with a timeout is the cheapest hand-off between two threads CPython offers. ``started`` is
+    the worker's clock reading when the producer began; the limit counts from there."""
 
-    __slots__ = ("done", "lock", "verdict", "sealed")
+    __slots__ = ("producer", "argument", "timeout", "done", "verdict", "sealed", "started")
 
-    def __init__(self) -> None:
+    def __init__(self, producer: Callable[[Any], Any], argument: Any, timeout_ms: int) -> None:
+        self.producer = producer
+        self.argument = argument
+        self.timeout = timeout_ms / 1000.0
         self.done = threading.Lock()
         self.done.acquire()
-        self.lock = threading.Lock()
         self.verdict: CallVerdict | None = None
         self.sealed = False
+        self.started: float | None = None
 
-    def wait(self, seconds: float) -> None:
-        if self.done.acquire(timeout=seconds):
-            self.done.release()
 
-    def settle(self, verdict: CallVerdict) -> None:
-        with self.lock:
-            if self.sealed:
-                return  # the dispatcher gave up on this call: a late answer is never recorded
-            self.verdict = verdict
-            self.done.release()
+class _Run:
+    """The part of a batch one worker is given. ``lock`` orders the worker's claims and answers
+    against the dispatcher's seal and stop: once ``stop_at`` is set, no later slot starts here."""
 
-    def seal(self) -> CallVerdict | None:
-        with self.lock:
-            self.sealed = True
-            return self.verdict
+    __slots__ = ("slots", "lock", "stop_at")
+
+    def __init__(self, slots: list[_Slot]) -> None:
+        self.slots = slots
+        self.lock = threading.Lock()
+        self.stop_at = len(slots)
 
 
 class _Worker:
     def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Any, _Slot] | None] = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue[_Run | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name="pwh-producer", daemon=True)
         self.thread.start()
 
     def _loop(self) -> None:
         while True:
             try:
-                job = self.jobs.get()
-                if job is None:
+                run = self.jobs.get()
+                if run is None:
                     return
-                producer, argument, slot = job
-                try:
-                    value = producer(argument)
-                except ProducerAbandoned:
-                    return
-                except BaseException:  # noqa: BLE001 - isolating the producer is the point
-                    slot.settle(CallVerdict(RAISED))
-                    continue
-                slot.settle(CallVerdict(RETURNED, value))
+                index = 0
+                while True:
+                    slot = run.slots[index]
+                    try:
+                        verdict = CallVerdict(RETURNED, slot.producer(slot.argument))
+                    except ProducerAbandoned:
+                        return
+                    except BaseException:  # noqa: BLE001 - isolating the producer is the point
+                        verdict = CallVerdict(RAISED)
+                    with run.lock:
+                        if not slot.sealed:  # sealed: the dispatcher gave up; a late answer is never recorded
+                            slot.verdict = verdict
+                        index += 1
+                        more = index < run.stop_at
+                        if more:
+                            # The next call starts now: its clock is set before this answer is
+                            # released, so the dispatcher always finds it set when it gets there.
+                            run.slots[index].started = time.monotonic()
+                        slot.done.release()
+                    if not more:
+                        break
             except ProducerAbandoned:
                 return
 
 
+class Batch:
+    """The calls of one dispatch, answered in order by :meth:`next_verdict`."""
+
+    def __init__(self, runner: ProducerRunner, calls: Sequence[Call]) -> None:
+        self._runner = runner
+        self._slots = [_Slot(p, a, t) for p, a, t in calls]
+        self._runs: list[tuple[_Run, int, _Worker]] = []  # (run, first slot index, its worker)
+        self._next = 0
+        if self._slots:
+            self._hand_over(0)
+
+    def next_verdict(self) -> CallVerdict:
+        """The verdict of the next call, in the order the calls were given."""
+        index = self._next
+        self._next += 1
+        slot = self._slots[index]
+        run, first, worker = self._runs[-1]
+        if _wait(slot):
+            return slot.verdict  # type: ignore[return-value]
+        with run.lock:
+            if slot.verdict is not None:  # landed between the wait and the seal: it counts
+                return slot.verdict
+            slot.sealed = True
+            run.stop_at = index - first + 1  # nothing after it starts on this worker
+        self._runner._retire(worker)
+        if index + 1 < len(self._slots):
+            self._hand_over(index + 1)
+        return CallVerdict(TIMED_OUT)
+
+    def close(self) -> None:
+        """Start nothing more of this batch (a crash or error mid-dispatch); a producer already
+        running is waited for up to its own limit, so none outlives the dispatch that called it."""
+        if not self._runs:
+            return
+        run, first, _worker = self._runs[-1]
+        with run.lock:
+            run.stop_at = min(run.stop_at, self._next - first + 1)
+            running = run.slots[self._next - first] if self._next - first < len(run.slots) else None
+        if running is not None:
+            _wait(running)
+
+    def _hand_over(self, index: int) -> None:
+        worker = self._runner._live_worker()
+        run = _Run(self._slots[index:])
+        self._runs.append((run, index, worker))
+        self._slots[index].started = time.monotonic()
+        worker.jobs.put(run)
+
+
+def _wait(slot: _Slot) -> bool:
+    """Wait for the slot's answer until its own deadline; True when it landed in time."""
+    remaining = slot.started + slot.timeout - time.monotonic()  # type: ignore[operator]
+    if remaining > 0 and slot.done.acquire(timeout=remaining):
+        slot.done.release()
+        return True
+    return False
+
+
 class ProducerRunner:
-    """Calls producers one at a time on a reusable worker, replacing it when one hangs."""
+    """Calls producers on a reusable worker, replacing it when one hangs."""
 
     def __init__(self) -> None:
         self._worker: _Worker | None = None
         self.abandoned = 0
 
-    def call(self, producer: Callable[[Any], Any], argument: Any, timeout_ms: int) -> CallVerdict:
+    def start(self, calls: Sequence[Call]) -> Batch:
+        """Hand every call to the worker now; collect the verdicts with :meth:`Batch.next_verdict`."""
+        return Batch(self, calls)
+
+    def _live_worker(self) -> _Worker:
         if self._worker is None or not self._worker.thread.is_alive():
             self._worker = _Worker()
-        slot = _Slot()
-        worker = self._worker
-        worker.jobs.put((producer, argument, slot))
-        slot.wait(timeout_ms / 1000.0)
-        verdict = slot.seal()  # an answer that landed between the wait and the seal still counts
-        if verdict is not None:
-            return verdict
-        self._retire(worker)
-        return CallVerdict(TIMED_OUT)
+        return self._worker
 
     def _retire(self, worker: _Worker) -> None:
         self._worker = None

@@ -54,6 +54,11 @@ def _hang(i: Mapping[str, Any], c: CallContext) -> Any:
     return proposed(intent_for(i, {"note_ref": "late_answer"}))
 
 
+def _pause(i: Mapping[str, Any], c: CallContext) -> Any:
+    c.release.wait(0.1)  # well inside its timeout: a slow but honest provider
+    return proposed(intent_for(i))
+
+
 def _busy(i: Mapping[str, Any], c: CallContext) -> Any:
     while not c.release.is_set():
         pass
@@ -187,6 +192,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     for b in (
         Behaviour("proposes one intent", _one),
         Behaviour("proposes two intents", _two),
+        Behaviour("proposes one intent after a short pause", _pause, {"timeout_ms": 5000}),
         Behaviour("answers not applicable", lambda i, c: not_applicable()),
         Behaviour("raises an error", _raise),
         Behaviour("does not return within its timeout", _hang, {"timeout_ms": 200}),

@@ -144,6 +144,13 @@ def private_identity(world: World, value: str) -> None:
     world.outcomes.append(world.sut.dispatch(source(1, todo_id=_IDENTITY_VALUES[value](world))))
 
 
+@when("a committed receipt whose own receipt id is a credential is dispatched")
+def private_receipt_id(world: World) -> None:
+    from fakes._packets import source
+
+    world.outcomes.append(world.sut.dispatch(source(1, receipt_id=world.private_values["credential"])))
+
+
 @when("the newest sidecar record is corrupted in storage")
 def corrupt_record(world: World) -> None:
     world.sut.inject_fault("journal_record_corrupted")

@@ -19,10 +19,9 @@ from pwh._reference import ReferenceSUT
 
 # 1. No real timeout: a hung producer is waited on for 1.5 s whatever the registration says.
 class _NoTimeout(Dispatcher):
-    def _call(self, hook, hook_input):  # type: ignore[no-untyped-def]
-        from pwh._freeze import freeze
-
-        return self.runner.call(hook.producer, freeze(hook_input), 1500)
+    def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
+        producer, frozen, _limit = super()._call_spec(hook, hook_input)
+        return producer, frozen, 1500
 
 
 # 2. Replay calls the provider again instead of returning the stored receipt.
@@ -79,11 +78,17 @@ class _OutOfOrder(Dispatcher):
 
 # 9. A failed hook uses up an intent slot of the dispatch.
 class _SharedBudget(Dispatcher):
-    def _run_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
-        outcome, receipt = super()._run_hook(hook, did, source, prior, tally)
-        if outcome.status == "failed":
+    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+        return self._charge(super()._prepare_hook(hook, did, source, prior, tally), hook, tally)
+
+    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+        return self._charge(super()._finish_hook(pending, verdict, tally), pending.hook, tally)
+
+    @staticmethod
+    def _charge(step, hook, tally):  # type: ignore[no-untyped-def]
+        if type(step) is tuple and step[0].status == "failed":
             tally.intents += hook.registration["budget"]["max_intents_per_dispatch"]
-        return outcome, receipt
+        return step
 
 
 def _adapter(name: str, **attrs: Any) -> type[ReferenceSUT]:

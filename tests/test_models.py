@@ -227,9 +227,11 @@ class _ForgetsLastHook(Dispatcher):
 
 
 class _ReplayNotMarked(Dispatcher):
-    def _run_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
-        outcome, receipt = super()._run_hook(hook, did, source, prior, tally)
-        return dataclasses.replace(outcome, replayed=False), receipt
+    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+        step = super()._prepare_hook(hook, did, source, prior, tally)
+        if type(step) is tuple:
+            return dataclasses.replace(step[0], replayed=False), step[1]
+        return step
 
 
 class _LeaksProviderText(Dispatcher):
@@ -243,9 +245,9 @@ class _LeaksProviderText(Dispatcher):
 class _NewIdentityAfterRestart(Dispatcher):
     restarts = 0
 
-    def _run_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
         salted = did[:-1] + format((int(did[-1], 16) + self.restarts) % 16, "x")  # still a well-formed id
-        return super()._run_hook(hook, salted, source, prior, tally)
+        return super()._prepare_hook(hook, salted, source, prior, tally)
 
 
 class _SaltsOnRestart(ReferenceSUT):

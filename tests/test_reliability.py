@@ -228,14 +228,22 @@ def test_an_abandoned_worker_that_answers_late_still_ends() -> None:
         return not_applicable()
 
     runner = ProducerRunner()
+
+    def call(producer: Any, limit_ms: int) -> str:
+        batch = runner.start([(producer, None, limit_ms)])
+        try:
+            return batch.next_verdict().kind
+        finally:
+            batch.close()
+
     try:
-        assert runner.call(lambda _: 1, None, 5000).kind != TIMED_OUT
+        assert call(lambda _: 1, 5000) != TIMED_OUT
         worker = runner._worker.thread  # type: ignore[union-attr]
-        assert runner.call(stubborn, None, 50).kind == TIMED_OUT
+        assert call(stubborn, 50) == TIMED_OUT
         release.set()
         worker.join(3)
         assert not worker.is_alive()
-        assert runner.call(lambda _: (_ for _ in ()).throw(SystemExit(3)), None, 1000).kind == RAISED
+        assert call(lambda _: (_ for _ in ()).throw(SystemExit(3)), 1000) == RAISED
     finally:
         release.set()
         runner.close()
