@@ -445,6 +445,25 @@ class BoundaryScanner:
             found.add(("line 0", "unscannable"))
         return _sorted(found)
 
+    def texts_clean(self, texts: Iterable[str]) -> bool:
+        """True when no string of ``texts`` (exact ``str`` values) would be flagged on its own:
+        for callers that know the shape around them and need only a yes or no."""
+        scan = self._scan_str
+        for text in texts:
+            if scan(text):
+                return False
+        return True
+
+    def keys_clean(self, keys: Iterable[str]) -> bool:
+        """True when no key of ``keys`` (exact ``str``) is flagged, shown as ``[?]``, or marks its
+        value as a secret, an environment value or part of a transcript: a dict with only these
+        keys and clean scalar values then scans clean."""
+        for key in keys:
+            categories, suffix, flags = self._key_info(key)
+            if categories or flags or suffix == "[?]":
+                return False
+        return True
+
     def is_clean(self, value: Any) -> bool:
         """True when nothing in ``value`` may not cross the public boundary."""
         return not self.scan_value(value)

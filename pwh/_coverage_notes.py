@@ -21,6 +21,8 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_canonical.py::_items": "a dict changed by another thread while it is copied (a hostile producer); covered by tests/test_reliability.py",
     "pwh/_canonical.py::_check_text": "a lone surrogate in a result string or key; covered by tests/test_reliability.py",
     "pwh/_canonical.py::_proxied_dict": "a read-only view over something other than a dict; covered by tests/test_reliability.py",
+    "pwh/_identity.py::dispatch_id": "the public, defensive form (it copies its input first); the dispatcher uses plain_dispatch_id on inputs it has validated, and tests/test_identity.py holds the two to the same digest",
+    "pwh/_dispatcher.py::Dispatcher._judge_in_full": "a valid answer the one-pass check leaves to the full checks is one in Python's own shapes (tuples, read-only views, 1.0 for an integer), not JSON and so not an RFC case; tests/test_fastresult.py and tests/test_dispatcher.py cover it",
     "pwh/_dispatcher.py::Dispatcher._receipt_id_refusal": "a receipt whose own id is a private value (the orchestrator makes opaque ids); covered by tests/test_reliability.py",
     "pwh/_schemas.py::_explain": "schema combinators (oneOf) appear only in the sidecar receipt schema, which the dispatcher builds itself and never has to reject",
 }

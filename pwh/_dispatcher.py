@@ -27,13 +27,17 @@ from ._contracts import (
     validate_result,
     validate_source,
 )
+from ._fastresult import FastResults
 from ._freeze import freeze
-from ._identity import dispatch_id
+from ._identity import plain_dispatch_id
 from ._journal import CONFLICT, FINAL_STATUSES, REPLAYED, Journal, JournalError
 from ._outcome import DispatchOutcome, HookOutcome
 from ._profile import Profile
 from ._registry import InstalledHook, Registry
 from ._runner import RAISED, TIMED_OUT, Call, CallVerdict, ProducerRunner
+
+
+_FAST_RESULTS = FastResults()
 
 
 @dataclass
@@ -102,7 +106,7 @@ class Dispatcher:
             return DispatchOutcome(receipt_id, event_kind, False, refusal.code, refusal)
         hooks = self._admitted_hooks(event_kind)
         ids = {
-            h.hook_id: dispatch_id(receipt_id, h.hook_id, h.registration["schema_version"], event_kind)
+            h.hook_id: plain_dispatch_id(receipt_id, h.hook_id, h.registration["schema_version"], event_kind)
             for h in hooks
         }
         try:
@@ -195,13 +199,11 @@ class Dispatcher:
             return self._fail(pending, codes.PRODUCER_FAILED)
         if verdict.kind == TIMED_OUT:
             return self._fail(pending, codes.PRODUCER_TIMED_OUT)
-        plain, raw, rejected = self._validate(verdict.value, reg, did)
-        if plain is None:
-            return self._fail(pending, codes.RESULT_CONTRACT_REJECTED, rejected[0])
-        leak = self.scanner.scan_value(plain)
-        if leak:
-            reason = f"result carries a {leak[0].category.replace('_', ' ')}"
-            return self._fail(pending, codes.RESULT_CONTRACT_REJECTED, Rejection(codes.RESULT_CONTRACT_REJECTED, leak[0].path, reason))
+        # Certainly valid and clean, in one pass; else the full checks decide and say why.
+        accepted = self._accept_fast(verdict.value, reg, did) or self._judge_in_full(verdict.value, reg, did)
+        if type(accepted) is Rejection:
+            return self._fail(pending, codes.RESULT_CONTRACT_REJECTED, accepted)
+        plain, raw = accepted  # type: ignore[misc]
         if (
             tally.intents + len(plain["intents"]) > self.profile.max_intents_per_dispatch
             or tally.result_bytes + len(raw) > self.profile.max_result_bytes_per_dispatch
@@ -237,6 +239,22 @@ class Dispatcher:
             )
             self._reg_checks[key] = cached
         return cached
+
+    def _accept_fast(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any], bytes] | None:
+        """The one-pass check of a result that is valid and clean (pwh/_fastresult.py), or None."""
+        return _FAST_RESULTS.accept(value, reg, did, self.registry.catalog.validators, self.scanner)
+
+    def _judge_in_full(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any], bytes] | Rejection:
+        """The general path: the contract (with every rejection's path and reason), then the
+        public-boundary scan of the copy."""
+        plain, raw, rejected = self._validate(value, reg, did)
+        if plain is None:
+            return rejected[0]
+        leak = self.scanner.scan_value(plain)
+        if leak:
+            reason = f"result carries a {leak[0].category.replace('_', ' ')}"
+            return Rejection(codes.RESULT_CONTRACT_REJECTED, leak[0].path, reason)
+        return plain, raw
 
     def _validate(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any] | None, bytes, list[Rejection]]:
         return validate_result(value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators)
@@ -339,6 +357,7 @@ class Dispatcher:
 
 
 def _recorded(outcome: HookOutcome) -> HookOutcome:
-    from dataclasses import replace
-
-    return replace(outcome, recorded=True)
+    return HookOutcome(
+        outcome.hook_id, outcome.dispatch_id, outcome.status, outcome.failure_code, outcome.intents,
+        outcome.replayed, outcome.attempts, True, outcome.rejection,
+    )

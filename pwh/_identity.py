@@ -7,9 +7,10 @@ to byte equality.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from ._canonical import digest
+from ._canonical import digest, dumps_plain
 
 DISPATCH_PREFIX = "pwh_"
 INTENT_PREFIX = "pwi_"
@@ -27,6 +28,18 @@ def dispatch_id(
             "event_kind": event_kind,
         }
     )
+
+
+def plain_dispatch_id(receipt_id: str, hook_id: str, registration_schema_version: str, event_kind: str) -> str:
+    """:func:`dispatch_id` for inputs already proven plain JSON text (the dispatcher's validated
+    source and installed registrations): the same bytes, without the defensive copy."""
+    fields = {
+        "receipt_id": receipt_id,
+        "hook_id": hook_id,
+        "registration_schema_version": registration_schema_version,
+        "event_kind": event_kind,
+    }
+    return DISPATCH_PREFIX + hashlib.sha256(dumps_plain(fields)).hexdigest()
 
 
 def intent_id(dispatch: str, intent_kind: str, policy_version: str, payload: Any) -> str:

@@ -59,13 +59,11 @@ def checksum(blob: bytes) -> str:
 
 def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Decide what one write does to the record already there (the replay and conflict rules)."""
-    if existing is None:
-        return RECORDED, new
-    if existing["status"] in FINAL_STATUSES:
+    if existing is not None and existing["status"] in FINAL_STATUSES:
         if new["status"] in FINAL_STATUSES and new["result_digest"] != existing["result_digest"]:
             return CONFLICT, existing
         return REPLAYED, existing
-    return RECORDED, new
+    return RECORDED, new  # nothing there yet, or a failure a later attempt replaces (JNL-4)
 
 
 def _blob(value: Any) -> bytes:
@@ -176,22 +174,9 @@ class SQLiteJournal(Journal):
         except sqlite3.Error:
             raise JournalError("journal_write_failed", "the journal could not start a transaction") from None
         try:
-            # Read inside the write lock: another process may have recorded since we looked.
-            existing = self.get_many(r["dispatch_id"] for r in receipts)
-            results = []
-            for receipt in receipts:
-                did = receipt["dispatch_id"]
-                outcome, stored = self.merge(existing.get(did), receipt)
-                if outcome == RECORDED:
-                    blob = dumps_plain(stored)
-                    db.execute(
-                        "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) "
-                        "VALUES (?, ?, ?, ?) ON CONFLICT(dispatch_id) DO UPDATE SET "
-                        "status=excluded.status, receipt=excluded.receipt, checksum=excluded.checksum",
-                        (did, stored["status"], blob, checksum(blob)),
-                    )
-                    existing[did] = stored
-                results.append(RecordResult(did, outcome, stored))
+            results = self._insert_all_new(receipts)
+            if results is None:
+                results = self._merge_each(receipts)
             self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)
             db.execute("COMMIT")
         except BaseException as exc:
@@ -201,6 +186,49 @@ class SQLiteJournal(Journal):
             raise
         self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
         return results
+
+    def _merge_each(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
+        """Some record exists: apply the merge rule to each receipt against what is stored."""
+        # Read inside the write lock: another process may have recorded since we looked.
+        existing = self.get_many(r["dispatch_id"] for r in receipts)
+        results = []
+        for receipt in receipts:
+            did = receipt["dispatch_id"]
+            outcome, stored = self.merge(existing.get(did), receipt)
+            if outcome == RECORDED:
+                blob = dumps_plain(stored)
+                self._db.execute(
+                    "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(dispatch_id) DO UPDATE SET "
+                    "status=excluded.status, receipt=excluded.receipt, checksum=excluded.checksum",
+                    (did, stored["status"], blob, checksum(blob)),
+                )
+                existing[did] = stored
+            results.append(RecordResult(did, outcome, stored))
+        return results
+
+    def _insert_all_new(self, receipts: list[dict[str, Any]]) -> list[RecordResult] | None:
+        """The usual case in one statement: no record exists yet for any of these dispatches, so
+        the merge rule records each as it is. If any one exists, nothing of this attempt stays
+        and ``None`` sends the caller through the read-and-merge path (inside the same lock)."""
+        db = self._db
+        rows = []
+        for receipt in receipts:
+            blob = dumps_plain(receipt)
+            rows.append((receipt["dispatch_id"], receipt["status"], blob, checksum(blob)))
+        db.execute("SAVEPOINT fresh")
+        before = db.total_changes
+        db.executemany(
+            "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(dispatch_id) DO NOTHING",
+            rows,
+        )
+        if db.total_changes - before == len(rows):
+            db.execute("RELEASE fresh")
+            return [RecordResult(receipt["dispatch_id"], RECORDED, receipt) for receipt in receipts]
+        db.execute("ROLLBACK TO fresh")
+        db.execute("RELEASE fresh")
+        return None
 
     def make_read_only(self) -> None:
         self._db.execute("PRAGMA query_only=ON")

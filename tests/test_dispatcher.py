@@ -354,3 +354,17 @@ def test_recorded_intents_keep_their_slots_when_a_hook_is_installed_later(sut: R
     assert again.hook("a.alpha").failure_code == codes.DISPATCH_BUDGET_EXHAUSTED
     assert again.hook("b.bravo").replayed
     assert sum(len(r["intents"]) for r in sut.journal_records()) == 1
+
+
+def test_a_valid_answer_in_python_shapes_is_judged_as_the_json_it_stands_for(sut: ReferenceSUT) -> None:
+    # Tuples for arrays are not JSON, so the one-pass check leaves them to the full checks,
+    # which copy them as arrays and accept; the journal holds plain JSON.
+    def tuples(i: Mapping[str, Any]) -> Any:
+        one = dict(intent_for(i))
+        one["requested_write_scope"] = ()
+        return {**proposed(), "intents": (one,)}
+
+    install(sut, "a.reporter", Calls(), tuples)
+    out = sut.dispatch(source()).hook("a.reporter")
+    assert out.status == "proposed" and len(out.intents) == 1
+    assert type(sut.journal_records()[0]["intents"]) is list
