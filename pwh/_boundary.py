@@ -390,7 +390,7 @@ class BoundaryScanner:
     never kept, so the scanner does not retain private data.
     """
 
-    __slots__ = ("_allow", "_allow_re", "_names_re", "_memo", "_key_memo")
+    __slots__ = ("_allow", "_allow_re", "_names_re", "_memo", "_key_memo", "_key_sets")
 
     def __init__(self, private_names: Iterable[str] = (), allow: Iterable[str] = ()) -> None:
         """``private_names``: an organisation's deny-list, matched case-insensitively as whole words
@@ -413,6 +413,7 @@ class BoundaryScanner:
             )
         self._memo: dict[str, tuple[str, ...]] = {}
         self._key_memo: dict[str, _KeyInfo] = {}
+        self._key_sets: dict[tuple[str, ...], bool] = {}
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -454,15 +455,20 @@ class BoundaryScanner:
                 return False
         return True
 
-    def keys_clean(self, keys: Iterable[str]) -> bool:
+    def keys_clean(self, keys: tuple[str, ...]) -> bool:
         """True when no key of ``keys`` (exact ``str``) is flagged, shown as ``[?]``, or marks its
         value as a secret, an environment value or part of a transcript: a dict with only these
-        keys and clean scalar values then scans clean."""
-        for key in keys:
-            categories, suffix, flags = self._key_info(key)
-            if categories or flags or suffix == "[?]":
-                return False
-        return True
+        keys and clean scalar values then scans clean. Memoised per tuple (a schema's key set)."""
+        verdict = self._key_sets.get(keys)
+        if verdict is None:
+            verdict = True
+            for key in keys:
+                categories, suffix, flags = self._key_info(key)
+                if categories or flags or suffix == "[?]":
+                    verdict = False
+            if len(self._key_sets) < 64:  # a handful of schema key sets; never unbounded
+                self._key_sets[keys] = verdict
+        return verdict
 
     def is_clean(self, value: Any) -> bool:
         """True when nothing in ``value`` may not cross the public boundary."""

@@ -93,6 +93,7 @@ class FastResults:
         assert set(scope) == {"type", "items", "maxItems", "uniqueItems"} and scope["uniqueItems"] is True
         assert set(scope["items"]) == {"type", "pattern"} and scope["items"]["type"] == "string"
         self._scope_pattern = re.compile(scope["items"]["pattern"])
+        self.keys = _RESULT_KEYS + _INTENT_KEYS + tuple(self._bounds)  # every key outside a payload
         self._scope_max = int(scope["maxItems"])
 
     def accept(
@@ -120,7 +121,7 @@ class FastResults:
         """The scan, knowing the shape: every key but a payload's is one of the schemas' own, and
         every string but a payload's is a token, so each is judged alone (memoised); only the
         payloads are walked. A finding of any kind means 'unsure': the full scan then says where."""
-        if not scanner.keys_clean(_RESULT_KEYS + _INTENT_KEYS + tuple(self._bounds)):
+        if not scanner.keys_clean(self.keys):
             return False
         texts = [plain["schema_version"], plain["status"]]
         for intent in plain["intents"]:

@@ -6,10 +6,14 @@ from types import MappingProxyType
 from typing import Any
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any) -> Any:
     """dicts become read-only mappings and lists become tuples, all the way down."""
-    if type(value) is dict:
-        return MappingProxyType({k: freeze(v) for k, v in value.items()})
-    if type(value) is list:
-        return tuple(freeze(v) for v in value)
+    kind = type(value)
+    if kind is dict:
+        return MappingProxyType({k: (v if type(v) in _LEAVES else freeze(v)) for k, v in value.items()})
+    if kind is list:
+        return tuple(v if type(v) in _LEAVES else freeze(v) for v in value)
     return value

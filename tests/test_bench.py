@@ -31,6 +31,14 @@ def test_a_workload_runs_in_a_child_and_reports_memory(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # the child's work dir is removed
 
 
+def test_a_childs_peak_memory_is_its_own_not_its_parents(tmp_path: Path) -> None:
+    ballast = bytearray(300 * 1024 * 1024)  # the parent is now far bigger than any workload
+    ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page so it is resident
+    result = run_child("floor_sqlite_commit", 5, tmp_path)
+    del ballast
+    assert 0 < result["peak_rss_kib"] < 200 * 1024
+
+
 def test_prefill_writes_valid_records(tmp_path: Path) -> None:
     path = tmp_path / "sidecar.sqlite3"
     prefill(path, 50)
