@@ -358,6 +358,7 @@ _Found = set[tuple[str, str]]  # (path, category)
 # Types that can carry nothing private. Tested with issubclass, never "in a set": hashing a type
 # would run its metaclass's __hash__, which may be hostile.
 _SCALARS = (int, float, type(None))  # bool is an int
+_QUICK_SCALARS = frozenset({int, float, bool, type(None)})
 _PROXY = types.MappingProxyType  # how the dispatcher freezes the input it hands to a provider
 _MEMO_MAX_TEXT = 256  # only strings up to this length are memoised ...
 _MEMO_MAX_ENTRIES = 4096  # ... and the memo is emptied when it reaches this size
@@ -472,7 +473,36 @@ class BoundaryScanner:
 
     def is_clean(self, value: Any) -> bool:
         """True when nothing in ``value`` may not cross the public boundary."""
-        return not self.scan_value(value)
+        return self.quickly_clean(value) or not self.scan_value(value)
+
+    def quickly_clean(self, value: Any, depth: int = 0) -> bool:
+        """True only when ``value`` is plain JSON whose every key and string would pass on its own
+        (no path bookkeeping, memoised); False means 'not proven here': ask :meth:`scan_value`.
+        A key that could mark a secret, an environment value or a transcript, a container deeper
+        than 32 levels, or any non-JSON object answers False."""
+        kind = type(value)
+        if kind is str:
+            return not self._scan_str(value)
+        if kind is dict:
+            if depth >= 32:
+                return False
+            for key in value:  # reading a plain dict's keys runs none of their code
+                if type(key) is not str:
+                    return False
+            if not self.keys_clean(tuple(value)):
+                return False
+            for child in value.values():
+                if type(child) not in _QUICK_SCALARS and not self.quickly_clean(child, depth + 1):
+                    return False
+            return True
+        if kind is list or kind is tuple:
+            if depth >= 32:
+                return False
+            for child in value:
+                if type(child) not in _QUICK_SCALARS and not self.quickly_clean(child, depth + 1):
+                    return False
+            return True
+        return kind in _QUICK_SCALARS
 
     def public_path(self, path: str) -> str:
         """A JSON path as pwh renders it (``$.a['b-c'][0]``) with every key this scanner would flag

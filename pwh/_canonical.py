@@ -42,8 +42,67 @@ def to_plain(value: Any, *, max_bytes: int | None = None) -> Any:
     a lower bound of the serialised size passes it, so a hostile ten-million-element answer costs
     little to refuse.
     """
-    budget = [max_bytes if max_bytes is not None else -1]
-    return _plain(value, (), 0, budget)
+    limit = max_bytes if max_bytes is not None else -1
+    try:  # the usual plain value: one pass without path bookkeeping
+        return _quick(value, 0, [limit])
+    except (_Unsure, UnicodeEncodeError):  # anything unusual: the pass that names the path decides
+        return _plain(value, (), 0, [limit])
+
+
+class _Unsure(Exception):
+    pass
+
+
+def _quick(value: Any, depth: int, budget: list[int]) -> Any:
+    """:func:`_plain` without the path: the same checks and byte accounting (the order of the
+    charges does not matter: every charge is positive, so the budget is overrun at some point
+    exactly when the total overruns it), so whatever it returns is exactly what ``_plain``
+    would. On any doubt it raises ``_Unsure`` (or ``UnicodeEncodeError``)."""
+    kind = type(value)
+    if kind is str:
+        value.encode("utf-8")  # a lone surrogate raises: unsure
+        _charge(budget, len(value) + 2)
+        return value
+    if kind is int:
+        if value.bit_length() > 64:
+            raise _Unsure
+        _charge(budget, 1)
+        return value
+    if value is None or kind is bool:
+        _charge(budget, 4)
+        return value
+    if kind is float:
+        if value != value or value in (math.inf, -math.inf):
+            raise _Unsure
+        _charge(budget, 1)
+        return value
+    if depth >= MAX_DEPTH:  # its items would be deeper than _plain allows
+        raise _Unsure
+    if kind is dict:
+        try:
+            items = list(value.items())
+        except RuntimeError:
+            raise _Unsure from None
+        _charge(budget, 2)
+        out: dict[str, Any] = {}
+        for key, item in items:
+            if type(key) is not str:
+                raise _Unsure
+            key.encode("utf-8")
+            _charge(budget, len(key) + 3)
+            out[key] = _quick(item, depth + 1, budget)
+        return out
+    if kind is list or kind is tuple:
+        _charge(budget, 2)
+        return [_quick(item, depth + 1, budget) for item in value]
+    raise _Unsure
+
+
+def _charge(budget: list[int], n: int) -> None:
+    if budget[0] >= 0:
+        budget[0] -= n
+        if budget[0] < 0:
+            raise _Unsure
 
 
 def _spend(budget: list[int], n: int, path: tuple[Any, ...]) -> None:

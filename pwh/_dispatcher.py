@@ -260,7 +260,7 @@ class Dispatcher:
         return validate_result(value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators)
 
     def _boundary_rejection(self, hook_input: dict[str, Any]) -> Rejection | None:
-        found = self.scanner.scan_value(hook_input)
+        found = [] if self.scanner.quickly_clean(hook_input) else self.scanner.scan_value(hook_input)
         if found:
             reason = f"input would carry a {found[0].category.replace('_', ' ')}"
             return Rejection(codes.INPUT_BOUNDARY_REJECTED, found[0].path, reason)

@@ -129,7 +129,7 @@ class FastResults:
             texts.append(intent["schema_version"])
             texts.append(intent["failure_policy"])
             texts.extend(intent["requested_write_scope"])
-            if not scanner.is_clean(intent["payload"]):
+            if not scanner.quickly_clean(intent["payload"]):
                 return False
         return scanner.texts_clean(texts)
 

@@ -802,3 +802,37 @@ def test_long_hostile_strings_stay_fast() -> None:
     for text in ("a" * 20_000 + "@", "a." * 10_000, "/" * 20_000, ":" * 20_000, "1." * 10_000, "A_" * 10_000 + "="):
         scan_value(text)
         scan_text(text)
+
+
+# The quick check (no paths, memoised) may only say "clean" where the full scan finds nothing.
+_quick_texts = st.sampled_from([
+    "receipt_7f3a9c", "bob@example.com", "/home/alice/notes.md", "https://corp.example.com/x", "ghp_" + "a" * 36,
+    "Quillmoor", "db01.internal.corp", "10.1.2.3", "report.publish", "user", "hello world", "", "x" * 300,
+]) | st.text(max_size=12)
+_quick_keys = st.sampled_from(["note_ref", "token", "password", "role", "content", "HOME", "api_key", "a b", "Quillmoor", "x"]) | st.text(max_size=6)
+_quick_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | _quick_texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_quick_keys, inner, max_size=3)
+    | st.lists(inner, max_size=2).map(tuple),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_quick_values)
+def test_the_quick_check_says_clean_only_where_the_full_scan_finds_nothing(value: Any) -> None:
+    scanner = BoundaryScanner(private_names=["Quillmoor"])
+    if scanner.quickly_clean(value):
+        assert scanner.scan_value(value) == []
+
+
+def test_the_quick_check_leaves_unusual_shapes_to_the_full_scan() -> None:
+    scanner = BoundaryScanner()
+    assert scanner.quickly_clean({"a": ["b", 1, None, {"c": 2.5}]})
+    assert not scanner.quickly_clean({1: "x"})
+    assert not scanner.quickly_clean(types.MappingProxyType({"a": "b"}))
+    assert not scanner.quickly_clean({"role": "user", "content": "hi"})
+    deep: Any = "x"
+    for _ in range(40):
+        deep = [deep]
+    assert not scanner.quickly_clean(deep) and scanner.is_clean(deep)

@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pwh._canonical import CanonicalError, canonical_bytes
@@ -124,3 +124,49 @@ def test_the_dispatchers_plain_dispatch_id_is_the_same_digest(r: str, h: str, s:
     except CanonicalError:  # a lone surrogate: not text the dispatcher ever gets (its source is validated)
         return
     assert plain_dispatch_id(r, h, s, e) == expected
+
+
+_odd_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
+    | st.sampled_from(["\ud800", b"bytes", (1, 2), frozenset({1})]),
+    lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.text(max_size=4) | st.integers(0, 3), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def _strict(value: object) -> object:
+    if type(value) is dict:
+        return ("d", tuple((k, _strict(v)) for k, v in value.items()))  # type: ignore[attr-defined]
+    if type(value) is list:
+        return ("l", tuple(_strict(v) for v in value))  # type: ignore[attr-defined]
+    return (type(value).__name__, value)
+
+
+def _nested(depth: int) -> object:
+    value: object = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@settings(max_examples=400)  # cheap: the copies are tiny
+@given(_odd_values, st.one_of(st.none(), st.integers(0, 60)))
+@example(2**64, None)
+@example({"n": -(2**64)}, None)
+@example(_nested(64), None)
+@example(_nested(65), None)
+@example({"k": _nested(64)}, None)
+def test_the_quick_copy_returns_only_what_the_path_naming_copy_returns(value: object, budget: int | None) -> None:
+    from pwh._canonical import _plain, _quick, _Unsure
+
+    limit = -1 if budget is None else budget
+    try:
+        slow = _plain(value, (), 0, [limit])
+    except CanonicalError:
+        slow = CanonicalError
+    try:
+        quick = _quick(value, 0, [limit])
+    except (_Unsure, UnicodeEncodeError):
+        return  # unsure is always allowed: the path-naming copy then decides
+    assert slow is not CanonicalError and _strict(quick) == _strict(slow)
