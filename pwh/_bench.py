@@ -301,7 +301,27 @@ def run_bench(
     workloads_out = {
         name: {**summarise(ts), "peak_rss_mib": round(peaks[name] / 1024, 1)} for name, ts in times.items() if ts
     }
-    return {"workloads": workloads_out, "ratios": ratios(workloads_out)}
+    found = ratios(workloads_out)
+    return {"workloads": workloads_out, "ratios": found, "targets": judge_targets(found)}
+
+
+# The issue's targets, read from this output (never asserted as timings in tests).
+TARGETS: dict[str, tuple[str, float]] = {
+    "vs_floor": (">=", 0.5),
+    "vs_loopx_1_hook": (">=", 20.0),
+    "vs_loopx_8_hooks": (">=", 100.0),
+    "growth_1e3_to_1e6": ("<=", 1.2),
+}
+
+
+def judge_targets(found: Mapping[str, float | None]) -> dict[str, dict[str, Any]]:
+    """Each ratio against its target: ``met`` is true, false, or ``None`` when not measured."""
+    out = {}
+    for key, (op, bound) in TARGETS.items():
+        value = found.get(key)
+        met = None if value is None else (value >= bound if op == ">=" else value <= bound)
+        out[key] = {"target": f"{op} {bound:g}", "value": value, "met": met}
+    return out
 
 
 def ratios(w: dict[str, dict[str, Any]]) -> dict[str, float | None]:
@@ -327,8 +347,12 @@ def render_table(result: dict[str, Any]) -> str:
     for name, r in result["workloads"].items():
         lines.append(f"{name:<30} {r['n']:>6} {r['median_ms']:>10.3f} {r['p90_ms']:>9.3f} {r['per_second']:>9.1f} {r['peak_rss_mib']:>9.1f}")
     lines.append("")
+    targets = result.get("targets") or judge_targets(result["ratios"])
     for key, value in result["ratios"].items():
-        lines.append(f"{key:<20} {value if value is not None else 'n/a (not measured)'}")
+        shown = f"{value}" if value is not None else "n/a (not measured)"
+        judged = targets.get(key)
+        verdict = "" if judged is None else f"   target {judged['target']:<7} " + {True: "met", False: "MISSED", None: "not measured"}[judged["met"]]
+        lines.append(f"{key:<20} {shown:<20}{verdict}".rstrip())
     return "\n".join(lines) + "\n"
 
 

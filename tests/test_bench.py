@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pwh._bench import prefill, ratios, render_svg, render_table, run_child, summarise
+from pwh._bench import judge_targets, prefill, ratios, render_svg, render_table, run_child, summarise
 from pwh._journal import SQLiteJournal
 
 
@@ -23,6 +23,15 @@ def test_ratios_follow_their_definitions() -> None:
     }
     r = ratios(w)  # type: ignore[arg-type]
     assert r == {"vs_floor": 0.5, "vs_loopx_1_hook": 20.0, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.1}
+
+
+def test_targets_are_judged_from_the_ratios() -> None:
+    judged = judge_targets({"vs_floor": 0.5, "vs_loopx_1_hook": 19.9, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.21})
+    assert {k: v["met"] for k, v in judged.items()} == {
+        "vs_floor": True, "vs_loopx_1_hook": False, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": False,
+    }
+    table = render_table({"workloads": {}, "ratios": {"vs_floor": 0.5, "vs_loopx_1_hook": 19.9, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.21}})
+    assert "vs_loopx_1_hook      19.9" in table and "target >= 20   MISSED" in table and "not measured" in table
 
 
 def test_a_workload_runs_in_a_child_and_reports_memory(tmp_path: Path) -> None:
