@@ -50,7 +50,7 @@ def to_plain(value: Any, *, max_bytes: int | None = None) -> Any:
 
 
 class _Unsure(Exception):
-    pass
+    """The quick copy is not sure: the path-naming copy decides."""
 
 
 def _quick(value: Any, depth: int, budget: list[int]) -> Any:
@@ -96,6 +96,17 @@ def _quick(value: Any, depth: int, budget: list[int]) -> Any:
         _charge(budget, 2)
         return [_quick(item, depth + 1, budget) for item in value]
     raise _Unsure
+
+
+def quick_copy(value: Any, depth: int, budget: list[int]) -> Any:
+    """The quick, path-free copy for a part of a larger value: ``depth`` is where the part sits
+    and ``budget`` is the shared byte allowance (``[-1]`` for none), charged as ``to_plain``
+    charges it. Raises :class:`QuickCopyUnsure` (or ``UnicodeEncodeError``) where ``to_plain``
+    might not accept; otherwise returns exactly what ``to_plain`` would copy."""
+    return _quick(value, depth, budget)
+
+
+QuickCopyUnsure = _Unsure
 
 
 def _charge(budget: list[int], n: int) -> None:

@@ -16,13 +16,12 @@ If the shipped schemas ever stop having the shape this module knows, it switches
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ._boundary import BoundaryScanner
-from ._canonical import MAX_DEPTH, dumps_plain
+from ._canonical import QuickCopyUnsure, dumps_plain, quick_copy
 from ._identity import INTENT_PREFIX
 from ._schemas import is_valid, load_schema
 
@@ -111,7 +110,7 @@ class FastResults:
             return None
         try:
             accepted = self._accept(value, registration, dispatch, payload_validators)
-        except (_Unsure, RuntimeError, RecursionError, UnicodeError, MemoryError):
+        except (_Unsure, QuickCopyUnsure, RuntimeError, RecursionError, UnicodeError, MemoryError):
             return None
         if accepted is not None and scanner is not None and not self._clean(accepted[0], scanner):
             return None
@@ -217,7 +216,7 @@ class FastResults:
         payload = intent.get("payload")
         if type(payload) is not dict:
             return None
-        payload = _copy(payload, 3, room)  # the depth to_plain gives it: result 0, intents 1, intent 2
+        payload = quick_copy(payload, 3, room)  # the depth to_plain gives it: result 0, intents 1, intent 2
         if not is_valid(payload_validators[kind], payload):
             return None
         semantic = {"dispatch_id": dispatch, "intent_kind": kind, "policy_version": intent["policy_version"], "payload": payload}
@@ -241,45 +240,3 @@ def _fields(value: dict[Any, Any], expected: int) -> dict[str, Any]:
     if len(out) != expected:
         raise _Unsure
     return out
-
-
-def _copy(value: Any, depth: int, room: list[int]) -> Any:
-    """A plain copy of free-form JSON (an intent payload) under the same rules as ``to_plain``,
-    with a lower bound of its serialised size taken from ``room`` so a huge answer stops early."""
-    kind = type(value)
-    if kind is str:
-        room[0] -= len(value) + 2
-        if room[0] < 0:
-            raise _Unsure
-        return value  # a lone surrogate: the UTF-8 encoding in dumps_plain raises, which means unsure
-    if kind is int:
-        if value.bit_length() > 64:
-            raise _Unsure
-        return value
-    if kind is float:
-        if not math.isfinite(value):
-            raise _Unsure
-        return value
-    if value is None or kind is bool:
-        return value
-    if depth >= MAX_DEPTH:  # its children would pass to_plain's limit
-        raise _Unsure
-    if kind is dict:
-        items = list(value.items())
-        room[0] -= 2 + 4 * len(items)
-        if room[0] < 0:
-            raise _Unsure
-        out: dict[str, Any] = {}
-        for key, item in items:
-            if type(key) is not str:
-                raise _Unsure
-            room[0] -= len(key)
-            out[key] = _copy(item, depth + 1, room)
-        return out
-    if kind is list:
-        items = list(value)
-        room[0] -= 2 + len(items)
-        if room[0] < 0:
-            raise _Unsure
-        return [_copy(item, depth + 1, room) for item in items]
-    raise _Unsure
