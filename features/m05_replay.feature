@@ -39,7 +39,7 @@ Feature: M05 — replaying the primary writeback returns the same dispatch recei
       | primary.after_dispatch           |
 
   @M05
-  Scenario: a crash while later hooks of the dispatch are still running recovers every hook to one record
+  Scenario: a crash after the first of three hooks returned, a slower one still answering, recovers every hook to one record
     Given the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent
     And hook "b.reporter" is installed and proposes one intent after a short pause

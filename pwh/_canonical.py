@@ -44,20 +44,22 @@ def to_plain(value: Any, *, max_bytes: int | None = None) -> Any:
     """
     limit = max_bytes if max_bytes is not None else -1
     try:  # the usual plain value: one pass without path bookkeeping
-        return _quick(value, 0, [limit])
-    except (_Unsure, UnicodeEncodeError):  # anything unusual: the pass that names the path decides
+        return quick_copy(value, 0, [limit])
+    except (QuickCopyUnsure, UnicodeEncodeError):  # anything unusual: the pass that names the path decides
         return _plain(value, (), 0, [limit])
 
 
-class _Unsure(Exception):
+class QuickCopyUnsure(Exception):
     """The quick copy is not sure: the path-naming copy decides."""
 
 
-def _quick(value: Any, depth: int, budget: list[int]) -> Any:
-    """:func:`_plain` without the path: the same checks and byte accounting (the order of the
-    charges does not matter: every charge is positive, so the budget is overrun at some point
-    exactly when the total overruns it), so whatever it returns is exactly what ``_plain``
-    would. On any doubt it raises ``_Unsure`` (or ``UnicodeEncodeError``)."""
+def quick_copy(value: Any, depth: int, budget: list[int]) -> Any:
+    """:func:`_plain` without the path, also for a part of a larger value: ``depth`` is where
+    the part sits and ``budget`` the shared byte allowance (``[-1]`` for none). The same checks
+    and byte accounting (the order of the charges does not matter: every charge is positive, so
+    the budget is overrun at some point exactly when the total overruns it), so whatever it
+    returns is exactly what ``_plain`` would. On any doubt it raises :class:`QuickCopyUnsure`
+    (or ``UnicodeEncodeError``)."""
     kind = type(value)
     if kind is str:
         value.encode("utf-8")  # a lone surrogate raises: unsure
@@ -65,7 +67,7 @@ def _quick(value: Any, depth: int, budget: list[int]) -> Any:
         return value
     if kind is int:
         if value.bit_length() > 64:
-            raise _Unsure
+            raise QuickCopyUnsure
         _charge(budget, 1)
         return value
     if value is None or kind is bool:
@@ -73,47 +75,36 @@ def _quick(value: Any, depth: int, budget: list[int]) -> Any:
         return value
     if kind is float:
         if value != value or value in (math.inf, -math.inf):
-            raise _Unsure
+            raise QuickCopyUnsure
         _charge(budget, 1)
         return value
     if depth >= MAX_DEPTH:  # its items would be deeper than _plain allows
-        raise _Unsure
+        raise QuickCopyUnsure
     if kind is dict:
         try:
             items = list(value.items())
         except RuntimeError:
-            raise _Unsure from None
+            raise QuickCopyUnsure from None
         _charge(budget, 2)
         out: dict[str, Any] = {}
         for key, item in items:
             if type(key) is not str:
-                raise _Unsure
+                raise QuickCopyUnsure
             key.encode("utf-8")
             _charge(budget, len(key) + 3)
-            out[key] = _quick(item, depth + 1, budget)
+            out[key] = quick_copy(item, depth + 1, budget)
         return out
     if kind is list or kind is tuple:
         _charge(budget, 2)
-        return [_quick(item, depth + 1, budget) for item in value]
-    raise _Unsure
-
-
-def quick_copy(value: Any, depth: int, budget: list[int]) -> Any:
-    """The quick, path-free copy for a part of a larger value: ``depth`` is where the part sits
-    and ``budget`` is the shared byte allowance (``[-1]`` for none), charged as ``to_plain``
-    charges it. Raises :class:`QuickCopyUnsure` (or ``UnicodeEncodeError``) where ``to_plain``
-    might not accept; otherwise returns exactly what ``to_plain`` would copy."""
-    return _quick(value, depth, budget)
-
-
-QuickCopyUnsure = _Unsure
+        return [quick_copy(item, depth + 1, budget) for item in value]
+    raise QuickCopyUnsure
 
 
 def _charge(budget: list[int], n: int) -> None:
     if budget[0] >= 0:
         budget[0] -= n
         if budget[0] < 0:
-            raise _Unsure
+            raise QuickCopyUnsure
 
 
 def _spend(budget: list[int], n: int, path: tuple[Any, ...]) -> None:

@@ -18,7 +18,7 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_runner.py::Batch.next_verdict": "an answer landing in the microseconds between the end of the wait and the seal: a thread race, covered by tests/test_runner.py's timing cases",
     "pwh/_runner.py::Batch.close": "a crash in the middle of a batch while a later producer is still running: thread lifecycle; covered by tests/test_runner.py",
     "pwh/_runner.py::ProducerRunner._retire": "the asynchronous stop of an abandoned busy-looping producer is skipped under a tracer (coverage), see the comment there",
-    "pwh/_canonical.py::_quick": "the quick copy meeting a dict changed by another thread while it is read (it then leaves the value to the path-naming copy); covered by tests/test_identity.py and tests/test_reliability.py",
+    "pwh/_canonical.py::quick_copy": "the quick copy meeting a dict changed by another thread while it is read (it then leaves the value to the path-naming copy); covered by tests/test_identity.py and tests/test_reliability.py",
     "pwh/_canonical.py::_plain": "the path-naming copy runs only for values the quick copy is unsure of, so its accepting branches for plain scalars run only beside something unusual (a float next to a read-only view); tests/test_identity.py holds the two copies to the same answers",
     "pwh/_canonical.py::_items": "a dict changed by another thread while it is copied (a hostile producer); covered by tests/test_reliability.py",
     "pwh/_canonical.py::_check_text": "a lone surrogate in a result string or key; covered by tests/test_reliability.py",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import _codes as codes
@@ -357,7 +357,4 @@ class Dispatcher:
 
 
 def _recorded(outcome: HookOutcome) -> HookOutcome:
-    return HookOutcome(
-        outcome.hook_id, outcome.dispatch_id, outcome.status, outcome.failure_code, outcome.intents,
-        outcome.replayed, outcome.attempts, True, outcome.rejection,
-    )
+    return replace(outcome, recorded=True)

@@ -15,14 +15,13 @@ If the shipped schemas ever stop having the shape this module knows, it switches
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ._boundary import BoundaryScanner
 from ._canonical import QuickCopyUnsure, dumps_plain, quick_copy
-from ._identity import INTENT_PREFIX
+from ._identity import plain_intent_id
 from ._schemas import is_valid, load_schema
 
 _RESULT_KEYS = ("schema_version", "status", "intents")
@@ -38,10 +37,6 @@ _STATUS_RULE = (
     {"properties": {"intents": {"maxItems": 0}}},
     {"properties": {"intents": {"minItems": 1}}},
 )
-
-
-class _Unsure(Exception):
-    """Leave this answer to the general path."""
 
 
 class FastResults:
@@ -101,18 +96,17 @@ class FastResults:
         registration: Mapping[str, Any],
         dispatch: str,
         payload_validators: Mapping[str, Any],
-        scanner: BoundaryScanner | None = None,
+        scanner: BoundaryScanner,
     ) -> tuple[dict[str, Any], bytes] | None:
-        """``(plain_result, canonical_bytes)`` when ``value`` is certainly valid (and, with a
-        ``scanner``, certainly clean: ``scanner.scan_value`` of the copy would find nothing),
-        else ``None``."""
+        """``(plain_result, canonical_bytes)`` when ``value`` is certainly valid and certainly
+        clean (``scanner.scan_value`` of the copy would find nothing), else ``None``."""
         if not self.enabled or type(value) is not dict:
             return None
         try:
             accepted = self._accept(value, registration, dispatch, payload_validators)
-        except (_Unsure, QuickCopyUnsure, RuntimeError, RecursionError, UnicodeError, MemoryError):
+        except (QuickCopyUnsure, RuntimeError, RecursionError, UnicodeError, MemoryError):
             return None
-        if accepted is not None and scanner is not None and not self._clean(accepted[0], scanner):
+        if accepted is not None and not self._clean(accepted[0], scanner):
             return None
         return accepted
 
@@ -219,8 +213,7 @@ class FastResults:
         payload = quick_copy(payload, 3, room)  # the depth to_plain gives it: result 0, intents 1, intent 2
         if not is_valid(payload_validators[kind], payload):
             return None
-        semantic = {"dispatch_id": dispatch, "intent_kind": kind, "policy_version": intent["policy_version"], "payload": payload}
-        if intent["intent_id"] != INTENT_PREFIX + hashlib.sha256(dumps_plain(semantic)).hexdigest():
+        if intent["intent_id"] != plain_intent_id(dispatch, kind, intent["policy_version"], payload):
             return None
         intent["payload"], intent["budget"], intent["requested_write_scope"] = payload, limits, scope
         return intent
@@ -231,12 +224,10 @@ def _fields(value: dict[Any, Any], expected: int) -> dict[str, Any]:
     (no key's own code runs); ``expected`` keys exactly, all of them known to the caller."""
     items = list(value.items())
     if len(items) != expected:
-        raise _Unsure
+        raise QuickCopyUnsure
     out: dict[str, Any] = {}
     for key, field in items:
         if type(key) is not str:
-            raise _Unsure
+            raise QuickCopyUnsure
         out[key] = field
-    if len(out) != expected:
-        raise _Unsure
     return out

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pwh._canonical import CanonicalError, canonical_bytes
-from pwh._identity import dispatch_id, intent_id, plain_dispatch_id
+from pwh._identity import dispatch_id, intent_id, plain_dispatch_id, plain_intent_id
 from pwh._vectors import build_vectors, shipped_vectors
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20) | st.floats(
@@ -158,7 +158,7 @@ def _nested(depth: int) -> object:
 @example(_nested(65), None)
 @example({"k": _nested(64)}, None)
 def test_the_quick_copy_returns_only_what_the_path_naming_copy_returns(value: object, budget: int | None) -> None:
-    from pwh._canonical import _plain, _quick, _Unsure
+    from pwh._canonical import QuickCopyUnsure, _plain, quick_copy
 
     limit = -1 if budget is None else budget
     try:
@@ -166,7 +166,16 @@ def test_the_quick_copy_returns_only_what_the_path_naming_copy_returns(value: ob
     except CanonicalError:
         slow = CanonicalError
     try:
-        quick = _quick(value, 0, [limit])
-    except (_Unsure, UnicodeEncodeError):
+        quick = quick_copy(value, 0, [limit])
+    except (QuickCopyUnsure, UnicodeEncodeError):
         return  # unsure is always allowed: the path-naming copy then decides
     assert slow is not CanonicalError and _strict(quick) == _strict(slow)
+
+
+@given(st.text(max_size=20), st.text(max_size=20), json_values)
+def test_the_plain_intent_id_is_the_same_digest(kind: str, version: str, payload: object) -> None:
+    try:
+        expected = intent_id("pwh_x", kind, version, payload)
+    except CanonicalError:  # not plain JSON: the fast path never gets such a payload
+        return
+    assert plain_intent_id("pwh_x", kind, version, payload) == expected
