@@ -209,14 +209,15 @@ class SQLiteJournal(Journal):
 
     def _insert_all_new(self, receipts: list[dict[str, Any]]) -> list[RecordResult] | None:
         """The usual case in one statement: no record exists yet for any of these dispatches, so
-        the merge rule records each as it is. If any one exists, nothing of this attempt stays
-        and ``None`` sends the caller through the read-and-merge path (inside the same lock)."""
+        the merge rule records each as it is. If any one exists, the transaction (which holds
+        nothing else) is rolled back and a new one opened, and ``None`` sends the caller through
+        the read-and-merge path, which reads again inside the new write lock. No savepoint: two
+        statements fewer on every dispatch, for a path that only replays and conflicts take."""
         db = self._db
         rows = []
         for receipt in receipts:
             blob = dumps_plain(receipt)
             rows.append((receipt["dispatch_id"], receipt["status"], blob, checksum(blob)))
-        db.execute("SAVEPOINT fresh")
         before = db.total_changes
         db.executemany(
             "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) VALUES (?, ?, ?, ?) "
@@ -224,10 +225,9 @@ class SQLiteJournal(Journal):
             rows,
         )
         if db.total_changes - before == len(rows):
-            db.execute("RELEASE fresh")
             return [RecordResult(receipt["dispatch_id"], RECORDED, receipt) for receipt in receipts]
-        db.execute("ROLLBACK TO fresh")
-        db.execute("RELEASE fresh")
+        db.execute("ROLLBACK")
+        db.execute("BEGIN IMMEDIATE")
         return None
 
     def make_read_only(self) -> None:

@@ -179,3 +179,14 @@ def test_the_plain_intent_id_is_the_same_digest(kind: str, version: str, payload
     except CanonicalError:  # not plain JSON: the fast path never gets such a payload
         return
     assert plain_intent_id("pwh_x", kind, version, payload) == expected
+
+
+@settings(max_examples=300)  # cheap: small values, two encodings each
+@given(json_values)
+@example({"z": 1e16, "a": [-0.0, 1.5e-7, 2**63], "é": "\u2028\x00\"\\"})
+def test_the_direct_encoder_writes_the_standard_encoders_bytes(value: object) -> None:
+    """dumps_plain reuses one C encoder; its bytes must be the configured JSONEncoder's exactly,
+    or every digest and stored record would change."""
+    from pwh._canonical import _ENCODER, dumps_plain
+
+    assert dumps_plain(value) == _ENCODER.encode(value).encode("utf-8")

@@ -107,6 +107,15 @@ def test_crash_after_record_keeps_the_whole_dispatch(make) -> None:  # type: ign
     assert len(make(crash).records()) == 2
 
 
+def test_a_batch_with_one_recorded_dispatch_merges_each_and_records_the_rest(make) -> None:  # type: ignore[no-untyped-def]
+    j = make()
+    j.commit([receipt(2, digest="a")])
+    results = j.commit([receipt(1), receipt(2, digest="b"), receipt(3, status="failed")])
+    assert [(r.dispatch_id[-1], r.outcome) for r in results] == [("1", RECORDED), ("2", CONFLICT), ("3", RECORDED)]
+    assert [r["dispatch_id"][-1] for r in j.records()] == ["2", "1", "3"]
+    assert one(j, 2)["result_digest"] == "sha256:" + "a" * 64
+
+
 def test_records_keep_first_record_order(make) -> None:  # type: ignore[no-untyped-def]
     j = make()
     j.commit([receipt(3, status="failed")])
