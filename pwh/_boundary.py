@@ -491,18 +491,23 @@ class BoundaryScanner:
                     return False
             if not self.keys_clean(tuple(value)):
                 return False
-            for child in value.values():
-                if type(child) not in _QUICK_SCALARS and not self.quickly_clean(child, depth + 1):
-                    return False
-            return True
+            return self._children_clean(value.values(), depth)
         if kind is list or kind is tuple:
             if depth >= 32:
                 return False
-            for child in value:
-                if type(child) not in _QUICK_SCALARS and not self.quickly_clean(child, depth + 1):
-                    return False
-            return True
+            return self._children_clean(value, depth)
         return kind in _QUICK_SCALARS
+
+    def _children_clean(self, children: Iterable[Any], depth: int) -> bool:
+        scan = self._scan_str
+        for child in children:
+            kind = type(child)
+            if kind is str:  # the usual child, judged here rather than by a call per string
+                if scan(child):
+                    return False
+            elif kind not in _QUICK_SCALARS and not self.quickly_clean(child, depth + 1):
+                return False
+        return True
 
     def public_path(self, path: str) -> str:
         """A JSON path as pwh renders it (``$.a['b-c'][0]``) with every key this scanner would flag

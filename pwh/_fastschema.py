@@ -91,6 +91,9 @@ def _compile(schema: Any, resolve: Any, seen: dict[str, Check]) -> Check:
         return lambda v: False
     if type(schema) is not dict or not set(schema) <= _SUPPORTED:
         raise _Unsupported
+    fused = _fused(schema, resolve, seen)
+    if fused is not None:
+        return fused
     checks: list[Check] = []
     if "$ref" in schema:
         ref = schema["$ref"]
@@ -156,6 +159,30 @@ def _compile(schema: Any, resolve: Any, seen: dict[str, Check]) -> Check:
         return True
 
     return every
+
+
+def _fused(schema: dict[str, Any], resolve: Any, seen: dict[str, Check]) -> Check | None:
+    """One closure for the two node shapes the contracts are made of (a typed token, a closed
+    object), instead of a sequence of one closure per keyword: half the calls on the hot path."""
+    keys = set(schema) - _IGNORED
+    kind = schema.get("type")
+    if kind == "string" and keys <= {"type", "pattern", "maxLength"}:
+        search = re.compile(schema["pattern"]).search if "pattern" in schema else None
+        most = schema.get("maxLength")
+        if most is None and search is not None:
+            return lambda v: type(v) is str and search(v) is not None
+        if most is not None and search is None:
+            return lambda v: type(v) is str and len(v) <= most
+        if most is not None and search is not None:
+            return lambda v: type(v) is str and len(v) <= most and search(v) is not None
+        return None
+    if kind == "object" and keys <= {"type", "properties", "required", "additionalProperties"}:
+        inner = _object_checks(schema, resolve, seen)
+        if not inner:
+            return None
+        members = inner[0]
+        return lambda v: type(v) is dict and members(v)
+    return None
 
 
 def _object_checks(schema: dict[str, Any], resolve: Any, seen: dict[str, Check]) -> list[Check]:

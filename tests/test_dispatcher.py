@@ -322,6 +322,16 @@ def test_journal_write_failure_is_reported_not_raised(sut: ReferenceSUT) -> None
     sut.dispatcher.journal.commit = broken  # type: ignore[method-assign]
     out = sut.dispatch(source())
     assert out.journal_error == codes.JOURNAL_WRITE_FAILED and out.admitted
+    assert [h.recorded for h in out.hooks] == [False]  # nothing reached the journal
+
+
+def test_an_outcome_says_recorded_only_once_the_journal_holds_it(sut: ReferenceSUT) -> None:
+    install(sut, "a.reporter", Calls())
+    install(sut, "b.reporter", Calls(), behave=lambda hook_input: None)  # fails: its failure is recorded too
+    first = sut.dispatch(source())
+    assert [(h.status, h.recorded, h.replayed) for h in first.hooks] == [("proposed", True, False), ("failed", True, False)]
+    again = sut.dispatch(source())
+    assert [(h.recorded, h.replayed) for h in again.hooks][0] == (True, True)
 
 
 def test_source_that_is_not_committed_dispatches_nothing(sut: ReferenceSUT) -> None:
