@@ -125,9 +125,12 @@ class Journal(ABC):
         """Fault injection: flip one byte of the newest record in storage (JNL-5)."""
 
 
+# ``seq`` orders records as first recorded: a plain rowid key gives max + 1, and the journal never
+# deletes a row, so no AUTOINCREMENT (its counter table is one more page in every commit, about
+# 8 % of a durable commit here). Journals made with AUTOINCREMENT by older versions work as they are.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sidecar_receipts (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,
     dispatch_id TEXT NOT NULL UNIQUE,
     status TEXT NOT NULL,
     receipt BLOB NOT NULL,

@@ -135,6 +135,18 @@ def test_sqlite_enforces_dispatch_uniqueness_itself(tmp_path: Path) -> None:
     db.close()
 
 
+def test_a_journal_made_with_the_older_autoincrement_key_still_records_in_order(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "j.sqlite3")
+    db.execute("CREATE TABLE sidecar_receipts (seq INTEGER PRIMARY KEY AUTOINCREMENT, dispatch_id TEXT NOT NULL UNIQUE, "
+               "status TEXT NOT NULL, receipt BLOB NOT NULL, checksum TEXT NOT NULL)")
+    db.close()
+    j = SQLiteJournal(tmp_path / "j.sqlite3")
+    j.commit([receipt(2)])
+    j.commit([receipt(1), receipt(2, digest="b")])
+    assert [r["dispatch_id"][-1] for r in j.records()] == ["2", "1"]
+    j.close()
+
+
 def test_sqlite_is_wal_and_durable(tmp_path: Path) -> None:
     j = SQLiteJournal(tmp_path / "j.sqlite3")
     assert j._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
