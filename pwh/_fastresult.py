@@ -220,14 +220,13 @@ class FastResults:
 
 
 def _fields(value: dict[Any, Any], expected: int) -> dict[str, Any]:
-    """A copy of a dict whose keys are all exact strings, read from one snapshot of its items
-    (no key's own code runs); ``expected`` keys exactly, all of them known to the caller."""
-    items = list(value.items())
-    if len(items) != expected:
+    """A copy of an exact dict whose keys are all exact strings, ``expected`` of them. Copying an
+    exact dict is one atomic step that runs none of its keys' code (the stored hashes are reused,
+    nothing is compared), so a key of a hostile type is only looked at by ``type`` afterwards."""
+    out = dict(value)
+    if len(out) != expected:
         raise QuickCopyUnsure
-    out: dict[str, Any] = {}
-    for key, field in items:
+    for key in out:
         if type(key) is not str:
             raise QuickCopyUnsure
-        out[key] = field
     return out

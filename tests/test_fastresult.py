@@ -10,6 +10,7 @@ import math
 from types import MappingProxyType
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -165,6 +166,19 @@ def test_a_planted_value_is_taken_only_when_the_general_path_agrees(
     if as_tuple:
         result["intents"] = tuple(result["intents"])
     assert_sound(result)
+
+
+@pytest.mark.parametrize("where", ["result", "intent", "budget"])
+def test_a_key_of_a_string_subclass_is_left_to_the_general_path(where: str) -> None:
+    """A key equal to a contract key but not an exact ``str`` (its own code could run on any
+    comparison): never accepted by the fast path, and rejected by the general one."""
+    one = _with_id({"note_ref": "n1"}, STRICT_KIND)
+    result: Any = proposed(one)
+    target = {"result": result, "intent": one, "budget": one["budget"]}[where]
+    key = next(iter(target))
+    target[_Str(key)] = target.pop(key)
+    assert assert_sound(result) is False
+    assert validate_result(result, registration=REG, dispatch=DID, payload_validators=VALIDATORS)[0] is None
 
 
 _json = st.recursive(
