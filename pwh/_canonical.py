@@ -211,19 +211,20 @@ def _refuse(value: Any) -> Any:
     raise TypeError("not a JSON value")
 
 
-def _direct_encoder() -> Any:
-    """The C encoder behind :data:`_ENCODER`, made once instead of on every call (a third of
-    the cost of encoding a small packet), with the same settings, so the same bytes (a test holds
-    the two equal). Without a circularity check: every value given here is a tree (``to_plain``
-    copies, or pwh built it). ``None`` where the C accelerator is missing."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return None
-    encoder = make(None, _refuse, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+def _joined(encoder: Any) -> Any:
     return lambda plain: "".join(encoder(plain, 0))
 
 
-_encode = _direct_encoder() or _ENCODER.encode
+# The C encoder behind _ENCODER, made once instead of on every call (a third of the cost of
+# encoding a small packet), with the same settings, so the same bytes (a test holds the two
+# equal). No circularity check: every value given here is a tree (to_plain copies, or pwh built
+# it). Where CPython lacks its C accelerator, the standard encoder.
+_MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_encode = (
+    _ENCODER.encode
+    if _MAKE_C_ENCODER is None
+    else _joined(_MAKE_C_ENCODER(None, _refuse, json.encoder.encode_basestring, None, ":", ",", True, False, False))
+)
 
 
 def digest(value: Any) -> str:

@@ -22,6 +22,10 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_canonical.py::_plain": "the path-naming copy runs only for values the quick copy is unsure of, so its accepting branches for plain scalars run only beside something unusual (a float next to a read-only view); tests/test_identity.py holds the two copies to the same answers",
     "pwh/_canonical.py::_items": "a dict changed by another thread while it is copied (a hostile producer); covered by tests/test_reliability.py",
     "pwh/_canonical.py::_check_text": "a lone surrogate in a result string or key; covered by tests/test_reliability.py",
+    "pwh/_canonical.py::_refuse": (
+        "the canonical encoder meeting a non-JSON object: dumps_plain is only given plain trees "
+        "(to_plain's copies, packets pwh builds); tests/test_identity.py covers it"
+    ),
     "pwh/_canonical.py::_proxied_dict": "a read-only view over something other than a dict; covered by tests/test_reliability.py",
     "pwh/_identity.py::dispatch_id": "the public, defensive form (it copies its input first); the dispatcher uses plain_dispatch_id on inputs it has validated, and tests/test_identity.py holds the two to the same digest",
     "pwh/_dispatcher.py::Dispatcher._judge_in_full": "a valid answer the one-pass check leaves to the full checks is one in Python's own shapes (tuples, read-only views, 1.0 for an integer), not JSON and so not an RFC case; tests/test_fastresult.py and tests/test_dispatcher.py cover it",

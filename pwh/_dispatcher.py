@@ -271,9 +271,7 @@ class Dispatcher:
         """The receipt id is written into every sidecar receipt of the dispatch (JNL-6): one that
         is not an opaque id (an address, a host, a token, a declared name) is refused before any
         hook runs or anything is journaled."""
-        if self.scanner.quickly_clean(receipt_id):
-            return None
-        found = self.scanner.scan_value(receipt_id, "$.receipt_id")
+        found = [] if self.scanner.quickly_clean(receipt_id) else self.scanner.scan_value(receipt_id, "$.receipt_id")
         if found:
             reason = f"the receipt id would carry a {found[0].category.replace('_', ' ')} into the journal"
             return Rejection(codes.SOURCE_REJECTED, "$.receipt_id", reason)

@@ -190,3 +190,10 @@ def test_the_direct_encoder_writes_the_standard_encoders_bytes(value: object) ->
     from pwh._canonical import _ENCODER, dumps_plain
 
     assert dumps_plain(value) == _ENCODER.encode(value).encode("utf-8")
+
+
+def test_the_direct_encoder_refuses_what_is_not_json() -> None:
+    from pwh._canonical import dumps_plain
+
+    with pytest.raises(TypeError):
+        dumps_plain({"x": object()})
