@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pwh._bench import judge_targets, prefill, ratios, render_svg, render_table, run_child, summarise
+from pwh._bench import breakdown, judge_targets, prefill, ratios, render_svg, render_table, run_child, summarise
 from pwh._journal import SQLiteJournal
 
 
@@ -63,3 +63,23 @@ def test_table_and_plot_render() -> None:
     assert "dispatch_1_hook_durable" in render_table(result)
     svg = render_svg(result)
     assert svg.startswith("<svg") and "cost vs hook count" in svg
+
+
+def test_the_breakdown_splits_a_durable_dispatch_into_its_measured_parts() -> None:
+    w = {
+        "dispatch_1_hook_durable": {"median_ms": 1.0}, "dispatch_1_hook_memory": {"median_ms": 0.4},
+        "floor_sqlite_commit": {"median_ms": 0.45}, "handoff_after_idle": {"median_ms": 0.15},
+    }
+    parts = breakdown(w)
+    assert parts == {
+        "durable_dispatch_ms": 1.0, "in_memory_dispatch_ms": 0.4, "thread_handoff_ms": 0.15,
+        "commit_added_ms": 0.6, "commit_floor_ms": 0.45,
+    }
+    assert breakdown({k: v for k, v in w.items() if k != "handoff_after_idle"}) is None
+    table = render_table({"workloads": {}, "ratios": {}, "breakdown": parts})
+    assert "1 hook durable 1.000 ms = in memory 0.400 (of which the thread hand-off alone 0.150) + the durable commit 0.600 (raw floor 0.450)" in table
+
+
+def test_the_hand_off_workload_times_real_thread_round_trips(tmp_path: Path) -> None:
+    result = run_child("handoff_after_idle", 5, tmp_path)
+    assert len(result["times"]) == 5 and all(0 < t < 1.0 for t in result["times"])
