@@ -48,6 +48,7 @@ MANIFEST_SCHEMA_VERSION = "pwh_packet_manifest_v0"
 RULES_SCHEMA_VERSION = "pwh_rules_v0"
 TAR_ROOT = "pwh-packet"  # the one top-level directory inside the .tar.gz
 EXIT_VERIFIED, EXIT_PROBLEMS, EXIT_NOT_A_PACKET = 0, 1, 2
+REFERENCE_SUTS = frozenset({"reference", "reference-memory"})  # pwh's own dispatcher: must pass to publish
 
 # A packet path: '/'-separated, no empty / '.' / '..' segment, no hidden file (as the manifest schema).
 _RELPATH = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
@@ -618,7 +619,8 @@ def add_packet_commands(subparsers: Any) -> None:
     """``pwh packet build DIR [--sut NAME ...] [--tar PATH]`` and ``pwh packet verify DIR``.
 
     Both read the private-name deny-list from ``PWH_PRIVATE_NAMES`` (comma-separated).
-    build: 0 built; 1 a boundary finding stopped it (nothing written); 2 it could not build.
+    build: 0 built; 1 a boundary finding stopped it (nothing written), or the packet was written
+    but the reference itself did not pass (not fit to attach to the RFC); 2 it could not build.
     verify: 0 verified; 1 problems found, listed per file; 2 not a packet.
     """
     packet = subparsers.add_parser("packet", help="build or verify the public test packet")
@@ -654,7 +656,13 @@ def _build_command(args: argparse.Namespace) -> int:
         print(f"  {sut}: {verdict.upper()}")
     where = f" and {_shown(result.tar_path)}" if result.tar_path else ""
     print(f"pwh packet build: wrote {len(result.files)} files to {_shown(result.out_dir)}{where}")
-    return EXIT_VERIFIED
+    # Other SUTs' failures are what the packet publishes (LoopX's divergences); the reference's
+    # own failure means the matrix or the reference is broken, and the packet must not go out.
+    unfit = [sut for sut, verdict in result.verdicts.items() if sut in REFERENCE_SUTS and verdict != "pass"]
+    for sut in unfit:
+        print(f"pwh: the {sut} verdict is {result.verdicts[sut].upper()}: this packet is not fit to attach to the RFC "
+              f"(see results/{result_dir_name(sut)}/report.md)", file=sys.stderr)
+    return EXIT_PROBLEMS if unfit else EXIT_VERIFIED
 
 
 def _verify_command(args: argparse.Namespace) -> int:

@@ -424,3 +424,22 @@ def test_the_packet_commands(reference_run: GateRun, tmp_path: Path, monkeypatch
     monkeypatch.setenv("PWH_PRIVATE_NAMES", "Ref, other")
     assert run_cli(["packet", "build", "pkt2"]) == 1
     assert "private_name" in capsys.readouterr().err and not (tmp_path / "pkt2").exists()
+
+
+def test_a_build_whose_reference_fails_is_written_but_exits_1(reference_run: GateRun, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Another SUT failing is what the packet publishes; the reference failing means the packet
+    must not go out, and a CI step running the build has to see it."""
+    failing = copy.deepcopy(reference_run)
+    failing.scenarios[0].update(outcome="failed", expected="a clean run", seen="a different run")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pwh._packet.run_gate", lambda sut, **_: dataclasses.replace(
+        failing if sut == "reference" else reference_run, sut=sut))
+    assert run_cli(["packet", "build", "pkt", "--sut", "reference"]) == 1
+    err = capsys.readouterr().err
+    assert "reference verdict is FAIL" in err and "results/reference/report.md" in err
+    assert verify_packet(tmp_path / "pkt").ok  # written whole, for reading
+    monkeypatch.setattr("pwh._packet.run_gate", lambda sut, **_: dataclasses.replace(
+        failing if sut != "reference" else reference_run, sut=sut))
+    assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--sut", "tests.broken_suts:no_timeout"]) == 0
