@@ -316,20 +316,38 @@ def run_bench(
                 order.append(BY_NAME[lx])
     times: dict[str, list[float]] = {w.name: [] for w in order}
     peaks: dict[str, int] = {w.name: 0 for w in order}
+    per_rep: list[dict[str, dict[str, Any]]] = []
     for rep in range(plan.reps()):
+        this_rep: dict[str, dict[str, Any]] = {}
         for w in order:
             if w.kind == "prefilled" and w.prefill >= 10**6 and rep > 0 and plan.quick:
                 continue  # one pass of the million-record journal is enough for --quick
             result = run_child(w.name, plan.calls(w), base)
             times[w.name] += result["times"]
             peaks[w.name] = max(peaks[w.name], result["peak_rss_kib"])
-            stats = summarise(result["times"])
+            stats = this_rep[w.name] = summarise(result["times"])
             out(f"  rep {rep + 1}/{plan.reps()}  {w.name:<28} median {stats['median_ms']:>8.3f} ms  p90 {stats['p90_ms']:>8.3f} ms")
+        per_rep.append(this_rep)
     workloads_out = {
         name: {**summarise(ts), "peak_rss_mib": round(peaks[name] / 1024, 1)} for name, ts in times.items() if ts
     }
     found = ratios(workloads_out)
-    return {"workloads": workloads_out, "ratios": found, "targets": judge_targets(found), "breakdown": breakdown(workloads_out)}
+    return {
+        "workloads": workloads_out, "ratios": found, "ratio_spread": ratio_spread(per_rep),
+        "targets": judge_targets(found), "breakdown": breakdown(workloads_out),
+    }
+
+
+def ratio_spread(per_rep: list[dict[str, dict[str, Any]]]) -> dict[str, list[float] | None]:
+    """Each ratio computed within each repetition alone, as ``[lowest, highest]``: the machine's
+    speed drifts between repetitions, and pwh and the other side of a ratio always ran
+    back to back, so this range says how far the pooled ratio can be trusted."""
+    found = [ratios(rep) for rep in per_rep]
+    spread: dict[str, list[float] | None] = {}
+    for key in TARGETS:
+        values = [r[key] for r in found if r.get(key) is not None]
+        spread[key] = [min(values), max(values)] if values else None
+    return spread
 
 
 # The issue's targets, read from this output (never asserted as timings in tests).
@@ -393,11 +411,14 @@ def render_table(result: dict[str, Any]) -> str:
         lines.append(f"{name:<30} {r['n']:>6} {r['median_ms']:>10.3f} {r['p90_ms']:>9.3f} {r['per_second']:>9.1f} {r['peak_rss_mib']:>9.1f}")
     lines.append("")
     targets = result.get("targets") or judge_targets(result["ratios"])
+    spread = result.get("ratio_spread") or {}
     for key, value in result["ratios"].items():
         shown = f"{value}" if value is not None else "n/a (not measured)"
+        if spread.get(key) and spread[key][0] != spread[key][1]:
+            shown += f" (reps {spread[key][0]:g}–{spread[key][1]:g})"
         judged = targets.get(key)
         verdict = "" if judged is None else f"   target {judged['target']:<7} " + {True: "met", False: "MISSED", None: "not measured"}[judged["met"]]
-        lines.append(f"{key:<20} {shown:<20}{verdict}".rstrip())
+        lines.append(f"{key:<20} {shown:<34}{verdict}".rstrip())
     parts = result.get("breakdown")
     if parts:
         lines.append("")

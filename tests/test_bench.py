@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pwh._bench import breakdown, judge_targets, prefill, ratios, render_svg, render_table, run_child, summarise
+from pwh._bench import breakdown, judge_targets, prefill, ratio_spread, ratios, render_svg, render_table, run_child, summarise
 from pwh._journal import SQLiteJournal
 
 
@@ -83,3 +83,18 @@ def test_the_breakdown_splits_a_durable_dispatch_into_its_measured_parts() -> No
 def test_the_hand_off_workload_times_real_thread_round_trips(tmp_path: Path) -> None:
     result = run_child("handoff_after_idle", 5, tmp_path)
     assert len(result["times"]) == 5 and all(0 < t < 1.0 for t in result["times"])
+
+
+def test_each_ratio_is_also_taken_within_each_repetition() -> None:
+    def rep(ours: float, floor: float, growth_at_1e6: float | None) -> dict[str, dict[str, float]]:
+        out = {"dispatch_1_hook_durable": {"per_second": ours}, "floor_sqlite_commit": {"per_second": floor},
+               "prefilled_1e3_durable": {"median_ms": 1.0}}
+        if growth_at_1e6 is not None:
+            out["prefilled_1e6_durable"] = {"median_ms": growth_at_1e6}
+        return out
+
+    spread = ratio_spread([rep(900.0, 1800.0, 1.1), rep(1000.0, 1600.0, None), rep(800.0, 2000.0, None)])
+    assert spread == {"vs_floor": [0.4, 0.625], "vs_loopx_1_hook": None, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": [1.1, 1.1]}
+    table = render_table({"workloads": {}, "ratios": {"vs_floor": 0.5, "growth_1e3_to_1e6": 1.1}, "ratio_spread": spread})
+    assert "vs_floor             0.5 (reps 0.4–0.625)" in table
+    assert "growth_1e3_to_1e6    1.1 " in table and "(reps 1.1" not in table  # one value: no range shown
