@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._canonical import canonical_bytes
+from ._canonical import canonical_bytes, dumps_plain
 from ._examples import example_receipt, example_registration
-from ._identity import dispatch_id, intent_id
+from ._identity import dispatch_id, intent_id, plain_dispatch_id
 from ._journal import SQLiteJournal, checksum
 from ._memory_journal import MemoryJournal
 from ._profile import Profile
@@ -44,7 +44,7 @@ PAYLOAD_SCHEMA: dict[str, Any] = {
 @dataclass(frozen=True)
 class Workload:
     name: str
-    kind: str  # dispatch | replay | prefilled | floor | handoff | loopx
+    kind: str  # dispatch | skeleton | replay | prefilled | floor | handoff | loopx
     hooks: int = 1
     journal: str = "sqlite"
     prefill: int = 0
@@ -54,7 +54,9 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("floor_sqlite_commit", "floor"),
     Workload("handoff_after_idle", "handoff"),
     Workload("dispatch_1_hook_durable", "dispatch", 1),
+    Workload("skeleton_1_hook_durable", "skeleton", 1),
     Workload("dispatch_8_hooks_durable", "dispatch", 8),
+    Workload("skeleton_8_hooks_durable", "skeleton", 8),
     Workload("dispatch_32_hooks_durable", "dispatch", 32),
     Workload("dispatch_1_hook_memory", "dispatch", 1, "memory"),
     Workload("dispatch_8_hooks_memory", "dispatch", 8, "memory"),
@@ -132,6 +134,8 @@ def run_workload(w: Workload, n: int, workdir: Path) -> dict[str, Any]:
             sut.dispatch(receipt(i))
         times = _timed(n, lambda i: sut.dispatch(receipt(i)))
         sut.close()
+    elif w.kind == "skeleton":
+        times = _skeleton(w.hooks, n, workdir)
     elif w.kind == "handoff":
         times = _handoff(n)
     elif w.kind == "loopx":
@@ -196,6 +200,58 @@ def _handoff(n: int) -> list[float]:
     finally:
         runner.close()
     return out
+
+
+def skeleton_dispatcher(hooks: int, workdir: Path) -> tuple[Callable[[Mapping[str, Any]], None], Callable[[], None]]:
+    """This design with none of the RFC's checks, as ``(dispatch, close)``: the same providers on
+    the same worker thread, the canonical bytes and digest of each answer, and the same sidecar
+    records in the same durable journal, one commit per dispatch; no source or result validation,
+    no boundary scan, no intent id re-derived, no immutable copy of the input, no replay read.
+    Beside the real dispatch it says what the checks cost, and how near a target any dispatcher
+    of this shape (thread-isolated providers, one durable commit) could come without them."""
+    journal = SQLiteJournal(workdir / "sidecar.sqlite3", synchronous="FULL")
+    runner = ProducerRunner()
+    regs = [registration(f"bench{h:02d}.hook") for h in range(hooks)]
+
+    def dispatch(source: Mapping[str, Any]) -> None:
+        rid, event = source["receipt_id"], source["event_kind"]
+        inputs = [
+            {
+                "dispatch_id": plain_dispatch_id(rid, reg["hook_id"], reg["schema_version"], event),
+                "hook_id": reg["hook_id"], "capability_id": reg["capability_id"], "source": source,
+            }
+            for reg in regs
+        ]
+        batch = runner.start([(producer, given, reg["budget"]["timeout_ms"]) for given, reg in zip(inputs, regs)])
+        records = []
+        try:
+            for given, reg in zip(inputs, regs):
+                answer = batch.next_verdict().value
+                records.append({
+                    "schema_version": "pwh_post_writeback_sidecar_receipt_v0", "dispatch_id": given["dispatch_id"],
+                    "hook_id": reg["hook_id"], "capability_id": reg["capability_id"], "source_receipt_id": rid,
+                    "event_kind": event, "registration_schema_version": reg["schema_version"],
+                    "status": answer["status"], "failure_code": None, "intents": answer["intents"],
+                    "result_digest": checksum(dumps_plain(answer)), "attempts": 1,
+                })
+        finally:
+            batch.close()
+        journal.commit(records)
+
+    def close() -> None:
+        runner.close()
+        journal.close()
+
+    return dispatch, close
+
+
+def _skeleton(hooks: int, n: int, workdir: Path) -> list[float]:
+    dispatch, close = skeleton_dispatcher(hooks, workdir)
+    try:
+        dispatch(receipt(10**9))  # warm, as the dispatch workloads are
+        return _timed(n, lambda i: dispatch(receipt(i)))
+    finally:
+        close()
 
 
 def _same(value: Any) -> Any:
@@ -292,8 +348,8 @@ class BenchPlan:
         return 2 if self.quick else 5
 
     def calls(self, w: Workload) -> int:
-        base = {"floor": 400, "handoff": 400, "dispatch": 200, "replay": 200, "prefilled": 200, "loopx": 40}[w.kind]
-        if w.hooks >= 8 and w.kind in ("dispatch", "loopx"):
+        base = {"floor": 400, "handoff": 400, "dispatch": 200, "skeleton": 200, "replay": 200, "prefilled": 200, "loopx": 40}[w.kind]
+        if w.hooks >= 8 and w.kind in ("dispatch", "skeleton", "loopx"):
             base //= 2
         if w.hooks >= 32:
             base //= 2
@@ -334,7 +390,7 @@ def run_bench(
     found = ratios(workloads_out)
     return {
         "workloads": workloads_out, "ratios": found, "ratio_spread": ratio_spread(per_rep),
-        "targets": judge_targets(found), "breakdown": breakdown(workloads_out),
+        "targets": judge_targets(found), "breakdown": breakdown(workloads_out), "checks": checks_cost(workloads_out),
     }
 
 
@@ -405,6 +461,26 @@ def breakdown(w: Mapping[str, Mapping[str, Any]]) -> dict[str, float] | None:
     }
 
 
+_SKELETONS = {"dispatch_1_hook_durable": "skeleton_1_hook_durable", "dispatch_8_hooks_durable": "skeleton_8_hooks_durable"}
+
+
+def checks_cost(w: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """What the RFC's checks cost in this run (the dispatch minus the check-free skeleton, by
+    median, at 1 and 8 hooks), and the ratios the skeleton alone reaches: the most a dispatcher
+    of this shape could reach on this machine, however cheap its checks."""
+    if not all(name in w for pair in _SKELETONS.items() for name in pair):
+        return None
+    (d1, s1), (d8, s8) = ((w[ours]["median_ms"], w[bare]["median_ms"]) for ours, bare in _SKELETONS.items())
+    as_if = {name: entry for name, entry in w.items() if name not in _SKELETONS}
+    as_if.update({ours: w[bare] for ours, bare in _SKELETONS.items()})
+    reached = ratios(as_if)  # type: ignore[arg-type]
+    return {
+        "checks_1_hook_ms": round(d1 - s1, 4),
+        "checks_8_hooks_ms": round(d8 - s8, 4),
+        "skeleton_ratios": {key: reached[key] for key in ("vs_floor", "vs_loopx_1_hook", "vs_loopx_8_hooks")},
+    }
+
+
 def render_table(result: dict[str, Any]) -> str:
     lines = [f"{'workload':<30} {'calls':>6} {'median ms':>10} {'p90 ms':>9} {'per s':>9} {'peak MiB':>9}"]
     for name, r in result["workloads"].items():
@@ -426,6 +502,13 @@ def render_table(result: dict[str, Any]) -> str:
             f"1 hook durable {parts['durable_dispatch_ms']:.3f} ms = in memory {parts['in_memory_dispatch_ms']:.3f} "
             f"(of which the thread hand-off alone {parts['thread_handoff_ms']:.3f}) "
             f"+ the durable commit {parts['commit_added_ms']:.3f} (raw floor {parts['commit_floor_ms']:.3f})"
+        )
+    checks = result.get("checks")
+    if checks:
+        reached = ", ".join(f"{key} {value:g}" for key, value in checks["skeleton_ratios"].items() if value is not None)
+        lines.append(
+            f"the RFC's checks cost {checks['checks_1_hook_ms']:.3f} ms of a 1-hook dispatch and "
+            f"{checks['checks_8_hooks_ms']:.3f} ms of an 8-hook one; without any (the skeleton): {reached}"
         )
     return "\n".join(lines) + "\n"
 

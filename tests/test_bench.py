@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pwh._bench import breakdown, judge_targets, prefill, ratio_spread, ratios, render_svg, render_table, run_child, summarise
+from pwh._bench import (
+    breakdown, checks_cost, judge_targets, make_sut, prefill, ratio_spread, ratios, receipt, render_svg, render_table,
+    run_child, skeleton_dispatcher, summarise,
+)
 from pwh._journal import SQLiteJournal
 
 
@@ -98,3 +101,47 @@ def test_each_ratio_is_also_taken_within_each_repetition() -> None:
     table = render_table({"workloads": {}, "ratios": {"vs_floor": 0.5, "growth_1e3_to_1e6": 1.1}, "ratio_spread": spread})
     assert "vs_floor             0.5 (reps 0.4–0.625)" in table
     assert "growth_1e3_to_1e6    1.1 " in table and "(reps 1.1" not in table  # one value: no range shown
+
+
+def test_the_skeleton_commits_exactly_what_the_reference_commits(tmp_path: Path) -> None:
+    """The skeleton drops the checks, nothing else: the same records reach the same journal, so
+    the difference between the two workloads is what the checks cost."""
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "bare").mkdir()
+    sut = make_sut(8, "sqlite", tmp_path / "ref")
+    dispatch, close = skeleton_dispatcher(8, tmp_path / "bare")
+    for n in range(3):
+        assert sut.dispatch(receipt(n)).hooks[0].status == "proposed"
+        dispatch(receipt(n))
+    sut.close()
+    close()
+    stored = [SQLiteJournal(path / "sidecar.sqlite3") for path in (tmp_path / "ref", tmp_path / "bare")]
+    ours, bare = (journal.records() for journal in stored)
+    for journal in stored:
+        journal.close()
+    assert len(ours) == 24 and bare == ours
+
+
+def test_the_skeleton_workload_runs_in_a_child(tmp_path: Path) -> None:
+    result = run_child("skeleton_8_hooks_durable", 5, tmp_path)
+    assert len(result["times"]) == 5 and all(0 < t < 1.0 for t in result["times"])
+
+
+def test_the_checks_cost_is_the_dispatch_minus_the_skeleton() -> None:
+    w = {
+        "dispatch_1_hook_durable": {"median_ms": 1.0, "per_second": 1000.0},
+        "skeleton_1_hook_durable": {"median_ms": 0.6, "per_second": 1600.0},
+        "dispatch_8_hooks_durable": {"median_ms": 2.5, "per_second": 400.0},
+        "skeleton_8_hooks_durable": {"median_ms": 1.0, "per_second": 1000.0},
+        "floor_sqlite_commit": {"median_ms": 0.4, "per_second": 2000.0},
+        "loopx_8_hooks_durable": {"median_ms": 80.0, "per_second": 12.5},
+    }
+    cost = checks_cost(w)
+    assert cost == {
+        "checks_1_hook_ms": 0.4, "checks_8_hooks_ms": 1.5,
+        "skeleton_ratios": {"vs_floor": 0.8, "vs_loopx_1_hook": None, "vs_loopx_8_hooks": 80.0},
+    }
+    assert ratios(w)["vs_floor"] == 0.5  # the real ratios still come from the dispatch itself
+    assert checks_cost({k: v for k, v in w.items() if k != "skeleton_8_hooks_durable"}) is None
+    table = render_table({"workloads": {}, "ratios": {}, "checks": cost})
+    assert "the RFC's checks cost 0.400 ms of a 1-hook dispatch and 1.500 ms of an 8-hook one; without any (the skeleton): vs_floor 0.8, vs_loopx_8_hooks 80" in table
