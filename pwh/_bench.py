@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ._canonical import canonical_bytes, dumps_plain
+from ._contracts import SIDECAR_SCHEMA_VERSION
 from ._examples import example_receipt, example_registration
 from ._identity import dispatch_id, intent_id, plain_dispatch_id
 from ._journal import SQLiteJournal, checksum
@@ -228,7 +229,7 @@ def skeleton_dispatcher(hooks: int, workdir: Path) -> tuple[Callable[[Mapping[st
             for given, reg in zip(inputs, regs):
                 answer = batch.next_verdict().value
                 records.append({
-                    "schema_version": "pwh_post_writeback_sidecar_receipt_v0", "dispatch_id": given["dispatch_id"],
+                    "schema_version": SIDECAR_SCHEMA_VERSION, "dispatch_id": given["dispatch_id"],
                     "hook_id": reg["hook_id"], "capability_id": reg["capability_id"], "source_receipt_id": rid,
                     "event_kind": event, "registration_schema_version": reg["schema_version"],
                     "status": answer["status"], "failure_code": None, "intents": answer["intents"],
@@ -262,7 +263,7 @@ def prefill(path: Path, count: int) -> None:
     """``count`` valid sidecar records, written straight into the journal's table."""
     SQLiteJournal(path).close()  # create the schema
     template = {
-        "schema_version": "pwh_post_writeback_sidecar_receipt_v0", "dispatch_id": "@@", "hook_id": "prefill.hook",
+        "schema_version": SIDECAR_SCHEMA_VERSION, "dispatch_id": "@@", "hook_id": "prefill.hook",
         "capability_id": "prefill", "source_receipt_id": "receipt_prefill", "event_kind": "todo_completed",
         "registration_schema_version": "loopx_post_writeback_capability_hook_registration_v0",
         "status": "not_applicable", "failure_code": None, "intents": [], "result_digest": "sha256:" + "0" * 64, "attempts": 1,
