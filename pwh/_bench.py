@@ -362,7 +362,8 @@ def run_bench(
 ) -> dict[str, Any]:
     """Every workload, ``reps`` times, pwh and LoopX interleaved; medians over all calls."""
     workloads = list(WORKLOADS) + (list(LOOPX_WORKLOADS) if plan.compare_loopx else [])
-    pairs = {"loopx_1_hook_durable": "dispatch_1_hook_durable", "loopx_8_hooks_durable": "dispatch_8_hooks_durable"}
+    # LoopX runs right after the skeleton, so that pwh's dispatch and its skeleton run back to back.
+    pairs = {"loopx_1_hook_durable": "skeleton_1_hook_durable", "loopx_8_hooks_durable": "skeleton_8_hooks_durable"}
     order: list[Workload] = []
     for w in workloads:
         if w.kind == "loopx":

@@ -145,3 +145,21 @@ def test_the_checks_cost_is_the_dispatch_minus_the_skeleton() -> None:
     assert checks_cost({k: v for k, v in w.items() if k != "skeleton_8_hooks_durable"}) is None
     table = render_table({"workloads": {}, "ratios": {}, "checks": cost})
     assert "the RFC's checks cost 0.400 ms of a 1-hook dispatch and 1.500 ms of an 8-hook one; without any (the skeleton): vs_floor 0.8, vs_loopx_8_hooks 80" in table
+
+
+def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatch, tmp_path: Path) -> None:
+    import pwh._bench as bench
+
+    ran: list[str] = []
+
+    def fake_child(name: str, n: int, base: Path) -> dict[str, object]:
+        ran.append(name)
+        return {"times": [0.001 * (2 if name.startswith("dispatch") else 1)] * 3, "peak_rss_kib": 1024}
+
+    monkeypatch.setattr(bench, "run_child", fake_child)
+    result = bench.run_bench(bench.BenchPlan(quick=True, compare_loopx=True), tmp_path, out=lambda line: None)
+    first = ran[: ran.index("floor_sqlite_commit", 1)]  # one repetition
+    for hooks in ("1_hook", "8_hooks"):
+        at = first.index(f"dispatch_{hooks}_durable")
+        assert first[at : at + 3] == [f"dispatch_{hooks}_durable", f"skeleton_{hooks}_durable", f"loopx_{hooks}_durable"]
+    assert result["checks"]["checks_1_hook_ms"] == 1.0 and result["ratios"]["vs_loopx_1_hook"] == 0.5
