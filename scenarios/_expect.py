@@ -1,25 +1,118 @@
-"""Assertions that say, in the RFC's words, what was expected and what was seen.
+"""Assertions that say, in the RFC's words, what was expected and what was seen — and which kind
+of check each one is (SPEC.md section 0).
 
-The gate report quotes these messages for a failing row, so they must read well on their own.
+Every check is either **RFC** (a clause of the RFC or of seed 003 requires it: pass ``rfc=`` with
+the clause, e.g. ``rfc="§12 M01"``) or **profile** (pwh's reading where the documents are silent:
+pass ``profile=`` with a few words saying what pwh chose). A failed RFC check ends the scenario as
+a failure of the implementation; a failed profile check is recorded as a *profile divergence* and
+the scenario goes on, so its remaining RFC checks still judge the implementation.
+
+``about`` says whose answer a check judges: ``"sut"`` (the implementation's: its outcomes, journal,
+provider calls, what it did to the primary Turn) or ``"testbed"`` (pwh's own fakes: host, provider
+registry, sink recovery). A scenario whose every check is about the testbed is a self-check, never a
+pass of the implementation.
+
+The gate report quotes these messages, so they must read well on their own.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+About = Literal["sut", "testbed"]
+
+__all__ = ["ExpectationFailed", "Ledger", "expect", "expect_equal", "current_ledger"]
 
 
 class ExpectationFailed(AssertionError):
-    def __init__(self, expected: str, seen: str) -> None:
+    """An RFC check failed: the implementation (or, for a testbed check, the fakes) broke a rule."""
+
+    def __init__(self, expected: str, seen: str, clause: str = "") -> None:
         super().__init__(f"expected: {expected}\nseen: {seen}")
         self.expected = expected
         self.seen = seen
+        self.clause = clause
 
 
-def expect(condition: bool, expected: str, seen: Any) -> None:
-    if not condition:
-        raise ExpectationFailed(expected, str(seen))
+@dataclass
+class Ledger:
+    """What one scenario's checks found: how many of each kind ran, and every profile divergence."""
+
+    rfc_checks: int = 0
+    profile_checks: int = 0
+    sut_checks: int = 0
+    testbed_checks: int = 0
+    divergences: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rfc_checks": self.rfc_checks,
+            "profile_checks": self.profile_checks,
+            "sut_checks": self.sut_checks,
+            "testbed_checks": self.testbed_checks,
+            "divergences": list(self.divergences),
+        }
 
 
-def expect_equal(actual: Any, wanted: Any, what: str) -> None:
-    if actual != wanted:
-        raise ExpectationFailed(f"{what} = {wanted!r}", f"{what} = {actual!r}")
+_CURRENT: list[Ledger] = []
+
+
+def current_ledger() -> Ledger | None:
+    return _CURRENT[-1] if _CURRENT else None
+
+
+def push_ledger(ledger: Ledger) -> None:
+    _CURRENT.append(ledger)
+
+
+def pop_ledger(ledger: Ledger) -> None:
+    if ledger in _CURRENT:
+        _CURRENT.remove(ledger)
+
+
+def expect(
+    condition: bool,
+    expected: str,
+    seen: Any,
+    *,
+    rfc: str | None = None,
+    profile: str | None = None,
+    about: About = "sut",
+) -> bool:
+    """Check ``condition``; returns it. Exactly one of ``rfc`` (the clause) or ``profile`` (pwh's
+    reading) must be given: a check that says neither is a harness bug, refused at once."""
+    if (rfc is None) == (profile is None):
+        raise TypeError("a check is either rfc=CLAUSE or profile=READING (SPEC.md section 0), never both or neither")
+    if about not in ("sut", "testbed"):
+        raise TypeError(f"about must be 'sut' or 'testbed', not {about!r}")
+    ledger = current_ledger()
+    if ledger is not None:
+        if rfc is not None:
+            ledger.rfc_checks += 1
+        else:
+            ledger.profile_checks += 1
+        if about == "sut":
+            ledger.sut_checks += 1
+        else:
+            ledger.testbed_checks += 1
+    if condition:
+        return True
+    if rfc is not None:
+        raise ExpectationFailed(expected, str(seen), rfc)
+    if ledger is None:  # outside a scenario (a unit test of a step): a profile miss still fails
+        raise ExpectationFailed(expected, str(seen), "profile")
+    ledger.divergences.append({"expected": expected, "seen": str(seen), "reading": str(profile)})
+    return False
+
+
+def expect_equal(
+    actual: Any,
+    wanted: Any,
+    what: str,
+    *,
+    rfc: str | None = None,
+    profile: str | None = None,
+    about: About = "sut",
+) -> bool:
+    return expect(actual == wanted, f"{what} = {wanted!r}", f"{what} = {actual!r}", rfc=rfc, profile=profile, about=about)
