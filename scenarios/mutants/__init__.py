@@ -1,0 +1,29 @@
+"""The mutant library: deliberately broken SUT adapters, each breaking exactly one rule of the RFC,
+so the gate and the models can prove they catch it.
+
+Load one as a SUT with ``pwh gate --sut scenarios.mutants:NAME``. :data:`MUTANTS` names each,
+with the row it breaks, the clause, and the instruments (``matrix``, ``models``) that must catch
+it; ``tests/test_gate.py`` and ``tests/test_models.py`` hold them to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _classic  # noqa: F401  (registers its mutants)
+from ._registry import MUTANTS, Mutant, mutant
+
+__all__ = ["MUTANTS", "Mutant", "mutant", "caught_by"]
+
+
+def caught_by(instrument: str) -> dict[str, str]:
+    """Mutant name -> the row it breaks, for the mutants ``instrument`` must catch."""
+    return {name: m.row for name, m in sorted(MUTANTS.items()) if instrument in m.caught_by}
+
+
+def __getattr__(name: str) -> Any:
+    """``scenarios.mutants:NAME`` as a SUT factory."""
+    found = MUTANTS.get(name)
+    if found is None:
+        raise AttributeError(name)
+    return found.factory

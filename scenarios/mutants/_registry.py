@@ -1,0 +1,36 @@
+"""The mutant registry: every deliberately broken SUT, the row whose rule it breaks, the clause,
+and which of pwh's instruments (the Gherkin matrix, the stateful models) must catch it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Instrument = str  # "matrix" or "models"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    row: str  # the row or rule ID that names the rule it breaks (pwh/_rules.py)
+    breaks: str  # one line: the clause and how this mutant breaks it
+    factory: Callable[..., Any]
+    caught_by: tuple[Instrument, ...] = ("matrix",)
+
+
+MUTANTS: dict[str, Mutant] = {}
+
+
+def mutant(name: str, row: str, breaks: str, *, caught_by: tuple[Instrument, ...] = ("matrix",)) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``factory`` as a mutant; ``pwh gate --sut scenarios.mutants:NAME`` then loads it."""
+    if not set(caught_by) <= {"matrix", "models"} or not caught_by:
+        raise ValueError(f"mutant {name}: caught_by must name 'matrix' and/or 'models'")
+
+    def register(factory: Callable[..., Any]) -> Callable[..., Any]:
+        if name in MUTANTS:
+            raise ValueError(f"mutant {name!r} registered twice")
+        MUTANTS[name] = Mutant(name, row, breaks, factory, tuple(caught_by))
+        return factory
+
+    return register
