@@ -21,6 +21,7 @@ from pwh._sut import load_sut
 from .._world import World
 from . import _actions as actions
 from ._stepdefs import StepLibrary
+from ._steps import DUPLICATE
 from ._system import SEGMENT_DEFAULT, fast_tmp
 from ._trace import sut_slug
 
@@ -35,7 +36,9 @@ _TURN = {
 
 # Which kinds of checks say most about a broken rule of each row, best first.
 _PREFERENCES: dict[str, tuple[str, ...]] = {
+    "M01": ("called", "recorded", "journal_size", "status"),
     "M02": ("status", "called"),
+    "M03": ("journal_size", "called", "recorded"),
     "M04": ("identity", "journal_size", "recorded", "status", "called"),
     "M05": ("called", "recorded", "identity", "status", "journal_size"),
     "M06": ("original", "status", "recorded", "journal_size"),
@@ -122,6 +125,38 @@ def _lines(step: dict[str, Any], world: World) -> Iterator[tuple[str, str]]:
         yield "When", f'the process crashes at "{step["point"]}" during a {what} and restarts'
     elif op == "restart":
         yield "When", "the process restarts"
+    elif op == "bad_receipt":
+        yield "When", _BAD_RECEIPT_LINES.get(step["flaw"]) or _bad_receipt_line(step["flaw"])
+    elif op == "bad_register":
+        flaw = step["flaw"]
+        shown = flaw if flaw == DUPLICATE else f"registered with {flaw}"
+        yield "Given", f'hook "{step["hook"]}" is {shown}'
+    elif op == "profile":
+        yield "Given", _profile_line(step["setting"], step["value"])
+
+
+_BAD_RECEIPT_LINES = {
+    "not_durable": "a receipt that was never durably checkpointed is offered for dispatch",
+    "effect_mismatch": "the orchestrator commits a completion for an effect other than the active plan's",
+}
+
+
+def _bad_receipt_line(flaw: str) -> str:
+    if flaw.startswith("empty_"):
+        return f"a committed receipt with an empty {flaw[len('empty_'):]} is offered for dispatch"
+    return f"a receipt whose writeback step is only {flaw} is offered for dispatch"
+
+
+def _profile_line(setting: str, value: Any) -> str:
+    if setting == "phase":
+        return f"the post-writeback phase is {'enabled' if value else 'disabled'}"
+    if setting == "allowlist":
+        return "the profile admits every installed hook" if value is None else f'only hook "{value}" is on the profile allowlist'
+    if setting == "ceiling":
+        return f"the profile allows at most {value} intents per dispatch"
+    if setting == "attempts":
+        return f"the profile allows at most {value} attempts per dispatch"
+    return f"the profile caps hook timeouts at {value} ms"
 
 
 def _turn_key(world: World, n: int) -> str | None:
