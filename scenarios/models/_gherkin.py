@@ -2,8 +2,8 @@
 
 The trace's steps become the step library's Given/When lines. The Then lines are chosen by
 running those lines in-process twice, on the SUT the model judged and on the reference: among
-the checks a maintainer would write (call counts, recorded intents, statuses, order, primary
-store, spends, sink), the exporter keeps those that hold on the reference and fail on the SUT,
+the checks a maintainer would write (call counts, recorded intents, statuses, order, admission,
+primary store, spends, sink), the exporter keeps those that hold on the reference and fail on the SUT,
 preferring the ones of the violated invariant's row. The scenario is tagged with that row.
 """
 
@@ -36,9 +36,9 @@ _TURN = {
 
 # Which kinds of checks say most about a broken rule of each row, best first.
 _PREFERENCES: dict[str, tuple[str, ...]] = {
-    "M01": ("called", "recorded", "journal_size", "status"),
+    "M01": ("admission", "called", "recorded", "journal_size", "status"),
     "M02": ("status", "called"),
-    "M03": ("journal_size", "called", "recorded"),
+    "M03": ("admission", "journal_size", "called", "recorded"),
     "M04": ("identity", "journal_size", "recorded", "status", "called"),
     "M05": ("called", "recorded", "identity", "status", "journal_size"),
     "M06": ("original", "status", "recorded", "journal_size"),
@@ -229,6 +229,8 @@ def _candidates(world: World) -> Iterator[tuple[str, str]]:
         yield "call_order", f'the hooks were called in the order "{", ".join(world.call_order)}"'
     if world.outcomes and len(world.outcomes[-1].hooks) > 1:
         yield "report_order", f'the hooks are reported in the order "{", ".join(h.hook_id for h in world.outcomes[-1].hooks)}"'
+    if world.outcomes and not world.outcomes[-1].admitted and world.outcomes[-1].code:
+        yield "admission", f'the dispatch is not admitted, with code "{world.outcomes[-1].code}"'
     yield "journal_size", f"the sidecar journal holds {len(world.journal())} records"
     yield "writebacks", f"{len(world.orch.receipts())} primary writebacks are committed"
     yield "spent", "the quota was spent exactly once for each committed receipt"
