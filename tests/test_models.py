@@ -184,6 +184,16 @@ def test_real_sigkill_crashes_recover_from_the_same_directory() -> None:
         {"op": "replay", "writeback": 2},
     ]
     assert run_steps("reference", steps) == (len(steps), None)
+    # The child is composed under the profile the run's steps left, not the one it began with.
+    steps = steps[:3] + [
+        {"op": "profile", "setting": "allowlist", "value": "b.bravo"}, {"op": "profile", "setting": "timeout_cap", "value": 100},
+        {"op": "profile", "setting": "timeout_cap", "value": 30000},
+        {"op": "crash", "point": "sidecar.after_provider_returned", "action": "replan", "real": True},
+        {"op": "profile", "setting": "allowlist", "value": None},
+        {"op": "crash", "point": "sidecar.inside_record_transaction", "action": "complete_todo", "real": True},
+        {"op": "replay", "writeback": 1},
+    ]
+    assert run_steps("reference", steps) == (len(steps), None)
     run = run_model("reference", seed=8, real_crashes=True, max_examples=2, steps=5, export=False)
     assert not run.found, run.violation
     assert run.stats.crashes_real > 0 and run.stats.crashes_simulated == 0
