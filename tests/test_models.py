@@ -43,15 +43,20 @@ CAUGHT_BY: dict[str, tuple[str, int]] = {
     "forgets_last_hook": ("one_outcome_per_hook", 1),
     "replay_not_marked": ("replay_identical", 1),
     "leaks_provider_text": ("journal_public_safe", 1),
-    "new_identity_after_restart": ("stable_identity", 2),
+    "new_identity_after_restart": ("stable_identity", 8),
     "reports_a_record_twice": ("one_record_per_dispatch", 1),
     "admits_uncommitted": ("bad_receipt_dispatches_nothing", 1),
-    "registry_replaces_duplicates": ("bad_registration_rejected", 1),
+    "registry_replaces_duplicates": ("bad_registration_rejected", 12),
     "phase_stays_on": ("profile_governs_dispatch", 5),
     "shares_mutable_input": ("input_unchanged", 2),
-    "identity_by_capability": ("hooks_independent", 2),
+    "identity_by_capability": ("hooks_independent", 3),
     "attempts_not_counted": ("retry_bounded", 1),
     "replay_rewrites_record": ("record_byte_identical", 1),
+    "admits_progress": ("progress_dispatches_nothing", 6),
+    "raised_is_timed_out": ("isolated_failure", 8),
+    "lets_provider_errors_out": ("no_escape", 8),
+    "one_hook_only": ("valid_registration_installs", 1),
+    "ignores_crash_points": ("crash_point_reached", 8),
 }
 # Whose counterexample is shrunk and exported too, its .feature checked (each export runs the
 # scenario's lines twice in-process; the rest are found, not written, to keep the profile quick).
@@ -279,6 +284,11 @@ EXPLICIT: dict[str, list[dict]] = {  # type: ignore[type-arg]
                                            {"op": "turn", "action": "replan"}],
     "attempts_not_counted": TWO_HOOKS + [T_DONE, REPLAY_1],
     "replay_rewrites_record": TWO_HOOKS + [T_DONE, REPLAY_1],
+    "admits_progress": TWO_HOOKS + [{"op": "turn", "action": "progress"}],
+    "raised_is_timed_out": TWO_HOOKS + [T_DONE],
+    "lets_provider_errors_out": TWO_HOOKS + [T_DONE],
+    "one_hook_only": TWO_HOOKS,
+    "ignores_crash_points": TWO_HOOKS + [{"op": "crash", "point": "sidecar.after_record", "action": "replan", "real": False}],
 }
 
 

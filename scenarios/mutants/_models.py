@@ -263,3 +263,83 @@ class _RewritingMemory(MemoryJournal):
 def replay_rewrites_record(**kw: Any) -> ReferenceSUT:
     return _adapter("replay_rewrites_record", dispatcher_class=_ReplayRecounts,
                     sqlite_journal_class=_RewritingSQLite, memory_journal_class=_RewritingMemory)(**kw)
+
+
+# -- invariants the first models checked with no mutant to show they can fail ---------------------
+
+
+class _AdmitsProgress(Dispatcher):
+    """A plain progress writeback is admitted as if it were a post-writeback event."""
+
+    def dispatch(self, source: Any, *, consult_journal: bool = True) -> DispatchOutcome:
+        if isinstance(source, Mapping) and source.get("event_kind") == "progress_recorded":
+            return DispatchOutcome(source.get("receipt_id"), "progress_recorded", True)
+        return super().dispatch(source, consult_journal=consult_journal)
+
+
+@mutant("admits_progress", "M04", "§5/§12: a plain progress writeback is admitted for dispatch", caught_by=("models",))
+def admits_progress(**kw: Any) -> ReferenceSUT:
+    return _adapter("admits_progress", dispatcher_class=_AdmitsProgress)(**kw)
+
+
+class _RaisedIsTimedOut(Dispatcher):
+    """A provider that raised is recorded as having timed out: not its own stable code."""
+
+    def _fail(self, pending, code, rejection=None):  # type: ignore[no-untyped-def]
+        from pwh import _codes as codes
+
+        return super()._fail(pending, codes.PRODUCER_TIMED_OUT if code == codes.PRODUCER_FAILED else code, rejection)
+
+
+@mutant("raised_is_timed_out", "M07", "§10: a provider that raised ends producer_timed_out, not producer_failed", caught_by=("models",))
+def raised_is_timed_out(**kw: Any) -> ReferenceSUT:
+    return _adapter("raised_is_timed_out", dispatcher_class=_RaisedIsTimedOut)(**kw)
+
+
+class _LetsProviderErrorsOut(Dispatcher):
+    """A provider's exception escapes from the dispatch into the primary Turn."""
+
+    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+        from pwh._runner import RAISED
+
+        if verdict.kind == RAISED:
+            raise RuntimeError("a provider failed")
+        return super()._finish_hook(pending, verdict, tally)
+
+
+@mutant("lets_provider_errors_out", "M07", "§3.1/§10 isolate: a provider's exception escapes into the primary Turn", caught_by=("models",))
+def lets_provider_errors_out(**kw: Any) -> ReferenceSUT:
+    return _adapter("lets_provider_errors_out", dispatcher_class=_LetsProviderErrorsOut)(**kw)
+
+
+class _OneHookOnly(ReferenceSUT):
+    """The registry takes one hook and rejects every valid registration after it."""
+
+    name = "mutant:one_hook_only"
+
+    def install(self, registration: Mapping[str, Any], producer: Any) -> list[Any]:
+        from pwh import _codes as codes
+        from pwh._codes import Rejection
+
+        if self.registry.hooks():
+            return [Rejection(codes.REGISTRATION_REJECTED, "$.hook_id", "the registry is full")]
+        return super().install(registration, producer)
+
+
+@mutant("one_hook_only", "M02", "§6 REG: a valid registration is rejected (the registry takes one hook)", caught_by=("models",))
+def one_hook_only(**kw: Any) -> ReferenceSUT:
+    return _OneHookOnly(**kw)
+
+
+class _IgnoresCrashPoints(ReferenceSUT):
+    """Arming a sidecar crash point does nothing: the recovery path is never exercised."""
+
+    name = "mutant:ignores_crash_points"
+
+    def arm_crash(self, point: str) -> None:
+        return None
+
+
+@mutant("ignores_crash_points", "M05", "§9 JNL-4: the adapter names crash points it never reaches, so recovery goes unjudged", caught_by=("models",))
+def ignores_crash_points(**kw: Any) -> ReferenceSUT:
+    return _IgnoresCrashPoints(**kw)
