@@ -7,7 +7,7 @@ by core's ``load_sut``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -69,10 +69,32 @@ class AdapterGuard:
         try:
             return (yield)
         except BaseException as exc:
-            if not escapes_pytest(exc) or is_user_interrupt(exc, since):
+            failure = _as_failure(exc, since)
+            if failure is exc:
                 raise
-            location = adapter_location(exc, _sut_roots(), "")
-            raise AdapterFault(describe(exc, location)) from None
+            raise failure from None
+
+
+def guarded_close(close: Callable[[], None]) -> None:
+    """Run a fixture's teardown so that an escaping ``BaseException`` becomes an ordinary failure
+    there: pytest stops tearing an item down at the first one, leaving the other fixtures (the
+    network guard) open; an ``Exception`` lets it finish the rest."""
+    since = sigint_count()
+    try:
+        close()
+    except BaseException as exc:
+        failure = _as_failure(exc, since)
+        if failure is exc:
+            raise
+        raise failure from None
+
+
+def _as_failure(exc: BaseException, since: int) -> BaseException:
+    """``exc`` itself, or for one that would end the run (and is not the user's Ctrl-C) an
+    :class:`AdapterFault` naming it and the adapter's file:line."""
+    if not escapes_pytest(exc) or is_user_interrupt(exc, since):
+        return exc
+    return AdapterFault(describe(exc, adapter_location(exc, _sut_roots(), "")))
 
 
 def _sut_roots() -> list[Path]:

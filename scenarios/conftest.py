@@ -12,7 +12,7 @@ import pytest
 from fakes._network import refuse_outbound
 from pwh._rules import RULES
 from pwh._sut import Unsupported, load_sut
-from pwh._sut_guard import AdapterGuard
+from pwh._sut_guard import AdapterGuard, guarded_close
 
 from ._world import World
 from .steps_checks import *  # noqa: F401,F403
@@ -54,7 +54,7 @@ def world(sut_name: str, tmp_path: Path, guard: object) -> Iterator[World]:
     try:
         yield w
     finally:
-        w.close()
+        guarded_close(w.close)
 
 
 @pytest.hookimpl(hookwrapper=True)
