@@ -28,11 +28,12 @@ __all__ = ["ExpectationFailed", "Ledger", "current_ledger", "expect", "expect_co
 class ExpectationFailed(AssertionError):
     """An RFC check failed: the implementation (or, for a testbed check, the fakes) broke a rule."""
 
-    def __init__(self, expected: str, seen: str, clause: str = "") -> None:
+    def __init__(self, expected: str, seen: str, clause: str = "", about: str = "sut") -> None:
         super().__init__(f"expected: {expected}\nseen: {seen}")
         self.expected = expected
         self.seen = seen
         self.clause = clause
+        self.about = about
 
 
 @dataclass
@@ -99,9 +100,9 @@ def expect(
     if condition:
         return True
     if rfc is not None:
-        raise ExpectationFailed(expected, str(seen), rfc)
+        raise ExpectationFailed(expected, str(seen), rfc, about)
     if ledger is None:  # outside a scenario (a unit test of a step): a profile miss still fails
-        raise ExpectationFailed(expected, str(seen), "profile")
+        raise ExpectationFailed(expected, str(seen), "profile", about)
     ledger.divergences.append({"expected": expected, "seen": str(seen), "reading": str(profile)})
     return False
 
@@ -123,7 +124,7 @@ def require(condition: bool, expected: str, seen: Any) -> None:
     anything: it neither counts as a check nor judges the implementation, but a miss stops the
     scenario, since what follows would judge nothing."""
     if not condition:
-        raise ExpectationFailed(expected, str(seen), "testbed precondition")
+        raise ExpectationFailed(expected, str(seen), "testbed precondition", "testbed")
 
 
 def expect_code(seen: str | None, wanted: str, what: str, *, clause: str, rfc_codes: frozenset[str] | set[str],

@@ -207,6 +207,16 @@ class World:
         except Exception:
             self.journal_history.append(None)
 
+    def judgement(self) -> dict[str, Any]:
+        """What the gate needs to count this scenario: which seam calls were reached and answered,
+        how many checks of each kind ran, and every profile divergence."""
+        return {
+            "reached": sorted(self.seam.reached),
+            "answered": sorted(self.seam.answered),
+            "judged_sut": self.judged_sut(),
+            **self.ledger.to_json(),
+        }
+
     def judged_sut(self) -> bool:
         """Whether this scenario judged the implementation: it answered at least one seam call and
         at least one check read what it did."""
