@@ -19,7 +19,7 @@ from typing import Any
 from . import __version__
 from ._rules import RULE_IDS, RULES, RULES_BY_ID
 
-VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v0"
+VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v1"
 
 # The reference modules whose coverage by the matrix alone is measured (issue: contracts,
 # identity, journal, dispatcher).
