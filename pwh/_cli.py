@@ -187,6 +187,9 @@ def _table(verdict: dict, rows: list[str] | None) -> str:
                          f"RFC {r['rfc']}, profile {r['profile']}")
     s = verdict["summary"]
     lines.append(f"verdict of these rows: RFC {s['verdict'].upper()}, profile {s['profile'].upper()}")
+    from ._report import detail_lines
+
+    lines += detail_lines(verdict)
     return "\n".join(lines) + "\n"
 
 

@@ -35,15 +35,23 @@ def verdict_table(verdict: dict[str, Any], *, failures: bool = True) -> str:
     if "coverage" in verdict:
         lines.append(f"branch coverage of the reference by the matrix alone: {verdict['coverage']['branch_percent']}%")
     if failures:
-        for failed in _failures(verdict):
-            lines.append(f"  RFC FAIL  {_where(failed)}: {_one_line(failed)}")
-        for x in _divergent(verdict):
-            for d in x["divergences"]:
-                lines.append(f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}"
-                             .replace("\n", " "))
-        for x in _skipped(verdict):
-            lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
+        lines += detail_lines(verdict)
     return "\n".join(lines) + "\n"
+
+
+def detail_lines(verdict: dict[str, Any]) -> list[str]:
+    """Each RFC failure, testbed self-check failure, profile divergence and skip, by file:line."""
+    lines = []
+    for failed in _failures(verdict):
+        kind = "RFC FAIL " if failed.get("counts_for", "sut") == "sut" else "SELF FAIL"
+        lines.append(f"  {kind} {_where(failed)}: {_one_line(failed)}")
+    for x in _divergent(verdict):
+        for d in x["divergences"]:
+            lines.append(f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}"
+                         .replace("\n", " "))
+    for x in _skipped(verdict):
+        lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
+    return lines
 
 
 def summary_lines(verdict: dict[str, Any]) -> list[str]:
