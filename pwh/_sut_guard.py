@@ -34,6 +34,7 @@ class AdapterFault(Exception):
         super().__init__(what)
         self.expected = "the SUT to return, or to raise an ordinary exception"
         self.seen = f"it raised {what}"
+        self.about = "sut"  # the gate's verdict: this failure judges the SUT, not pwh's testbed
 
 
 class AdapterGuard:
