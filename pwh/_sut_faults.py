@@ -104,11 +104,21 @@ def adapter_location(exc: BaseException, roots: list[Path], module_name: str) ->
 def describe(exc: BaseException, location: str | None) -> str:
     """``Type: message (at file:line)`` in one line; the message is cut to one line of 200
     characters and withheld when it would carry a private value (a path, a host, a secret)."""
-    text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    text = _first_line(exc)
     if text and BoundaryScanner().scan_value(text):
         text = "(message withheld: it would carry a private value)"
     what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return f"{what} (at {location})" if location else what
+
+
+def _first_line(exc: BaseException) -> str:
+    """The message's first line, or nothing when the exception cannot even say it (a ``__str__``
+    that raises is the adapter's too)."""
+    try:
+        text = str(exc).strip()
+    except BaseException:  # noqa: BLE001 - the message is optional; the type and place still name it
+        return ""
+    return text.splitlines()[0][:200] if text else ""
 
 
 def _frames(tb: TracebackType | None) -> Iterator[tuple[Path, int]]:
