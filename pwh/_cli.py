@@ -18,8 +18,9 @@ from . import __version__
 from ._gate import GateError, locate, run_gate
 from ._packet import add_packet_commands
 from ._report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
+from ._sut_faults import is_user_interrupt, sigint_count, track_user_interrupts
 
-EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -32,19 +33,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_ERROR
+    track_user_interrupts()
+    since = sigint_count()
     try:
         return int(args.handler(args))
     except (UsageError, GateError) as exc:
         print(f"pwh: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if not is_user_interrupt(exc, since):  # raised by code pwh ran (an adapter), not a Ctrl-C
+            return _ended_by(exc)
         print("pwh: interrupted", file=sys.stderr)
         return 130
+    except (SystemExit, GeneratorExit) as exc:  # pwh's handlers return codes: this came from an adapter
+        return _ended_by(exc)
     except Exception as exc:  # a bug in pwh: one line for the user, the traceback on request
         if os.environ.get("PWH_DEBUG"):
             raise
         print(f"pwh: internal error ({type(exc).__name__}); rerun with PWH_DEBUG=1 to see where", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _ended_by(exc: BaseException) -> int:
+    """An adapter's SystemExit/KeyboardInterrupt must not end pwh quietly (exit 0) or pass for a
+    Ctrl-C (130): exit 2, naming the exception (where it was raised is named by the loaders)."""
+    print(f"pwh: error: the run was ended by {type(exc).__name__} raised inside it (by the SUT?); nothing more was judged",
+          file=sys.stderr)
+    return EXIT_ERROR
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--coverage", action="store_true", help="measure branch coverage of the reference by the matrix alone")
     gate.add_argument("--features", metavar="DIR", help="feature files to run (default: the project's features/)")
     gate.add_argument("--rows", metavar="IDS", help="only these rows, comma-separated (for a quick look; the verdict then covers only them)")
-    gate.add_argument("--strict", action="store_true", help="a skipped row fails the gate too")
+    gate.add_argument("--strict", action="store_true", help="an incomplete verdict (a row skipped) fails the gate too (exit 1, not 3)")
+    gate.add_argument("--fail-on-profile", action="store_true",
+                      help="a profile divergence (differs from pwh's reading where the RFC is silent) fails the gate too")
     gate.add_argument("--durable", action="store_true", help="run the SQLite stores at synchronous=FULL (slower; the default NORMAL is crash-safe in WAL mode)")
     gate.add_argument("--quiet", action="store_true", help="no per-scenario progress lines")
     gate.set_defaults(handler=_gate)
@@ -153,8 +170,21 @@ def _gate(args: argparse.Namespace) -> int:
         _write(args.report, html_report(verdict) if args.report.endswith((".html", ".htm")) else markdown_report(verdict))
     if run.collection_errors:
         print(f"pwh: {len(run.collection_errors)} collection error(s): the scenarios could not all be loaded", file=sys.stderr)
-    statuses = [r["status"] for r in verdict["rows"].values()]
-    if "fail" in statuses or run.collection_errors or (args.strict and "skip" in statuses):
+    return gate_exit_code(verdict["summary"], strict=args.strict, fail_on_profile=args.fail_on_profile)
+
+
+def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool = False) -> int:  # type: ignore[type-arg]
+    """0 pass, 1 an RFC failure (or, when asked, a profile divergence or an incomplete verdict),
+    2 the testbed's own self-checks failed (no verdict can be trusted), 3 incomplete."""
+    if summary["self_checks"]["failed"]:
+        print(f"pwh gate: {summary['self_checks']['failed']} testbed self-check(s) failed: pwh's own fakes are broken, "
+              "so this verdict cannot be trusted", file=sys.stderr)
+        return EXIT_ERROR
+    if summary["verdict"] == "fail":
+        return EXIT_FAILED
+    if summary["verdict"] == "incomplete":
+        return EXIT_FAILED if strict else EXIT_INCOMPLETE
+    if fail_on_profile and summary["profile"] == "divergence":
         return EXIT_FAILED
     return EXIT_OK
 
@@ -168,7 +198,13 @@ def _table(verdict: dict, rows: list[str] | None) -> str:
     for rule in RULES:
         if rule.id in verdict["rows"]:
             r = verdict["rows"][rule.id]
-            lines.append(f"{rule.id:<6} {r['scenarios']:>3} scenarios {r['passed']:>3} passed {r['failed']:>3} failed {r['skipped']:>3} skipped  {r['status']}")
+            lines.append(f"{rule.id:<6} {r['scenarios']:>3} scenarios {r['passed']:>3} passed {r['failed']:>3} failed {r['skipped']:>3} skipped  "
+                         f"RFC {r['rfc']}, profile {r['profile']}")
+    s = verdict["summary"]
+    lines.append(f"verdict of these rows: RFC {s['verdict'].upper()}, profile {s['profile'].upper()}")
+    from ._report import detail_lines
+
+    lines += detail_lines(verdict)
     return "\n".join(lines) + "\n"
 
 

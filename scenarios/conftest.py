@@ -12,6 +12,7 @@ import pytest
 from fakes._network import refuse_outbound
 from pwh._rules import RULES
 from pwh._sut import Unsupported, load_sut
+from pwh._sut_guard import AdapterGuard, guarded_close
 
 from ._world import World
 from .steps_checks import *  # noqa: F401,F403
@@ -24,6 +25,7 @@ SUT_ENV = "PWH_SUT"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    AdapterGuard.install(config)  # an adapter's SystemExit or KeyboardInterrupt fails its scenario, not the run
     for rule in RULES:
         config.addinivalue_line("markers", f"{rule.id}: {rule.case}")
 
@@ -45,14 +47,15 @@ def guard() -> Iterator[object]:
 
 
 @pytest.fixture
-def world(sut_name: str, tmp_path: Path, guard: object) -> Iterator[World]:
+def world(request: pytest.FixtureRequest, sut_name: str, tmp_path: Path, guard: object) -> Iterator[World]:
     sut = load_sut(sut_name)
     w = World(sut, tmp_path)
     w.guard = guard  # type: ignore[attr-defined]
     try:
         yield w
     finally:
-        w.close()
+        guarded_close(w.close)
+        request.node.user_properties.append(("pwh", w.judgement()))
 
 
 @pytest.hookimpl(hookwrapper=True)
