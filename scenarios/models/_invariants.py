@@ -89,7 +89,7 @@ class Judge:
         yield self._bad_receipt(record, journal)
         yield self._siblings(record, journal)
         for episode in record.episodes:
-            yield self._profile_governs(system, episode)
+            yield self._profile_governs(system, episode, journal)
             yield self._input_unchanged(system, episode, journal)
             yield self._no_call_after_final(episode)
             yield self._replay_identical(episode)
@@ -248,7 +248,7 @@ class Judge:
                 if want is not None and want.status != "failed" and (taken is None or taken + want.intents > system.ceiling):
                     continue
                 tried = sum(1 for c in system.calls if c.dispatch_id == hook.dispatch_id)
-                if want is None and tried >= min(system.max_attempts, spec.max_invocations):
+                if want is None and tried >= system.max_attempts:  # the retry cap (SPEC §0: not max_invocations)
                     continue
                 yield "independent_budgets", "M08", (
                     f"hook {hook.hook_id} got dispatch_budget_exhausted with {taken} of {system.ceiling} intent slots "
@@ -325,28 +325,29 @@ class Judge:
         for episode in record.episodes:
             if episode.calls:
                 return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} reached hook {episode.calls[0].hook_id}"
-            if episode.outcome is not None and episode.outcome.admitted:
-                return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} was admitted for dispatch"
         if record.journal_before is not None and [canonical_bytes(r) for r in journal] != record.journal_before:
             return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} changed the sidecar journal"
         return None
 
     @staticmethod
-    def _profile_governs(system: ModelSystem, episode: Episode) -> Finding | None:
-        """The profile in force when a dispatch begins decides it: a disabled phase calls nothing and
-        admits nothing, an allowlist admits only its hooks, a lowered ceiling keeps a registration
-        over it from being called (RFC §10; M01). What was recorded before stays (``_history``)."""
+    def _profile_governs(system: ModelSystem, episode: Episode, journal: list[dict[str, Any]]) -> Finding | None:
+        """The profile in force when a dispatch begins decides it: a disabled phase calls no provider
+        and records nothing, an allowlist lets only its hooks be called or recorded, a lowered
+        ceiling keeps a registration over it from being called (RFC §10, §12 M01). What was
+        recorded before stays (``_history``). Whether the dispatch reports itself "admitted" is
+        not judged: the RFC names no such flag."""
         profile = episode.profile
         if profile is None:
             return None
-        called = [c.hook_id for c in episode.calls]
+        new = [r.get("hook_id") for r in journal
+               if r.get("source_receipt_id") == episode.receipt_id and r["dispatch_id"] not in episode.ids_at_start]
         if not profile.phase_enabled:
-            if called or (episode.outcome is not None and episode.outcome.admitted):
-                what = f"hook {called[0]} was called" if called else "the dispatch was admitted"
-                return "profile_governs_dispatch", "M01", f"the profile disables the phase, yet {what}"
+            if episode.calls:
+                return "profile_governs_dispatch", "M01", f"the profile disables the phase, yet hook {episode.calls[0].hook_id} was called"
+            if new:
+                return "profile_governs_dispatch", "M01", f"the profile disables the phase, yet hook {new[0]} got a sidecar record"
             return None
-        reported = [h.hook_id for h in episode.outcome.hooks] if episode.outcome is not None else []
-        outside = [h for h in called + reported if not profile.admits(h)]
+        outside = [h for h in [c.hook_id for c in episode.calls] + new if not profile.admits(str(h))]
         if outside:
             return "profile_governs_dispatch", "M01", f"hook {outside[0]} is not on the profile allowlist, yet it was dispatched"
         for call in episode.calls:

@@ -47,7 +47,7 @@ class Episode:
     in_child: bool = False  # ran in a child process that was killed
     profile: Any = None  # the execution profile in force when it began (pwh._profile.Profile)
     attempts_at_start: dict[str, int] = field(default_factory=dict)  # dispatch_id -> recorded attempts, any status
-    journal_at_start: int = 0  # how many records the journal held when it began
+    ids_at_start: frozenset[str] = frozenset()  # the dispatch ids the journal held when it began
 
 
 def final_records(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -333,7 +333,7 @@ class ModelSystem:
         episode = Episode(kind, len(self.steps) - 1, receipt_id, event_kind, frozenset(self.hooks), finals)
         episode.profile = self.world.profile
         episode.attempts_at_start = {r["dispatch_id"]: r.get("attempts", 0) for r in records}
-        episode.journal_at_start = len(records)
+        episode.ids_at_start = frozenset(r["dispatch_id"] for r in records)
         self.episodes.append(episode)
         return episode
 
