@@ -2,7 +2,9 @@
 every invariant of ``scenarios/models/_invariants.py`` is shown to fail when its rule does
 (``tests/test_models.py`` runs each and names the invariant that must catch it).
 
-Registered with ``caught_by=("models",)``: the Gherkin matrix is not (yet) shown to catch them.
+Registered with ``caught_by=("models",)`` unless the Gherkin matrix's RFC verdict fails on the
+mutant's row too (``pwh gate --sut scenarios.mutants:NAME --rows ROW``): then ``("matrix", "models")``
+and ``tests/test_gate.py`` holds the matrix to it as well.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ class _AdmitsUncommitted(Dispatcher):
         return super().dispatch(source, consult_journal=consult_journal)
 
 
-@mutant("admits_uncommitted", "M03", "§5.1/§12: a receipt whose writeback step is not committed is dispatched", caught_by=("models",))
+@mutant("admits_uncommitted", "M03", "§5.1/§12: a receipt whose writeback step is not committed is dispatched", caught_by=("matrix", "models"))
 def admits_uncommitted(**kw: Any) -> ReferenceSUT:
     return _adapter("admits_uncommitted", dispatcher_class=_AdmitsUncommitted)(**kw)
 
@@ -138,7 +140,7 @@ class _ReplacesDuplicates(ReferenceSUT):
         return rejections
 
 
-@mutant("registry_replaces_duplicates", "M02", "§6 REG: a duplicate hook_id replaces the installed hook instead of being rejected", caught_by=("models",))
+@mutant("registry_replaces_duplicates", "M02", "§6 REG: a duplicate hook_id replaces the installed hook instead of being rejected", caught_by=("matrix", "models"))
 def registry_replaces_duplicates(**kw: Any) -> ReferenceSUT:
     return _ReplacesDuplicates(**kw)
 
@@ -186,7 +188,7 @@ class _SharesMutableInput(Dispatcher):
         return producer, hook_input, limit
 
 
-@mutant("shares_mutable_input", "M08", "§7 INP: the input is not immutable; a hook's write to it reaches the next hook", caught_by=("models",))
+@mutant("shares_mutable_input", "M08", "§7 INP: the input is not immutable; a hook's write to it reaches the next hook", caught_by=("matrix", "models"))
 def shares_mutable_input(**kw: Any) -> ReferenceSUT:
     return _adapter("shares_mutable_input", dispatcher_class=_SharesMutableInput)(**kw)
 
