@@ -57,6 +57,7 @@ CAUGHT_BY: dict[str, tuple[str, int]] = {
     "lets_provider_errors_out": ("no_escape", 8),
     "one_hook_only": ("valid_registration_installs", 1),
     "ignores_crash_points": ("crash_point_reached", 8),
+    "replay_under_new_profile": ("replay_identical", 3),
 }
 # Whose counterexample is shrunk and exported too, its .feature checked (each export runs the
 # scenario's lines twice in-process; the rest are found, not written, to keep the profile quick).
@@ -295,6 +296,8 @@ EXPLICIT: dict[str, list[dict]] = {  # type: ignore[type-arg]
     "lets_provider_errors_out": TWO_HOOKS + [T_DONE],
     "one_hook_only": TWO_HOOKS,
     "ignores_crash_points": TWO_HOOKS + [{"op": "crash", "point": "sidecar.after_record", "action": "replan", "real": False}],
+    "replay_under_new_profile": [SETUP, {"op": "install", "hook": "a.alpha", "behaviour": "proposes two intents"}, T_DONE,
+                                 {"op": "profile", "setting": "ceiling", "value": 1}, REPLAY_1, {"op": "restart"}, REPLAY_1],
 }
 
 

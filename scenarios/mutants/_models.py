@@ -345,3 +345,28 @@ class _IgnoresCrashPoints(ReferenceSUT):
 @mutant("ignores_crash_points", "M05", "§9 JNL-4: the adapter names crash points it never reaches, so recovery goes unjudged", caught_by=("models",))
 def ignores_crash_points(**kw: Any) -> ReferenceSUT:
     return _IgnoresCrashPoints(**kw)
+
+
+# -- a profile change applied to what was recorded before it (M05) --------------------------------
+
+
+class _ReplayUnderNewProfile(Dispatcher):
+    """A replay judges the stored receipts again under the current intent ceiling: one recorded
+    before the ceiling was lowered is answered dispatch_budget_exhausted instead of being returned."""
+
+    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+        from pwh import _codes as codes
+        from pwh._outcome import HookOutcome
+
+        if prior is not None and prior["status"] in FINAL_STATUSES:
+            seen = getattr(tally, "replayed_intents", 0) + len(prior["intents"])
+            tally.replayed_intents = seen  # type: ignore[attr-defined]
+            if seen > self.profile.max_intents_per_dispatch:
+                return HookOutcome(hook.hook_id, did, "failed", codes.DISPATCH_BUDGET_EXHAUSTED, (), False,
+                                   prior["attempts"], False), None
+        return super()._prepare_hook(hook, did, source, prior, tally)
+
+
+@mutant("replay_under_new_profile", "M05", "§9/§10: a replay re-judges a stored receipt under a profile changed since; history is not returned", caught_by=("models",))
+def replay_under_new_profile(**kw: Any) -> ReferenceSUT:
+    return _adapter("replay_under_new_profile", dispatcher_class=_ReplayUnderNewProfile)(**kw)
