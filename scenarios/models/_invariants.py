@@ -86,7 +86,7 @@ class Judge:
         yield self._authority(journal)
         yield self._one_record_per_dispatch(journal)
         yield self._history(journal)
-        yield self._bad_receipt(record, journal)
+        yield self._bad_receipt(system, record, journal)
         yield self._siblings(record, journal)
         for episode in record.episodes:
             yield self._profile_governs(system, episode, journal)
@@ -94,7 +94,8 @@ class Judge:
             yield self._no_call_after_final(episode)
             yield self._replay_identical(episode)
             yield self._order(episode)
-            yield from self._outcomes(system, episode)
+            if not _inadmissible(system, record, episode):  # judged by _bad_receipt alone
+                yield from self._outcomes(system, episode)
             yield self._timeout(system, episode)
             yield self._progress(episode)
             yield self._rollout(episode)
@@ -316,15 +317,20 @@ class Judge:
         return None
 
     @staticmethod
-    def _bad_receipt(record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+    def _bad_receipt(system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
         """A receipt that is not committed, not durable, without identities or of another plan's
-        effect dispatches nothing and records nothing (ADM, RFC §5.1, §12)."""
-        if record.step["op"] != "bad_receipt":
-            return None
-        flaw = record.step["flaw"]
+        effect (offered now, or a committed one of another plan's effect replayed later) calls no
+        provider and records nothing (ADM, RFC §5.1, §12 M03). Whether the SUT reports such a
+        dispatch as "admitted", and with which code, is not judged: the RFC names neither."""
+        flaw = record.step.get("flaw") if record.step["op"] == "bad_receipt" else "effect_mismatch"
         for episode in record.episodes:
+            if not _inadmissible(system, record, episode):
+                continue
             if episode.calls:
                 return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} reached hook {episode.calls[0].hook_id}"
+            new = [r for r in journal if r.get("source_receipt_id") == episode.receipt_id and r["dispatch_id"] not in episode.ids_at_start]
+            if new:
+                return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} got a sidecar record for hook {new[0].get('hook_id')}"
         if record.journal_before is not None and [canonical_bytes(r) for r in journal] != record.journal_before:
             return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} changed the sidecar journal"
         return None
@@ -440,7 +446,7 @@ class Judge:
         exactly one recorded outcome (M04, JNL-4)."""
         for episode in record.episodes:
             out = episode.outcome
-            if out is not None and out.admitted and not out.journal_error and episode.receipt_id:
+            if out is not None and out.admitted and not out.journal_error and episode.receipt_id and not _inadmissible(system, record, episode):
                 self.covered[episode.receipt_id] = frozenset(system.admitted(episode.event_kind, episode.installed, episode.profile))
         committed = {r["receipt_id"] for r in system.committed()}
         count: dict[tuple[str, str], int] = {}
@@ -515,6 +521,16 @@ class Judge:
                 return "journal_public_safe", "M13", "a sidecar record carries exception text"
             self.scanned.add(blob)
         return None
+
+
+def _inadmissible(system: ModelSystem, record: StepRecord, episode: Episode) -> bool:
+    """The episode dispatches a receipt that must dispatch nothing: one a bad_receipt step offered,
+    or a committed receipt of another plan's effect (on any later replay or recovery too)."""
+    if record.step["op"] == "bad_receipt":
+        return True
+    if not system.mismatched:
+        return False
+    return episode.receipt_id in system.mismatched
 
 
 def _over_ceilings(spec: Any, episode: Episode) -> bool:

@@ -3,7 +3,8 @@
 A run is a list of these, so the same list drives the Hypothesis machine, is written as the
 portable JSON trace, is replayed by ``pwh replay`` and is turned into Gherkin. Every step is an
 action a maintainer could take on a real host: commit a writeback, replay or re-deliver one,
-crash at a named point and restart, install a hook, move a hook's policy version.
+crash at a named point and restart, install a hook, move a hook's policy version, offer a
+receipt or a registration that must change nothing, change one profile setting.
 """
 
 from __future__ import annotations

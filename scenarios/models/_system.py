@@ -133,6 +133,7 @@ class ModelSystem:
         self.max_attempts = Profile().max_attempts
         self.timeout_cap = Profile().budget_ceilings["timeout_ms"]
         self.bad_calls: list[str] = []  # hook ids whose rejected registration's provider was called
+        self.mismatched: set[str] = set()  # committed receipts of another plan's effect: never dispatched
         self.segment = SEGMENT_DEFAULT
         self.episodes: list[Episode] = []
         self.calls: list[Call] = []
@@ -294,9 +295,11 @@ class ModelSystem:
             from fakes._orchestrator import completion_output
 
             self._twin().orch.run_turn(completion_output(), plan_effect_id=actions.EFFECT_OF_ANOTHER_PLAN)
-        else:
-            record.journal_before = [canonical_bytes(r) for r in self.journal()]
-        actions.offer_bad_receipt(self.world, step["flaw"])
+        record.journal_before = [canonical_bytes(r) for r in self.journal()]
+        result = actions.offer_bad_receipt(self.world, step["flaw"])
+        receipt = getattr(result, "receipt", None)
+        if step["flaw"] == "effect_mismatch" and isinstance(receipt, Mapping) and receipt.get("receipt_id"):
+            self.mismatched.add(receipt["receipt_id"])
 
     def _bad_register(self, step: dict[str, Any], record: StepRecord) -> None:
         hook_id = step["hook"]
