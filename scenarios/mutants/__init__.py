@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _classic  # noqa: F401  (registers its mutants)
+from . import _teeth  # noqa: F401  (registers its mutants)
 from ._registry import MUTANTS, Mutant, mutant
 
 __all__ = ["MUTANTS", "Mutant", "mutant", "caught_by"]
