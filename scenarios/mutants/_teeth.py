@@ -96,7 +96,7 @@ class _IgnoresProfileCeilings(_InstallWith):
 
 
 class _BudgetClamped(ReferenceSUT):
-    """An out-of-range budget is clamped into range instead of rejected."""
+    """An out-of-range intent budget is clamped into range instead of rejected."""
 
     name = "broken:budget_clamped"
 
@@ -106,7 +106,7 @@ class _BudgetClamped(ReferenceSUT):
         if isinstance(budget, dict):
             for key, value in list(budget.items()):
                 ceiling = self.profile.budget_ceilings.get(key)
-                if type(value) is int and ceiling is not None:
+                if key == "max_intents_per_dispatch" and type(value) is int and ceiling is not None:
                     budget[key] = max(1, min(value, ceiling))
         return super().install(reg, producer)
 
@@ -150,7 +150,7 @@ def install_ignores_profile_ceilings(**kw: Any) -> ReferenceSUT:
     return _IgnoresProfileCeilings(**kw)
 
 
-@mutant("budget_clamped", "M02", "§6 REG: a budget over its ceiling, or zero, is clamped into range instead of rejected")
+@mutant("budget_clamped", "M02", "§6 REG: a max_intents_per_dispatch over its ceiling, or zero, is clamped into range instead of rejected")
 def budget_clamped(**kw: Any) -> ReferenceSUT:
     return _BudgetClamped(**kw)
 
@@ -319,8 +319,11 @@ class _ResultBytesAsCharacters(_SlowPath):
     def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
         roomy = {**reg, "budget": {**reg["budget"], "max_result_bytes": CORE_CEILINGS["max_result_bytes"]}}
         plain, raw, rejected = super()._validate(value, roomy, did)
-        if plain is not None and len(raw.decode("utf-8")) > reg["budget"]["max_result_bytes"]:
+        limit = reg["budget"]["max_result_bytes"]
+        if plain is not None and len(raw.decode("utf-8")) > limit:
             return None, raw, [_reject("over the budget in characters")]
+        if plain is not None and any(i["budget"]["max_result_bytes"] > limit for i in plain["intents"]):
+            return None, raw, [_reject("an intent's budget is over the hook's")]
         return plain, raw, rejected
 
 
@@ -335,7 +338,7 @@ class _IntentsExclusive(_SlowPath):
 class _IgnoresUnknownFields(_SlowPath):
     def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
         if isinstance(value, dict):
-            value = {k: v for k, v in value.items() if k in _RESULT_KEYS}
+            value = {k: v for k, v in value.items() if k in _RESULT_KEYS or type(k) is not str}
             if isinstance(value.get("intents"), list):
                 kept = []
                 for intent in value["intents"]:
