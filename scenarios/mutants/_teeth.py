@@ -86,10 +86,16 @@ class _CeilingsExclusive(_InstallWith):
         return self._install_with(registration, producer, {k: v - 1 for k, v in self.profile.budget_ceilings.items()})
 
 
-class _IgnoresProfileCeilings(_InstallWith):
-    """Installation checks the core ceilings only, never the profile's lower ones."""
+class _NoProfileRecheck(Dispatcher):
+    def _registration_over_ceilings(self, hook):  # type: ignore[no-untyped-def]
+        return []
 
-    name = "broken:install_ignores_profile_ceilings"
+
+class _IgnoresProfileCeilings(_InstallWith):
+    """Only the core ceilings are ever checked, never the profile's lower ones."""
+
+    name = "broken:profile_ceilings_ignored"
+    dispatcher_class = _NoProfileRecheck
 
     def install(self, registration, producer):  # type: ignore[no-untyped-def]
         return self._install_with(registration, producer, CORE_CEILINGS)
@@ -145,8 +151,8 @@ def ceilings_exclusive(**kw: Any) -> ReferenceSUT:
     return _CeilingsExclusive(**kw)
 
 
-@mutant("install_ignores_profile_ceilings", "M02", "§6 REG: installation checks only the core ceilings, not the profile's lower ones")
-def install_ignores_profile_ceilings(**kw: Any) -> ReferenceSUT:
+@mutant("profile_ceilings_ignored", "M02", "§6 REG/§10: only the core ceilings are checked, never the profile's lower ones")
+def profile_ceilings_ignored(**kw: Any) -> ReferenceSUT:
     return _IgnoresProfileCeilings(**kw)
 
 
