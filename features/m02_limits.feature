@@ -78,3 +78,20 @@ Feature: M02 limits — every registration bound holds on both sides
       | n  | verdict                            |
       | 64 | is installed                       |
       | 65 | is rejected at the field it breaks |
+
+  @M02
+  Scenario: a profile ceiling lowered to exactly an installed hook's timeout still admits the hook
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is registered with its timeout_ms budget at 500
+    When the profile's timeout ceiling is then lowered to 500 ms
+    And the orchestrator commits a todo_completed writeback
+    Then hook "a.reporter" has exactly the intents it proposed on record
+
+  @M02
+  Scenario: a profile ceiling lowered to one below an installed hook's timeout rejects it before any call
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is registered with its timeout_ms budget at 500
+    When the profile's timeout ceiling is then lowered to 499 ms
+    And the orchestrator commits a todo_completed writeback
+    Then hook "a.reporter" ends with failure code "registration_rejected"
+    And hook "a.reporter" was never called

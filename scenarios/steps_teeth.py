@@ -393,7 +393,7 @@ def note_journal(world: World) -> None:
 def receipt_with_status(world: World, status: str) -> None:
     from fakes._packets import source
 
-    world.outcomes.append(world.sut.dispatch(source(1, step_status=status)))
+    world.dispatch_direct(source(1, step_status=status))
 
 
 _DURABLE = {"missing": None, "the text true": "true", "the number 1": 1}
@@ -408,14 +408,14 @@ def receipt_with_durable(world: World, value: str) -> None:
         receipt.pop("durable_checkpoint")
     else:
         receipt["durable_checkpoint"] = _DURABLE[value]
-    world.outcomes.append(world.sut.dispatch(receipt))
+    world.dispatch_direct(receipt)
 
 
 @when("a committed receipt with an empty effect identity is offered for dispatch")
 def empty_effect(world: World) -> None:
     from fakes._packets import source
 
-    world.outcomes.append(world.sut.dispatch(source(1, effect_id="", plan_effect_id="")))
+    world.dispatch_direct(source(1, effect_id="", plan_effect_id=""))
 
 
 # -- Then: records ----------------------------------------------------------------------------------
@@ -576,3 +576,29 @@ def long_segment_verdict(world: World, n: str, verdict: str) -> None:
         expect(bool(rejections), f"a {n}-character segment rejected", "installed", rfc="§6 REG")
         expect(any(r.path == "$.hook_id" for r in rejections), "a rejection naming $.hook_id", [r.path for r in rejections],
                profile="the JSON path a rejection names")
+
+
+# -- a profile lowered after installation; a result's key order -------------------------------------
+
+
+@when(parsers.parse("the profile's timeout ceiling is then lowered to {n:d} ms"))
+def lower_timeout_ceiling(world: World, n: int) -> None:
+    world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": n})
+
+
+def _reordered(value: Any) -> Any:
+    """The same JSON value with every object's keys in reverse order."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reordered(v) for v in value]
+    return value
+
+
+@given(parsers.re(rf"hook {HOOK} proposes the same intent on every call, its keys in a different order each time"))
+def reordering_hook(world: World, hook_id: str) -> None:
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        result = proposed(intent_for(i))
+        return _reordered(result) if c.call_number % 2 == 0 else result
+
+    _install(world, hook_id, body)

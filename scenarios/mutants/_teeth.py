@@ -310,6 +310,46 @@ def recovery_rewrites_records(**kw: Any) -> ReferenceSUT:
     return _RecoveryRestamps(**kw)
 
 
+# -- M02: a profile lowered after installation ------------------------------------------------------
+
+
+class _RecheckExclusive(Dispatcher):
+    """The dispatch-time re-check reads the profile's lowered ceilings as exclusive bounds."""
+
+    def _registration_over_ceilings(self, hook):  # type: ignore[no-untyped-def]
+        from pwh._contracts import validate_registration
+
+        ceilings = {k: v - 1 for k, v in self.profile.budget_ceilings.items()}
+        return validate_registration(hook.registration, known_intent_kinds=self.registry.catalog.kinds, ceilings=ceilings)
+
+
+@mutant("recheck_exclusive", "M02", "§6 REG/§10: a hook whose budget equals a lowered profile ceiling is refused at dispatch")
+def recheck_exclusive(**kw: Any) -> ReferenceSUT:
+    return _adapter("recheck_exclusive", dispatcher_class=_RecheckExclusive)(**kw)
+
+
+# -- M06: the same canonical result ----------------------------------------------------------------
+
+
+class _DigestNotCanonical(Dispatcher):
+    """The result digest is taken over the answer's own key order, not its canonical bytes."""
+
+    def _accept_fast(self, value, reg, did):  # type: ignore[no-untyped-def]
+        return None
+
+    def _judge_in_full(self, value, reg, did):  # type: ignore[no-untyped-def]
+        judged = super()._judge_in_full(value, reg, did)
+        if type(judged) is Rejection:
+            return judged
+        plain, _raw = judged
+        return plain, json.dumps(to_plain(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+@mutant("digest_not_canonical", "M06", "§9 JNL-1: the same result in another key order is judged a different result (a conflict)")
+def digest_not_canonical(**kw: Any) -> ReferenceSUT:
+    return _adapter("digest_not_canonical", dispatcher_class=_DigestNotCanonical)(**kw)
+
+
 # -- M07: result bounds, exact shape, bindings, late answers, self-described receipts ------------------
 
 
