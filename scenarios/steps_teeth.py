@@ -23,7 +23,9 @@ from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_f
 from pwh._crash import SimulatedCrash
 
 from ._behaviours import CallContext
-from ._expect import expect, expect_equal
+from pwh._codes import RFC_FAILURE_CODES
+
+from ._expect import expect, expect_code, expect_equal
 from ._world import HookProbe, World
 
 HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
@@ -39,7 +41,9 @@ SOURCE_FIELDS = (
     "receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "event_kind",
     "state_revision", "committed_at",
 )
+OPAQUE_SOURCE_FIELDS = ("receipt_id", "state_revision", "committed_at")
 OTHER_KIND = "synthetic.other_follow_up"
+BOUND_READING = "pwh's core bounds: 8 invocations, 16 intents, 65,536 result bytes, 30,000 ms, 8 intent kinds, 64-character id segments"
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -426,8 +430,10 @@ def failure_record_whole(world: World, hook_id: str, code: str) -> None:
     record = _only_record(world, hook_id)
     if record is None:
         return
-    expect_equal((record.get("status"), record.get("failure_code"), record.get("intents")), ("failed", code, []),
-                 f"status, failure code and intents of {hook_id}'s record", rfc="§10")
+    expect_equal((record.get("status"), record.get("intents")), ("failed", []),
+                 f"status and intents of {hook_id}'s record", rfc="§9 JNL-6, §10: a failure is recorded as a compact code, no intent")
+    expect_code(record.get("failure_code"), code, f"failure code of {hook_id}'s record", clause="§10 stable failure codes",
+                rfc_codes=frozenset(RFC_FAILURE_CODES))
     wanted = _expected_record(world, hook_id, status="failed", code=code, intents=[], digest=None,
                               attempts=record.get("attempts", 1) if isinstance(record.get("attempts"), int) else 1)
     expect_equal(record, wanted, f"{hook_id}'s whole sidecar record", profile="the sidecar receipt's field set")
@@ -516,7 +522,12 @@ def whole_input(world: World, hook_id: str) -> None:
     outcome = world.hook_outcomes(hook_id)[-1]
     source = {key: receipt[key] for key in SOURCE_FIELDS}
     source["step_kind"] = "durable_writeback"
-    expect_equal(seen.get("source"), source, f"the source identities {hook_id} saw", rfc="§7")
+    seen_source = seen.get("source") or {}
+    identity = [k for k in sorted(source) if k not in OPAQUE_SOURCE_FIELDS]
+    expect_equal({k: seen_source.get(k) for k in identity}, {k: source[k] for k in identity},
+                 f"the source identities {hook_id} saw", rfc="§7: opaque source identities of the committed receipt")
+    expect_equal(seen_source, source, f"the whole source {hook_id} saw",
+                 profile="the reference passes the receipt id, revision and commit time through unchanged (§7 only asks for opaque ids)")
     expect_equal(seen.get("boundary"), {flag: False for flag in BOUNDARY_FLAGS}, f"the boundary block {hook_id} saw", rfc="§7")
     expect_equal((seen.get("schema_version"), seen.get("dispatch_id"), seen.get("hook_id"), seen.get("capability_id")),
                  ("loopx_post_writeback_hook_input_v0", outcome.dispatch_id, hook_id, reg["capability_id"]),
@@ -571,11 +582,27 @@ def long_segment_verdict(world: World, n: str, verdict: str) -> None:
     hook_id = world.long_hook_id  # type: ignore[attr-defined]
     rejections = world.install_rejections.get(hook_id, [])
     if verdict == "is installed":
-        expect(not rejections, f"a {n}-character segment accepted", [r.path for r in rejections], rfc="§6 REG")
+        expect(not rejections, f"a {n}-character segment accepted", [r.path for r in rejections], profile=BOUND_READING)
     else:
-        expect(bool(rejections), f"a {n}-character segment rejected", "installed", rfc="§6 REG")
+        expect(bool(rejections), f"a {n}-character segment rejected", "installed", profile=BOUND_READING)
         expect(any(r.path == "$.hook_id" for r in rejections), "a rejection naming $.hook_id", [r.path for r in rejections],
                profile="the JSON path a rejection names")
+
+
+@then(parsers.re(rf"hook {HOOK} is installed at that bound and its intents are on record as proposed"))
+def installed_at_bound(world: World, hook_id: str) -> None:
+    rejections = world.install_rejections.get(hook_id, [])
+    installed = expect(not rejections, f"{hook_id} installed at pwh's bound", [r.path for r in rejections], profile=BOUND_READING)
+    if installed:
+        intents_as_proposed(world, hook_id)
+
+
+@then(parsers.re(rf"if the registration of hook {HOOK} was rejected, it was never called"))
+def rejected_never_called(world: World, hook_id: str) -> None:
+    if world.install_rejections.get(hook_id):
+        calls = world.hooks[hook_id].calls if hook_id in world.hooks else 0
+        expect(calls == 0, f"a rejected {hook_id} never called", f"{calls} call(s)",
+               rfc="§6, §12 M02: a registration is rejected before any provider call")
 
 
 # -- a profile lowered after installation; a result's key order -------------------------------------

@@ -146,6 +146,17 @@ class _LenientTokenBounds(ReferenceSUT):
         return super().install(reg, producer)
 
 
+# Profile mutants: they break pwh's own numbers (the core ceilings, 8 intent kinds, 64-character
+# id segments), which no RFC clause fixes, so only a profile divergence can catch them. They are not
+# in MUTANTS (its instruments judge RFC verdicts); run one with
+#   pwh gate --sut scenarios.mutants._teeth:NAME --rows M02 --fail-on-profile   (exit 1)
+PROFILE_MUTANTS: dict[str, str] = {
+    "budget_clamped": "M02",  # a max_intents_per_dispatch over the ceiling, or zero, clamped instead of rejected
+    "token_bounds_exclusive": "M02",  # 8 intent kinds, or a 64-character hook-id segment, refused
+    "lenient_token_bounds": "M02",  # over-long intent-kind arrays and hook-id segments cut to size
+}
+
+
 @mutant("ceilings_exclusive", "M02", "§6 REG: a budget exactly at its ceiling is rejected (the bound is read as exclusive)")
 def ceilings_exclusive(**kw: Any) -> ReferenceSUT:
     return _CeilingsExclusive(**kw)
@@ -156,17 +167,14 @@ def profile_ceilings_ignored(**kw: Any) -> ReferenceSUT:
     return _IgnoresProfileCeilings(**kw)
 
 
-@mutant("budget_clamped", "M02", "§6 REG: a max_intents_per_dispatch over its ceiling, or zero, is clamped into range instead of rejected")
 def budget_clamped(**kw: Any) -> ReferenceSUT:
     return _BudgetClamped(**kw)
 
 
-@mutant("token_bounds_exclusive", "M02", "§6 REG: bounded token arrays and identities refused at their bound (8 kinds, 64-char segment)")
 def token_bounds_exclusive(**kw: Any) -> ReferenceSUT:
     return _TokenBoundsExclusive(**kw)
 
 
-@mutant("lenient_token_bounds", "M02", "§6 REG: token arrays and identities over their bound are cut to size instead of rejected")
 def lenient_token_bounds(**kw: Any) -> ReferenceSUT:
     return _LenientTokenBounds(**kw)
 
