@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-
 from pytest_bdd import parsers, then
 
 from pwh._boundary import BoundaryScanner

@@ -241,8 +241,10 @@ def _probe_sut(name: str, options: Mapping[str, Any], need_workdir: bool) -> Non
     import shutil
     import tempfile
 
+    from pwh._sut import close_sut
+
     tmp = Path(tempfile.mkdtemp(prefix="pwh-model-probe-"))
     try:
-        open_sut(name, tmp, options, need_workdir=need_workdir).close()
+        close_sut(open_sut(name, tmp, options, need_workdir=need_workdir), name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -14,7 +14,7 @@ from . import _classic  # noqa: F401  (registers its mutants)
 from . import _teeth  # noqa: F401  (registers its mutants)
 from ._registry import MUTANTS, Mutant, mutant
 
-__all__ = ["MUTANTS", "Mutant", "mutant", "caught_by"]
+__all__ = ["MUTANTS", "Mutant", "caught_by", "mutant"]
 
 
 def caught_by(instrument: str) -> dict[str, str]:
