@@ -19,6 +19,7 @@ from .steps_checks import *  # noqa: F401,F403
 from .steps_models import *  # noqa: F401,F403
 from .steps_seed003 import *  # noqa: F401,F403
 from .steps_setup import *  # noqa: F401,F403
+from .steps_teeth import *  # noqa: F401,F403
 from .steps_turns import *  # noqa: F401,F403
 
 SUT_ENV = "PWH_SUT"

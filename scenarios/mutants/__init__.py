@@ -12,6 +12,7 @@ from typing import Any
 
 from . import _classic  # noqa: F401  (registers its mutants)
 from . import _models  # noqa: F401  (registers the models' mutants)
+from . import _teeth  # noqa: F401  (registers its mutants)
 from ._registry import MUTANTS, Mutant, mutant
 
 __all__ = ["MUTANTS", "Mutant", "caught_by", "mutant"]
