@@ -62,7 +62,7 @@ CAUGHT_BY: dict[str, tuple[str, int]] = {
 # Whose counterexample is shrunk and exported too, its .feature checked (each export runs the
 # scenario's lines twice in-process; the rest are found, not written, to keep the profile quick).
 EXPORTED = frozenset({"replay_calls_provider", "conflict_overwrites", "out_of_order", "shared_budget", "rolls_back_primary",
-                      "blocks_spend", "calls_sink", "accepts_external_write", "admits_uncommitted", "phase_stays_on"})
+                      "blocks_spend", "calls_sink", "accepts_external_write", "admits_uncommitted"})
 
 SETUP = {"op": "setup", "ceiling": None, "segment": 3}
 
