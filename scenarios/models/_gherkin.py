@@ -37,7 +37,7 @@ _TURN = {
 # Which kinds of checks say most about a broken rule of each row, best first.
 _PREFERENCES: dict[str, tuple[str, ...]] = {
     "M01": ("admission", "called", "recorded", "journal_size", "status"),
-    "M02": ("status", "called"),
+    "M02": ("registration", "status", "called"),
     "M03": ("admission", "journal_size", "called", "recorded"),
     "M04": ("identity", "journal_size", "recorded", "status", "called"),
     "M05": ("called", "recorded", "identity", "status", "journal_size"),
@@ -229,6 +229,10 @@ def _candidates(world: World) -> Iterator[tuple[str, str]]:
         yield "call_order", f'the hooks were called in the order "{", ".join(world.call_order)}"'
     if world.outcomes and len(world.outcomes[-1].hooks) > 1:
         yield "report_order", f'the hooks are reported in the order "{", ".join(h.hook_id for h in world.outcomes[-1].hooks)}"'
+    if getattr(world, "expected_rejection_path", None):  # a bad registration was offered
+        for hook_id, rejections in sorted(world.install_rejections.items()):
+            if rejections:
+                yield "registration", f'the registration of hook "{hook_id}" is rejected at the field it breaks'
     if world.outcomes and not world.outcomes[-1].admitted and world.outcomes[-1].code:
         yield "admission", f'the dispatch is not admitted, with code "{world.outcomes[-1].code}"'
     yield "journal_size", f"the sidecar journal holds {len(world.journal())} records"
