@@ -167,13 +167,26 @@ def offer_bad_receipt(world: World, flaw: str) -> Any:
         return world.act("run_turn", output=completion_output(), plan_effect_id=EFFECT_OF_ANOTHER_PLAN)
     if flaw == "not_durable":
         receipt = source(1, durable_checkpoint=False)
+    elif flaw == "empty_effect":
+        receipt = source(1, effect_id="", plan_effect_id="")
     elif flaw.startswith("empty_"):
         receipt = source(1, **{flaw[len("empty_"):]: ""})
+    elif flaw.startswith("durable_"):
+        receipt = source(1)
+        value = _DURABLE[flaw[len("durable_"):]]
+        if value is _MISSING:
+            receipt.pop("durable_checkpoint")
+        else:
+            receipt["durable_checkpoint"] = value
+    elif flaw.startswith("status_"):
+        receipt = source(1, step_status=flaw[len("status_"):])
     else:
         receipt = source(1, step_status=flaw)
-    outcome = world.sut.dispatch(receipt)
-    world.outcomes.append(outcome)
-    return outcome
+    return world.dispatch_direct(receipt)
+
+
+_MISSING = object()
+_DURABLE: dict[str, Any] = {"missing": _MISSING, "the text true": "true", "the number 1": 1}
 
 
 EFFECT_OF_ANOTHER_PLAN = "effect_of_another_plan"

@@ -142,6 +142,12 @@ _BAD_RECEIPT_LINES = {
 
 
 def _bad_receipt_line(flaw: str) -> str:
+    if flaw == "empty_effect":
+        return "a committed receipt with an empty effect identity is offered for dispatch"
+    if flaw.startswith("durable_"):
+        return f"a committed receipt whose durable checkpoint is {flaw[len('durable_'):]} is offered for dispatch"
+    if flaw.startswith("status_"):
+        return f'a receipt whose writeback step is "{flaw[len("status_"):]}" is offered for dispatch'
     if flaw.startswith("empty_"):
         return f"a committed receipt with an empty {flaw[len('empty_'):]} is offered for dispatch"
     return f"a receipt whose writeback step is only {flaw} is offered for dispatch"
