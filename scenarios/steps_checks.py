@@ -450,10 +450,22 @@ def _nothing_dispatched(world: World):  # type: ignore[no-untyped-def]
     called no provider and recorded no intent (§5.1, §12 M01-M03)."""
     outcome = world.outcomes[-1] if world.outcomes else None
     calls = world.calls_per_outcome[-1] if world.calls_per_outcome else world.total_calls()
-    expect(calls == 0, "zero provider calls for an inadmissible source", f"{calls} call(s)", rfc="§5.1, §12 M03")
+    # The When step that offered the source says which clause makes it inadmissible; None: only
+    # pwh's reading does (then refusing it is a profile check).
+    clause = getattr(world, "inadmissible_clause", "§5.1, §12 M03: only a committed, durable, well-formed source dispatches")
+    judged = {"rfc": clause} if clause else {"profile": "pwh refuses this source; the RFC does not say it must"}
+    expect(calls == 0, "zero provider calls for an inadmissible source", f"{calls} call(s)", **judged)
     intents = [i for h in (outcome.hooks if outcome else ()) for i in h.intents]
-    expect(not intents, "no intent for an inadmissible source", f"{len(intents)} intent(s)", rfc="§5.1, §12 M01-M03")
+    expect(not intents, "no intent for an inadmissible source", f"{len(intents)} intent(s)", **judged)
     return outcome
+
+
+@then("no hook was handed a planted private value")
+def no_private_input(world: World) -> None:
+    handed = json.dumps([_plain(i) for p in world.hooks.values() for i in p.inputs], default=str)
+    planted = sorted(k for k, v in world.private_values.items() if v and v in handed)
+    expect(not planted, "no planted private value in any hook's input", f"planted {planted} handed to a hook",
+           rfc="§7: source identities are public-safe; input excludes credentials, paths and prose")
 
 
 def _plain(value):  # type: ignore[no-untyped-def]
