@@ -58,7 +58,8 @@ Feature: M05 — replaying the primary writeback returns the same dispatch recei
     And hook "b.reporter" is installed and proposes one intent
     When the orchestrator commits a todo_completed writeback
     And the orchestrator replays that writeback
-    Then hook "a.flaky" was called 2 times
+    Then hook "a.flaky" was retried, called 2 times in all
+    And hook "a.flaky" was called at most once per delivery
     And hook "b.reporter" was called 1 time
     And hook "a.flaky" has exactly one dispatch identity
     And hook "a.flaky" has exactly one recorded intent

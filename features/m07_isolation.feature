@@ -24,7 +24,6 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
       | returns an invalid result                  | result_contract_rejected |
       | returns a result over its byte limit       | result_contract_rejected |
       | proposes an intent for another hook        | result_contract_rejected |
-      | tries to change its input                  | producer_failed          |
       | returns NaN inside its intent              | result_contract_rejected |
       | returns an integer beyond 64 bits          | result_contract_rejected |
       | returns a result over its byte limit once escaped | result_contract_rejected |
@@ -52,15 +51,28 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
     And the quota was spent exactly once for each committed receipt
 
   @M07
-  Scenario: retries reuse the identity and stop at the invocation budget
+  Scenario: retries reuse the identity and stop at the profile's retry bound
     Given the post-writeback phase is enabled
-    And hook "a.flaky" may be called at most 2 times per dispatch and raises an error
+    And the profile allows at most 2 attempts per dispatch
+    And hook "a.flaky" is installed and raises an error
     When the orchestrator commits a todo_completed writeback
     And the orchestrator replays that writeback 3 times
-    Then hook "a.flaky" was called 2 times
-    And hook "a.flaky" ends with failure code "dispatch_budget_exhausted"
+    Then hook "a.flaky" was called at most once per delivery
+    And hook "a.flaky" was retried, called 2 times in all
+    And hook "a.flaky" ends, past the profile's retry bound, with failure code "dispatch_budget_exhausted"
     And hook "a.flaky" has exactly one dispatch identity
     And the primary receipt and the quota-spend eligibility are unchanged
+
+  @M07
+  Scenario: one invocation per dispatch, as in the RFC's own registration, still allows a retry
+    Given the post-writeback phase is enabled
+    And hook "a.flaky" may be called at most 1 time per dispatch and fails on its first call only
+    When the orchestrator commits a todo_completed writeback
+    And the orchestrator replays that writeback
+    Then hook "a.flaky" was called at most once per delivery
+    And hook "a.flaky" was retried, called 2 times in all
+    And hook "a.flaky" has exactly one dispatch identity
+    And hook "a.flaky" has exactly one recorded intent
 
   @M07
   Scenario: a well-behaved hook leaves the primary writeback exactly as without hooks

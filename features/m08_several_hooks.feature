@@ -58,5 +58,5 @@ Feature: M08 — several hooks: stable order, independent budgets, failure isola
     And hook "a.mutator" is installed and tries to change its input
     And hook "b.reporter" is installed and proposes one intent
     When the orchestrator commits a todo_completed writeback
-    Then hook "a.mutator" ends with failure code "producer_failed"
-    And hook "b.reporter" saw the source exactly as committed
+    Then hook "b.reporter" saw the source exactly as committed
+    And the attempt of hook "a.mutator" to change its input fails it with "producer_failed"

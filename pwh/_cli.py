@@ -19,7 +19,7 @@ from ._gate import GateError, locate, run_gate
 from ._packet import add_packet_commands
 from ._report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 
-EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -61,7 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--coverage", action="store_true", help="measure branch coverage of the reference by the matrix alone")
     gate.add_argument("--features", metavar="DIR", help="feature files to run (default: the project's features/)")
     gate.add_argument("--rows", metavar="IDS", help="only these rows, comma-separated (for a quick look; the verdict then covers only them)")
-    gate.add_argument("--strict", action="store_true", help="a skipped row fails the gate too")
+    gate.add_argument("--strict", action="store_true", help="an incomplete verdict (a row skipped) fails the gate too (exit 1, not 3)")
+    gate.add_argument("--fail-on-profile", action="store_true",
+                      help="a profile divergence (differs from pwh's reading where the RFC is silent) fails the gate too")
     gate.add_argument("--durable", action="store_true", help="run the SQLite stores at synchronous=FULL (slower; the default NORMAL is crash-safe in WAL mode)")
     gate.add_argument("--quiet", action="store_true", help="no per-scenario progress lines")
     gate.set_defaults(handler=_gate)
@@ -154,8 +156,21 @@ def _gate(args: argparse.Namespace) -> int:
         _write(args.report, html_report(verdict) if args.report.endswith((".html", ".htm")) else markdown_report(verdict))
     if run.collection_errors:
         print(f"pwh: {len(run.collection_errors)} collection error(s): the scenarios could not all be loaded", file=sys.stderr)
-    statuses = [r["status"] for r in verdict["rows"].values()]
-    if "fail" in statuses or run.collection_errors or (args.strict and "skip" in statuses):
+    return gate_exit_code(verdict["summary"], strict=args.strict, fail_on_profile=args.fail_on_profile)
+
+
+def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool = False) -> int:  # type: ignore[type-arg]
+    """0 pass, 1 an RFC failure (or, when asked, a profile divergence or an incomplete verdict),
+    2 the testbed's own self-checks failed (no verdict can be trusted), 3 incomplete."""
+    if summary["self_checks"]["failed"]:
+        print(f"pwh gate: {summary['self_checks']['failed']} testbed self-check(s) failed: pwh's own fakes are broken, "
+              "so this verdict cannot be trusted", file=sys.stderr)
+        return EXIT_ERROR
+    if summary["verdict"] == "fail":
+        return EXIT_FAILED
+    if summary["verdict"] == "incomplete":
+        return EXIT_FAILED if strict else EXIT_INCOMPLETE
+    if fail_on_profile and summary["profile"] == "divergence":
         return EXIT_FAILED
     return EXIT_OK
 
@@ -169,7 +184,10 @@ def _table(verdict: dict, rows: list[str] | None) -> str:
     for rule in RULES:
         if rule.id in verdict["rows"]:
             r = verdict["rows"][rule.id]
-            lines.append(f"{rule.id:<6} {r['scenarios']:>3} scenarios {r['passed']:>3} passed {r['failed']:>3} failed {r['skipped']:>3} skipped  {r['status']}")
+            lines.append(f"{rule.id:<6} {r['scenarios']:>3} scenarios {r['passed']:>3} passed {r['failed']:>3} failed {r['skipped']:>3} skipped  "
+                         f"RFC {r['rfc']}, profile {r['profile']}")
+    s = verdict["summary"]
+    lines.append(f"verdict of these rows: RFC {s['verdict'].upper()}, profile {s['profile'].upper()}")
     return "\n".join(lines) + "\n"
 
 

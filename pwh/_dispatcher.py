@@ -173,8 +173,10 @@ class Dispatcher:
         tally.hooks += 1
         if tally.hooks > self.profile.max_hooks_per_dispatch:
             return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
-        cap = min(self.profile.max_attempts, reg["budget"]["max_invocations_per_dispatch"])
-        if attempts >= cap:
+        # Retries across attempts of one identity are bounded by the profile's retry policy (§10
+        # "有界 policy"); max_invocations_per_dispatch bounds calls within one attempt, and V0
+        # calls a hook once per attempt (SPEC.md section 0, "Budgets, read precisely").
+        if attempts >= self.profile.max_attempts:
             return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
         over = self._registration_over_ceilings(hook)
         if over:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from ._rules import RULE_IDS, RULES
+from ._rules import RULE_IDS, RULES, RULES_BY_ID
 
 VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v0"
 
@@ -48,43 +48,29 @@ class GateRun:
     returncode: int = 0
     selected: list[str] | None = None  # rows the run was limited to (--rows), else every row
 
+    def judged(self) -> list[dict[str, Any]]:
+        """Every scenario with its two verdicts and whom it counts for (see :func:`judge_scenario`)."""
+        return [judge_scenario(s) for s in self.scenarios]
+
     def rows(self) -> dict[str, dict[str, Any]]:
-        rows: dict[str, dict[str, Any]] = {}
-        for rule in RULES:
-            if self.selected is not None and rule.id not in self.selected:
-                continue
-            mine = [s for s in self.scenarios if rule.id in s.get("tags", [])]
-            counts = {k: sum(1 for s in mine if s.get("outcome") == k) for k in ("passed", "failed", "skipped")}
-            if not mine or counts["failed"]:
-                status = "fail"
-            elif counts["skipped"]:
-                status = "skip"
-            else:
-                status = "pass"
-            rows[rule.id] = {"status": status, "scenarios": len(mine), **counts}
-        return rows
+        return rows_of(self.judged(), self.selected)
 
     def untagged(self) -> list[dict[str, Any]]:
         return [s for s in self.scenarios if len([t for t in s.get("tags", []) if t in RULE_IDS]) != 1]
 
     def verdict(self) -> dict[str, Any]:
-        rows = self.rows()
-        statuses = [r["status"] for r in rows.values()]
+        judged = self.judged()
+        rows = rows_of(judged, self.selected)
         out: dict[str, Any] = {
             "schema_version": VERDICT_SCHEMA_VERSION,
             "pwh_version": __version__,
             "sut": self.sut,
             "rows": rows,
-            "summary": {
-                "rows": len(rows),
-                "passed": statuses.count("pass"),
-                "failed": statuses.count("fail"),
-                "skipped": statuses.count("skip"),
-                "scenarios": len(self.scenarios),
-                "verdict": "fail" if "fail" in statuses or self.collection_errors else ("skip" if "skip" in statuses else "pass"),
-            },
-            "scenarios": [_public_scenario(s) for s in self.scenarios],
+            "summary": summarize(rows, judged, bool(self.collection_errors)),
+            "scenarios": [_public_scenario(s) for s in judged],
         }
+        if self.selected is not None:
+            out["selected_rows"] = list(self.selected)
         if self.collection_errors:
             out["collection_errors"] = self.collection_errors
         if self.coverage is not None:
@@ -96,8 +82,101 @@ class GateRun:
         return self.verdict()["summary"]["verdict"] == "fail"
 
 
+# The row groups whose rules an implementation must be judged on; seed-003 rows count for an
+# implementation only where a scenario reached its code (SPEC.md section 0).
+SUT_GROUPS = ("matrix",)
+
+
+def judge_scenario(s: dict[str, Any]) -> dict[str, Any]:
+    """One scenario's RFC and profile status, and whether it counts for the SUT or is a testbed
+    self-check.
+
+    A passed scenario counts for the SUT only when the SUT answered a seam call and a check read
+    its answer; a failed one counts for the SUT unless the check that failed was about pwh's own
+    fakes (or the SUT was never reached); a skip is the SUT's ("unsupported")."""
+    j = s.get("judgement") or {}
+    outcome = s.get("outcome", "passed")
+    divergences = j.get("divergences", [])
+    if outcome == "skipped":
+        counts_for = "sut"
+    elif outcome == "failed":
+        about = s.get("failed_about")
+        counts_for = "testbed" if about == "testbed" or (about is None and not j.get("reached")) else "sut"
+    elif not any(RULES_BY_ID[t].group in SUT_GROUPS for t in s.get("tags", []) if t in RULES_BY_ID):
+        # A seed-003 rule judges the primary Turn's contracts, which only pwh's fakes implement
+        # here: its passes are self-checks, though a SUT that broke one of its checks still failed.
+        counts_for = "testbed"
+    else:
+        counts_for = "sut" if j.get("judged_sut") else "testbed"
+    rfc = {"passed": "pass", "failed": "fail", "skipped": "skip"}.get(outcome, "fail")
+    profile = "divergence" if rfc == "pass" and divergences else rfc
+    return {**s, "rfc": rfc, "profile": profile, "counts_for": counts_for, "divergences": divergences}
+
+
+def rows_of(judged: list[dict[str, Any]], selected: list[str] | None) -> dict[str, dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for rule in RULES:
+        if selected is not None and rule.id not in selected:
+            continue
+        mine = [s for s in judged if rule.id in s.get("tags", [])]
+        sut = [s for s in mine if s["counts_for"] == "sut"]
+        own = [s for s in mine if s["counts_for"] == "testbed"]
+        counts = {k: sum(1 for s in sut if s["rfc"] == v) for k, v in (("passed", "pass"), ("failed", "fail"), ("skipped", "skip"))}
+        divergent = sum(1 for s in sut if s["profile"] == "divergence")
+        if not mine or counts["failed"]:
+            status = "fail"
+        elif rule.group not in SUT_GROUPS:
+            status = "self-check"
+        elif not sut:
+            status = "self-check" if rule.group not in SUT_GROUPS else "skip"
+        elif counts["skipped"] or not counts["passed"]:
+            status = "skip"
+        else:
+            status = "pass"
+        profile = "divergence" if status == "pass" and divergent else status
+        self_failed = sum(1 for s in own if s["rfc"] == "fail")
+        rows[rule.id] = {
+            "status": status, "rfc": status, "profile": profile,
+            "scenarios": len(mine), **counts, "divergences": divergent,
+            "self_checks": {"scenarios": len(own), "passed": len(own) - self_failed, "failed": self_failed},
+        }
+    return rows
+
+
+def summarize(rows: dict[str, dict[str, Any]], judged: list[dict[str, Any]], collection_errors: bool) -> dict[str, Any]:
+    """The RFC verdict decides: ``fail`` if any row fails, ``incomplete`` if some row the SUT
+    must be judged on was not fully expressed (or none passed), else ``pass``. The profile
+    verdict adds ``divergence`` where the SUT differs from pwh's reading only."""
+    statuses = [r["status"] for r in rows.values()]
+    judged_rows = [s for s in statuses if s != "self-check"]
+    if "fail" in statuses or collection_errors:
+        verdict = "fail"
+    elif "skip" in judged_rows or "pass" not in judged_rows:
+        verdict = "incomplete"
+    else:
+        verdict = "pass"
+    profile = "divergence" if verdict == "pass" and any(r["profile"] == "divergence" for r in rows.values()) else verdict
+    own = [s for s in judged if s["counts_for"] == "testbed"]
+    return {
+        "rows": len(rows),
+        "passed": statuses.count("pass"),
+        "failed": statuses.count("fail"),
+        "skipped": statuses.count("skip"),
+        "self_check_rows": statuses.count("self-check"),
+        "scenarios": len(judged),
+        "sut_scenarios": len(judged) - len(own),
+        "verdict": verdict,
+        "rfc": verdict,
+        "profile": profile,
+        "divergences": sum(1 for s in judged if s["counts_for"] == "sut" and s["profile"] == "divergence"),
+        "self_checks": {"scenarios": len(own), "passed": sum(1 for s in own if s["rfc"] == "pass"),
+                        "failed": sum(1 for s in own if s["rfc"] == "fail")},
+    }
+
+
 def _public_scenario(s: dict[str, Any]) -> dict[str, Any]:
-    keep = ("id", "tags", "feature", "line", "scenario", "params", "outcome", "expected", "seen", "reason", "failed_step")
+    keep = ("id", "tags", "feature", "line", "scenario", "params", "outcome", "rfc", "profile", "counts_for", "divergences",
+            "expected", "seen", "clause", "reason", "failed_step")
     return {k: s[k] for k in keep if k in s}
 
 

@@ -79,6 +79,10 @@ class _Recorder:
         outcome = yield
         report = outcome.get_result()
         result = self.results.setdefault(item.nodeid, {"outcome": "passed"})
+        if report.when == "teardown":
+            for key, value in item.user_properties:
+                if key == "pwh" and isinstance(value, dict):
+                    result["judgement"] = self._judgement(value)
         if report.skipped:
             result["outcome"] = "skipped"
             result["reason"] = self._safe(_skip_reason(report))
@@ -113,8 +117,31 @@ class _Recorder:
         exc = excinfo.value
         expected, seen = getattr(exc, "expected", None), getattr(exc, "seen", None)
         if expected is not None:
-            return {"expected": self._safe(str(expected)), "seen": self._safe(str(seen))}
+            out = {"expected": self._safe(str(expected)), "seen": self._safe(str(seen))}
+            clause, about = getattr(exc, "clause", None), getattr(exc, "about", None)
+            if isinstance(clause, str) and clause:
+                out["clause"] = self._safe(clause)
+            if about in ("sut", "testbed"):
+                out["failed_about"] = about
+            return out
         return {"expected": "the step to complete", "seen": f"it raised {type(exc).__name__}"}
+
+    def _judgement(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """The world's account of a scenario, reduced to plain, public-safe fields."""
+        divergences = [
+            {k: self._safe(str(d.get(k, ""))) for k in ("expected", "seen", "reading")}
+            for d in raw.get("divergences", []) if isinstance(d, dict)
+        ]
+        return {
+            "reached": [str(x) for x in raw.get("reached", [])],
+            "answered": [str(x) for x in raw.get("answered", [])],
+            "judged_sut": bool(raw.get("judged_sut")),
+            "rfc_checks": int(raw.get("rfc_checks", 0)),
+            "profile_checks": int(raw.get("profile_checks", 0)),
+            "sut_checks": int(raw.get("sut_checks", 0)),
+            "testbed_checks": int(raw.get("testbed_checks", 0)),
+            "divergences": divergences,
+        }
 
     def _safe(self, text: str) -> str:
         text = text[:400]

@@ -15,28 +15,62 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ._rules import RULES, RULES_BY_ID
 
-STATUS_MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip"}
+STATUS_MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "self-check": "self", "divergence": "differs", "incomplete": "INCOMPLETE"}
+VERDICT_WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE", "divergence": "DIVERGENCE"}
 
 
 def verdict_table(verdict: dict[str, Any], *, failures: bool = True) -> str:
-    """The terminal table: row · scenarios · passed · failed · skipped · status (then, unless
-    ``failures`` is false, one line per failed scenario)."""
+    """The terminal table: row · scenarios · passed · failed · skipped · self-checks · RFC ·
+    profile (then, unless ``failures`` is false, each RFC failure and each profile divergence)."""
     lines = [f"pwh gate — SUT: {verdict['sut']}", ""]
-    header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7}  status  case"
+    header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7} {'self':>4}  {'RFC':<6}  {'profile':<7}  case"
     lines += [header, "-" * len(header)]
     for rule in _rules(verdict):
         row = verdict["rows"][rule.id]
         lines.append(
-            f"{rule.id:<6} {row['scenarios']:>9} {row['passed']:>6} {row['failed']:>6} {row['skipped']:>7}  "
-            f"{STATUS_MARK[row['status']]:<6}  {rule.case[:60]}"
+            f"{rule.id:<6} {row['scenarios']:>9} {row['passed']:>6} {row['failed']:>6} {row['skipped']:>7} "
+            f"{row['self_checks']['scenarios']:>4}  {STATUS_MARK[row['rfc']]:<6}  {STATUS_MARK[row['profile']]:<7}  {rule.case[:56]}"
         )
-    s = verdict["summary"]
-    lines += ["", f"{s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped — verdict: {s['verdict'].upper()}"]
+    lines += ["", *summary_lines(verdict)]
     if "coverage" in verdict:
         lines.append(f"branch coverage of the reference by the matrix alone: {verdict['coverage']['branch_percent']}%")
-    for failed in _failures(verdict) if failures else ():
-        lines.append(f"  {','.join(failed['tags'])} {failed.get('scenario', failed['id'])}: {_one_line(failed)}")
+    if failures:
+        for failed in _failures(verdict):
+            lines.append(f"  RFC FAIL  {_where(failed)}: {_one_line(failed)}")
+        for x in _divergent(verdict):
+            for d in x["divergences"]:
+                lines.append(f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}"
+                             .replace("\n", " "))
+        for x in _skipped(verdict):
+            lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
     return "\n".join(lines) + "\n"
+
+
+def summary_lines(verdict: dict[str, Any]) -> list[str]:
+    """The two verdicts and the self-checks, in words."""
+    s = verdict["summary"]
+    own = s["self_checks"]
+    lines = [
+        f"{s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped, {s['self_check_rows']} testbed only — "
+        f"verdict: {VERDICT_WORD[s['verdict']]} (RFC); profile: {VERDICT_WORD[s['profile']]}"
+        + (f" ({s['divergences']} scenario(s) differ from pwh's reading only)" if s["divergences"] else ""),
+        f"testbed self-checks (pwh's own fakes; never a pass of the SUT): {own['scenarios']} scenario(s), "
+        f"{own['passed']} passed, {own['failed']} failed",
+    ]
+    return lines
+
+
+def _where(x: dict[str, Any]) -> str:
+    params = f" [{x['params']}]" if x.get("params") else ""
+    return f"{','.join(x.get('tags', []))} {x.get('feature', '?')}:{x.get('line', '?')} {x.get('scenario', x['id'])}{params}"
+
+
+def _divergent(verdict: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in verdict["scenarios"] if s.get("profile") == "divergence"]
+
+
+def _skipped(verdict: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in verdict["scenarios"] if s.get("outcome") == "skipped"]
 
 
 def _rules(verdict: dict[str, Any]) -> list[Any]:
@@ -49,7 +83,8 @@ def _failures(verdict: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _one_line(s: dict[str, Any]) -> str:
-    return f"expected {s.get('expected', '?')}; seen {s.get('seen', '?')}".replace("\n", " ")
+    clause = f" [{s['clause']}]" if s.get("clause") else ""
+    return f"expected {s.get('expected', '?')}; seen {s.get('seen', '?')}{clause}".replace("\n", " ")
 
 
 def verdict_json(verdict: dict[str, Any]) -> str:

@@ -22,17 +22,18 @@ from typing import Any, Literal
 
 About = Literal["sut", "testbed"]
 
-__all__ = ["ExpectationFailed", "Ledger", "expect", "expect_equal", "current_ledger"]
+__all__ = ["ExpectationFailed", "Ledger", "current_ledger", "expect", "expect_code", "expect_equal", "require"]
 
 
 class ExpectationFailed(AssertionError):
     """An RFC check failed: the implementation (or, for a testbed check, the fakes) broke a rule."""
 
-    def __init__(self, expected: str, seen: str, clause: str = "") -> None:
+    def __init__(self, expected: str, seen: str, clause: str = "", about: str = "sut") -> None:
         super().__init__(f"expected: {expected}\nseen: {seen}")
         self.expected = expected
         self.seen = seen
         self.clause = clause
+        self.about = about
 
 
 @dataclass
@@ -99,9 +100,9 @@ def expect(
     if condition:
         return True
     if rfc is not None:
-        raise ExpectationFailed(expected, str(seen), rfc)
+        raise ExpectationFailed(expected, str(seen), rfc, about)
     if ledger is None:  # outside a scenario (a unit test of a step): a profile miss still fails
-        raise ExpectationFailed(expected, str(seen), "profile")
+        raise ExpectationFailed(expected, str(seen), "profile", about)
     ledger.divergences.append({"expected": expected, "seen": str(seen), "reading": str(profile)})
     return False
 
@@ -116,3 +117,22 @@ def expect_equal(
     about: About = "sut",
 ) -> bool:
     return expect(actual == wanted, f"{what} = {wanted!r}", f"{what} = {actual!r}", rfc=rfc, profile=profile, about=about)
+
+
+def require(condition: bool, expected: str, seen: Any) -> None:
+    """A precondition of the testbed itself (a fake did what the scenario set up). Not a check of
+    anything: it neither counts as a check nor judges the implementation, but a miss stops the
+    scenario, since what follows would judge nothing."""
+    if not condition:
+        raise ExpectationFailed(expected, str(seen), "testbed precondition", "testbed")
+
+
+def expect_code(seen: str | None, wanted: str, what: str, *, clause: str, rfc_codes: frozenset[str] | set[str],
+                about: About = "sut") -> bool:
+    """A failure code, judged as SPEC section 0 says: when the implementation's code is one of the
+    RFC's §10 classes (as its adapter mapped it), a different class is an RFC failure; a code outside
+    those classes (the implementation's own name, or one pwh made up) is judged as profile only."""
+    if wanted in rfc_codes and seen in rfc_codes:
+        return expect(seen == wanted, f"{what} = {wanted!r}", f"{what} = {seen!r}", rfc=clause, about=about)
+    return expect(seen == wanted, f"{what} = {wanted!r}", f"{what} = {seen!r}",
+                  profile="the exact code name beyond the RFC's §10 failure classes", about=about)

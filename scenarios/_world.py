@@ -27,6 +27,7 @@ from pwh._profile import Profile
 from pwh._sut import Unsupported
 
 from ._behaviours import BEHAVIOURS, CallContext
+from ._expect import Ledger, pop_ledger, push_ledger
 
 _ACTIVE: list["World"] = []
 
@@ -47,11 +48,49 @@ class HookProbe:
     called_during_rollout_append: bool = False
 
 
+# The seam calls whose normal return is an answer of the implementation a check can judge
+# (set_profile, arm_crash, inject_fault and close return nothing to judge).
+ANSWERING_CALLS = frozenset({"install", "register_intent_kind", "dispatch", "redeliver", "restart", "journal_records"})
+
+
+class SeamRecorder:
+    """The SUT as the world hands it on: every call passes straight through, and the recorder
+    notes which seam methods were reached and which answered, so the gate can tell a scenario that
+    judged the implementation from one that only exercised pwh's fakes."""
+
+    def __init__(self, sut: Any) -> None:
+        self._sut = sut
+        self.reached: set[str] = set()
+        self.answered: set[str] = set()
+
+    @property
+    def wrapped(self) -> Any:
+        return self._sut
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._sut, name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.reached.add(name)
+            result = attr(*args, **kwargs)
+            if name in ANSWERING_CALLS:
+                self.answered.add(name)
+            return result
+
+        return call
+
+
 class World:
     SEED = 7
 
     def __init__(self, sut: Any, workdir: Path) -> None:
-        self.sut = sut
+        self.seam = SeamRecorder(sut)
+        self.sut = self.seam
+        self.ledger = Ledger()
+        push_ledger(self.ledger)
+        self.journal_history: list[list[dict[str, Any]] | None] = []  # the journal after each action
         self.workdir = workdir
         self.profile = Profile(phase_enabled=False)
         self.segment_size = 3
@@ -64,6 +103,7 @@ class World:
         self.script_results: list[TurnResult] = []  # parallel to ``script``
         self.turns: list[TurnResult] = []
         self.outcomes: list[DispatchOutcome] = []
+        self.calls_per_outcome: list[int] = []  # provider calls made during each outcome's dispatch
         self.crashes: list[str] = []
         self.last_elapsed_ms = 0.0
         self.admission = GovernedAdmission()
@@ -132,14 +172,55 @@ class World:
     def act(self, action: str, **kw: Any) -> TurnResult:
         """Run one orchestrator action and remember it for the no-hooks baseline."""
         self.script.append((action, kw))
+        calls_before = self.total_calls()
         started = time.monotonic()
         result = _run(self.orch, action, kw, self.script_results)
         self.last_elapsed_ms = (time.monotonic() - started) * 1000
         self.script_results.append(result)
         self.turns.append(result)
         if result.dispatch is not None:
-            self.outcomes.append(result.dispatch)
+            self._note_outcome(result.dispatch, calls_before)
+        self._snapshot_journal()
         return result
+
+    def dispatch_direct(self, source: Any, *, redeliver: bool = False) -> DispatchOutcome:
+        """Offer ``source`` to the SUT as a host would (or as a racing second dispatcher, with
+        ``redeliver``), outside any Turn; the outcome is remembered like a Turn's."""
+        calls_before = self.total_calls()
+        outcome = self.sut.redeliver(source) if redeliver else self.sut.dispatch(source)
+        self._note_outcome(outcome, calls_before)
+        self._snapshot_journal()
+        return outcome
+
+    def total_calls(self) -> int:
+        return sum(p.calls for p in self.hooks.values())
+
+    def _note_outcome(self, outcome: DispatchOutcome, calls_before: int) -> None:
+        self.outcomes.append(outcome)
+        self.calls_per_outcome.append(self.total_calls() - calls_before)
+
+    def _snapshot_journal(self) -> None:
+        # Auxiliary: a journal that cannot be read here (a fault a scenario injected) is judged by
+        # the steps that read it, not by this snapshot.
+        try:
+            self.journal_history.append(self.seam.wrapped.journal_records())
+        except Exception:
+            self.journal_history.append(None)
+
+    def judgement(self) -> dict[str, Any]:
+        """What the gate needs to count this scenario: which seam calls were reached and answered,
+        how many checks of each kind ran, and every profile divergence."""
+        return {
+            "reached": sorted(self.seam.reached),
+            "answered": sorted(self.seam.answered),
+            "judged_sut": self.judged_sut(),
+            **self.ledger.to_json(),
+        }
+
+    def judged_sut(self) -> bool:
+        """Whether this scenario judged the implementation: it answered at least one seam call and
+        at least one check read what it did."""
+        return bool(self.seam.answered) and self.ledger.sut_checks > 0
 
     def act_crashing(self, action: str, point: str, **kw: Any) -> None:
         """Arm ``point``, run ``action``, expect the crash, then restart from durable storage."""
@@ -151,10 +232,13 @@ class World:
             self.script.pop()  # the crashed action has no result; the baseline is now moot
         else:
             raise AssertionError(f"expected the process to crash at {point}, but the Turn completed")
+        calls_before = self.total_calls()
         for result in self.orch.restart():
             self.turns.append(result)
             if result.dispatch is not None:
-                self.outcomes.append(result.dispatch)
+                self._note_outcome(result.dispatch, calls_before)
+                calls_before = self.total_calls()
+        self._snapshot_journal()
 
     @property
     def last(self) -> TurnResult:
@@ -196,6 +280,7 @@ class World:
         return base
 
     def close(self) -> None:
+        pop_ledger(self.ledger)
         self.release.set()
         if self in _ACTIVE:
             _ACTIVE.remove(self)

@@ -45,7 +45,7 @@ def guard() -> Iterator[object]:
 
 
 @pytest.fixture
-def world(sut_name: str, tmp_path: Path, guard: object) -> Iterator[World]:
+def world(request: pytest.FixtureRequest, sut_name: str, tmp_path: Path, guard: object) -> Iterator[World]:
     sut = load_sut(sut_name)
     w = World(sut, tmp_path)
     w.guard = guard  # type: ignore[attr-defined]
@@ -53,6 +53,7 @@ def world(sut_name: str, tmp_path: Path, guard: object) -> Iterator[World]:
         yield w
     finally:
         w.close()
+        request.node.user_properties.append(("pwh", w.judgement()))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 
 from pytest_bdd import parsers, then
@@ -10,7 +11,7 @@ from pytest_bdd import parsers, then
 from pwh._boundary import BoundaryScanner
 from pwh._codes import RFC_FAILURE_CODES
 
-from ._expect import expect, expect_equal
+from ._expect import expect, expect_code, expect_equal
 from ._world import World
 
 HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
@@ -22,56 +23,87 @@ HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
 @then("no provider was called")
 def no_provider_called(world: World) -> None:
     calls = {h: p.calls for h, p in world.hooks.items() if p.calls}
-    expect(not calls, "zero provider calls", f"calls per hook: {calls}")
+    expect(not calls, "zero provider calls", f"calls per hook: {calls}", rfc="§5.1, §6, §12 M01-M03: zero provider calls")
 
 
 @then(parsers.re(rf"hook {HOOK} was never called"))
 def hook_never_called(world: World, hook_id: str) -> None:
     probe = world.hooks.get(hook_id)
-    expect(probe is None or probe.calls == 0, f"hook {hook_id} never called", f"{probe.calls if probe else 0} calls")
+    expect(probe is None or probe.calls == 0, f"hook {hook_id} never called", f"{probe.calls if probe else 0} calls",
+           rfc="§5.1, §6, §10, §12")
 
 
 @then(parsers.re(rf"hook {HOOK} was called (?P<n>\d+) times?"))
 def hook_called_n(world: World, hook_id: str, n: str) -> None:
-    probe = world.hooks[hook_id]
-    expect(probe.calls == int(n), f"hook {hook_id} called {n} time(s)", f"{probe.calls} call(s)")
+    probe = world.hooks.get(hook_id)
+    calls = probe.calls if probe else 0
+    expect(calls == int(n), f"hook {hook_id} called {n} time(s)", f"{calls} call(s)",
+           rfc="§9 replay is a no-op, §10 per-dispatch invocation count, §12 M04/M05")
+
+
+@then(parsers.re(rf"hook {HOOK} was called at most once per delivery"))
+def hook_called_once_per_delivery(world: World, hook_id: str) -> None:
+    probe = world.hooks.get(hook_id)
+    calls = probe.calls if probe else 0
+    deliveries = len(world.hook_outcomes(hook_id))
+    expect(calls <= deliveries, f"at most one call of {hook_id} per delivery ({deliveries} deliveries)", f"{calls} call(s)",
+           rfc="§10: core bounds each hook's invocations per dispatch (V0 calls a hook once)")
+
+
+@then(parsers.re(rf"hook {HOOK} was retried, called (?P<n>\d+) times in all"))
+def hook_retried_n(world: World, hook_id: str, n: str) -> None:
+    probe = world.hooks.get(hook_id)
+    calls = probe.calls if probe else 0
+    expect(calls == int(n), f"hook {hook_id} retried up to {n} call(s) in all", f"{calls} call(s)",
+           profile="failures are retried on replay up to the profile's retry bound (§10 only says they may be)")
 
 
 @then(parsers.re(r'the hooks were called in the order "(?P<order>[a-z0-9_., ]+)"'))
 def call_order(world: World, order: str) -> None:
     wanted = [h.strip() for h in order.split(",")]
-    expect_equal(world.call_order, wanted, "provider call order")
+    expect_equal(world.call_order, wanted, "provider call order", rfc="§6: core dispatches in stable hook_id order")
 
 
 @then(parsers.re(r'the hooks are reported in the order "(?P<order>[a-z0-9_., ]+)"'))
 def report_order(world: World, order: str) -> None:
     wanted = [h.strip() for h in order.split(",")]
-    expect_equal([h.hook_id for h in world.outcomes[-1].hooks], wanted, "hook order in the dispatch outcome")
+    reported = [h.hook_id for h in world.outcomes[-1].hooks] if world.outcomes else []
+    expect_equal(reported, wanted, "hook order in the dispatch outcome", profile="the dispatch outcome lists hooks in dispatch order")
 
 
 @then("no hook ran inside the rollout-event append")
 def not_in_rollout(world: World) -> None:
     inside = [h for h, p in world.hooks.items() if p.called_during_rollout_append]
-    expect(not inside, "no hook called from the rollout-event append helper", inside)
+    expect(not inside, "no hook called from the rollout-event append helper", inside,
+           rfc="§3.2, §13: hooks never run inside the rollout-event append helper")
 
 
 @then(parsers.re(rf"every input hook {HOOK} received was identical"))
 def same_inputs(world: World, hook_id: str) -> None:
     inputs = [json.dumps(_plain(i), sort_keys=True) for i in world.hooks[hook_id].inputs]
-    expect(len(set(inputs)) <= 1, "the same input on every call", f"{len(set(inputs))} different inputs")
+    expect(len(set(inputs)) <= 1, "the same input on every call", f"{len(set(inputs))} different inputs",
+           rfc="§9: a retry or replay reuses the same dispatch identity and input")
 
 
 @then(parsers.re(rf"hook {HOOK} saw the source exactly as committed"))
 def saw_committed_source(world: World, hook_id: str) -> None:
-    receipt = world.last_committed().receipt
-    seen = world.hooks[hook_id].inputs[-1]["source"]
-    expect_equal(seen["todo_id"], receipt["todo_id"], f"todo_id seen by {hook_id}")
+    receipt = world.last_committed().receipt or {}
+    probe = world.hooks.get(hook_id)
+    expect(bool(probe and probe.inputs), f"{hook_id} to have been called", "never called", rfc="§12 M08")
+    seen = _plain(probe.inputs[-1]).get("source", {}) if probe and probe.inputs else {}
+    identity = {k: receipt.get(k) for k in SOURCE_IDENTITY}
+    expect_equal({k: seen.get(k) for k in SOURCE_IDENTITY}, identity, f"the source identity {hook_id} saw",
+                 rfc="§6, §7: each hook gets the immutable input core built from the committed receipt, untouched by any other hook")
+    rest = {k: receipt.get(k) for k in SOURCE_OPAQUE}
+    expect_equal({k: seen.get(k) for k in SOURCE_OPAQUE}, rest, f"the opaque source fields {hook_id} saw",
+                 profile="the reference passes the receipt id, revision and commit time through unchanged (§7 only asks for opaque ids)")
 
 
 @then(parsers.re(rf"hook {HOOK} was given no event projection"))
 def no_projection(world: World, hook_id: str) -> None:
     seen = world.hooks[hook_id].inputs[-1]
-    expect("projection" not in seen, f"{hook_id} to get no projection", sorted(seen))
+    expect("projection" not in seen, f"{hook_id} to get no projection", sorted(seen),
+           profile="a hook whose read scope omits bounded_event_projection gets no projection")
 
 
 # -- dispatch outcomes --------------------------------------------------------------------------
@@ -79,24 +111,43 @@ def no_projection(world: World, hook_id: str) -> None:
 
 def _hook(world: World, hook_id: str):  # type: ignore[no-untyped-def]
     found = world.hook_outcomes(hook_id)
-    expect(bool(found), f"an outcome for hook {hook_id}", "the hook is absent from every dispatch outcome")
+    expect(bool(found), f"an outcome for hook {hook_id}", "the hook is absent from every dispatch outcome",
+           rfc="§12 M04: each admitted hook gets a dispatch receipt")
     return found[-1]
 
 
 @then(parsers.re(rf'hook {HOOK} ends with failure code "(?P<code>[a-z_]+)"'))
 def ends_with_code(world: World, hook_id: str, code: str) -> None:
     outcome = _hook(world, hook_id)
-    expect(
-        outcome.status == "failed" and outcome.failure_code == code,
-        f"hook {hook_id} failed with {code}",
-        f"status {outcome.status}, failure code {outcome.failure_code}",
-    )
+    expect(outcome.status == "failed", f"hook {hook_id} to end as an isolated failure ({code})",
+           f"status {outcome.status}", rfc="§10, §12 M07: a compact isolated failure")
+    expect_code(outcome.failure_code, code, f"failure code of {hook_id}", clause="§10 stable failure codes",
+                rfc_codes=frozenset(RFC_FAILURE_CODES))
+
+
+@then(parsers.re(rf'hook {HOOK} ends, past the profile\'s retry bound, with failure code "(?P<code>[a-z_]+)"'))
+def ends_past_retry_bound(world: World, hook_id: str, code: str) -> None:
+    outcome = _hook(world, hook_id)
+    expect(outcome.status == "failed", f"hook {hook_id} to stay failed", f"status {outcome.status}",
+           rfc="§10: a failure is observable and never turns into a success by itself")
+    expect(outcome.failure_code == code, f"failure code {code} once the profile's retry bound is spent",
+           f"failure code {outcome.failure_code}", profile="the retry bound's number and the code it ends with")
+
+
+@then(parsers.re(rf'the attempt of hook {HOOK} to change its input fails it with "(?P<code>[a-z_]+)"'))
+def mutation_fails_producer(world: World, hook_id: str, code: str) -> None:
+    found = world.hook_outcomes(hook_id)
+    outcome = found[-1] if found else None
+    expect(outcome is not None and outcome.status == "failed" and outcome.failure_code == code,
+           f"hook {hook_id} failed with {code}", f"{outcome.status if outcome else 'no outcome'} ({outcome.failure_code if outcome else ''})",
+           profile="a write to the immutable input fails the producer (§7 only says it cannot reach core or another hook)")
 
 
 @then(parsers.re(rf'hook {HOOK} ends with status "(?P<status>proposed|not_applicable)"'))
 def ends_with_status(world: World, hook_id: str, status: str) -> None:
     outcome = _hook(world, hook_id)
-    expect(outcome.status == status, f"hook {hook_id} ended {status}", f"{outcome.status} ({outcome.failure_code})")
+    expect(outcome.status == status, f"hook {hook_id} ended {status}", f"{outcome.status} ({outcome.failure_code})",
+           rfc="§8: a result is not_applicable or proposed")
 
 
 @then(parsers.re(rf"hook {HOOK} has exactly (?P<n>one|two|no) recorded intents?"))
@@ -104,13 +155,15 @@ def recorded_intents(world: World, hook_id: str, n: str) -> None:
     wanted = {"no": 0, "one": 1, "two": 2}[n]
     records = world.records_for(hook_id)
     intents = [i for r in records if r.get("status") == "proposed" for i in r.get("intents", [])]
-    expect(len(intents) == wanted, f"{wanted} recorded intent(s) for {hook_id}", f"{len(intents)} in {len(records)} record(s)")
+    expect(len(intents) == wanted, f"{wanted} recorded intent(s) for {hook_id}", f"{len(intents)} in {len(records)} record(s)",
+           rfc="§9, §12 M04/M05/M07: validated intents are journaled once, failures carry none")
 
 
 @then(parsers.re(rf"hook {HOOK} has exactly one dispatch identity"))
 def one_identity(world: World, hook_id: str) -> None:
     ids = {o.dispatch_id for o in world.hook_outcomes(hook_id)} | {r["dispatch_id"] for r in world.records_for(hook_id)}
-    expect(len(ids) == 1, f"one dispatch identity for {hook_id}", f"{len(ids)} identities")
+    expect(len(ids) == 1, f"one dispatch identity for {hook_id}", f"{len(ids)} identities",
+           rfc="§9, §12 M04: one stable dispatch identity per admitted hook and receipt")
 
 
 @then("each admitted hook has exactly one dispatch identity and one sidecar record")
@@ -120,30 +173,37 @@ def one_identity_each(world: World) -> None:
     for record in world.journal():
         if record["source_receipt_id"] in receipt_ids:
             by_hook.setdefault(record["hook_id"], set()).add(record["dispatch_id"])
-    admitted = sorted(h.hook_id for h in world.outcomes[-1].hooks)
-    expect_equal(sorted(by_hook), admitted, "hooks with a sidecar record")
+    admitted = sorted(h.hook_id for h in world.outcomes[-1].hooks) if world.outcomes else []
+    clause = "§9, §12 M04: exactly one dispatch identity per admitted hook"
+    expect_equal(sorted(by_hook), admitted, "hooks with a sidecar record", rfc=clause)
     counts = {h: len(ids) for h, ids in by_hook.items()}
-    expect(all(c == len(receipt_ids) for c in counts.values()), f"{len(receipt_ids)} identity per hook per receipt", counts)
+    expect(all(c == len(receipt_ids) for c in counts.values()), f"{len(receipt_ids)} identity per hook per receipt", counts, rfc=clause)
     records = [r["dispatch_id"] for r in world.journal()]
-    expect(len(records) == len(set(records)), "one sidecar record per dispatch identity", f"{len(records)} records, {len(set(records))} ids")
+    expect(len(records) == len(set(records)), "one sidecar record per dispatch identity", f"{len(records)} records, {len(set(records))} ids",
+           rfc="§9, §14: atomic per-dispatch dedupe")
 
 
 @then(parsers.re(rf"the replay returned the original receipt for hook {HOOK} without calling it"))
 def replay_returned_original(world: World, hook_id: str) -> None:
     outcomes = world.hook_outcomes(hook_id)
-    expect(len(outcomes) >= 2, "an original dispatch and a replay", f"{len(outcomes)} outcome(s)")
+    clause = "§9 JNL-1, §12 M05: the replay returns the original receipt"
+    expect(len(outcomes) >= 2, "an original dispatch and a replay", f"{len(outcomes)} outcome(s)", rfc=clause)
+    if len(outcomes) < 2:
+        return
     first, last = outcomes[0], outcomes[-1]
-    expect(last.replayed, "the replay to return the stored receipt", "a fresh result")
-    expect_equal(last.dispatch_id, first.dispatch_id, "dispatch identity")
-    expect_equal(last.intents, first.intents, "intents")
+    expect(last.replayed, "the replay to return the stored receipt", "a fresh result", rfc=clause)
+    expect_equal(_receipt_of(last), _receipt_of(first), "the hook's dispatch receipt", rfc=clause)
 
 
 @then(parsers.re(rf"the journal still holds the original intent for hook {HOOK}"))
 def original_kept(world: World, hook_id: str) -> None:
-    first = world.hook_outcomes(hook_id)[0]
+    clause = "§9 JNL-2, §12 M06: the new result is rejected, the original receipt kept"
     records = world.records_for(hook_id)
-    expect(len(records) == 1, "one record", f"{len(records)} records")
-    expect_equal(records[0]["intents"], list(first.intents), "recorded intents")
+    expect(len(records) == 1, f"one record for {hook_id}", f"{len(records)} records", rfc=clause)
+    original = _first_record(world, hook_id)
+    expect(original is not None, f"a record of {hook_id} right after its first dispatch", "none", rfc=clause)
+    if records and original is not None:
+        expect_equal(records[0], original, f"the record of {hook_id} (whole)", rfc=clause)
 
 
 # How long past the registered timeout a dispatch may take to give up on a hung hook. The RFC
@@ -157,55 +217,68 @@ def gave_up_in_time(world: World, hook_id: str) -> None:
     limit = 200 + TIMEOUT_GRACE_MS  # the hanging behaviours register timeout_ms = 200
     # "seen" names a bucket, not the measured time, so a report of the same run is the same bytes.
     expect(world.last_elapsed_ms <= limit, f"the Turn to finish within {limit} ms with {hook_id} hung",
-           f"it took more than {limit} ms")
+           f"it took more than {limit} ms", rfc="§10: core enforces each hook's wall time")
 
 
 @then(parsers.re(r'the dispatch is not admitted, with code "(?P<code>[a-z_]+)"'))
 def not_admitted(world: World, code: str) -> None:
-    outcome = world.outcomes[-1] if world.outcomes else None
-    expect(outcome is not None, "a dispatch outcome", "none")
-    expect(not outcome.admitted and outcome.code == code, f"not admitted ({code})", f"admitted={outcome.admitted}, code={outcome.code}")
+    outcome = _nothing_dispatched(world)
+    expect(outcome is not None and not outcome.admitted and outcome.code == code, f"the dispatch not admitted, with code {code}",
+           f"admitted={outcome.admitted}, code={outcome.code}" if outcome else "no outcome",
+           profile="a dispatch-level code for an inadmissible source (the RFC names none)")
 
 
 @then("no dispatch happened")
 def no_dispatch(world: World) -> None:
     admitted = [o for o in world.outcomes if o.admitted and o.hooks]
-    expect(not admitted, "no admitted dispatch", f"{len(admitted)} dispatch(es) ran hooks")
+    expect(not admitted, "no admitted dispatch", f"{len(admitted)} dispatch(es) ran hooks", rfc="§5.1, §12 M03")
 
 
 @then("the sidecar journal holds no intent")
 def journal_no_intent(world: World) -> None:
     intents = [i for r in world.journal() for i in r.get("intents", [])]
-    expect(not intents, "no intent in the sidecar journal", f"{len(intents)} intent(s)")
+    expect(not intents, "no intent in the sidecar journal", f"{len(intents)} intent(s)", rfc="§12 M01-M03, M09, M12: no sidecar intent")
 
 
 @then(parsers.parse("the sidecar journal holds {n:d} records"))
 def journal_n_records(world: World, n: int) -> None:
-    expect_equal(len(world.journal()), n, "sidecar records")
+    expect_equal(len(world.journal()), n, "sidecar records", rfc="§9: one record per dispatch identity, history never overwritten")
 
 
 @then("every failure in the journal is a compact stable code")
 def compact_failures(world: World) -> None:
+    clause = "§9 JNL-6, §10: compact stable failure codes only, no raw exception text"
     for record in world.journal():
         if record.get("status") == "failed":
-            expect(record.get("failure_code") in RFC_FAILURE_CODES, "an RFC failure code", record.get("failure_code"))
-            expect(record.get("intents") == [], "no intents on a failure record", record.get("intents"))
+            code = record.get("failure_code")
+            expect(isinstance(code, str) and re.fullmatch(r"[a-z][a-z0-9_]{0,63}", code) is not None,
+                   "a compact failure code", code, rfc=clause)
+            expect(code in RFC_FAILURE_CODES, "one of the RFC's §10 failure codes", code,
+                   profile="failure records use the RFC's example code names")
+            expect(not record.get("intents"), "no intents on a failure record", record.get("intents"), rfc=clause)
     text = json.dumps(world.journal())
-    expect("Traceback" not in text and "exploded" not in text, "no exception text in the journal", "exception text found")
+    expect("Traceback" not in text and "exploded" not in text, "no exception text in the journal", "exception text found", rfc=clause)
 
 
 @then(parsers.re(rf'the registration of hook {HOOK} is rejected at the field it breaks'))
 def registration_rejected(world: World, hook_id: str) -> None:
     rejections = world.install_rejections.get(hook_id, [])
     wanted = world.expected_rejection_path  # type: ignore[attr-defined]
-    expect(bool(rejections), f"registration rejected at {wanted}", "the registration was accepted")
-    expect(rejections[0].code == "registration_rejected", "code registration_rejected", rejections[0].code)
-    expect(any(r.path == wanted for r in rejections), f"a rejection naming {wanted}", [r.path for r in rejections])
+    clause = getattr(world, "expected_rejection_clause", None)
+    judged = {"rfc": clause} if clause else {"profile": "pwh's registration rules beyond the clauses of §6/§7"}
+    expect(bool(rejections), "the registration rejected before any provider call", "the registration was accepted", **judged)
+    if not rejections:
+        return
+    expect_code(rejections[0].code, "registration_rejected", "rejection code", clause="§10 stable failure codes",
+                rfc_codes=frozenset(RFC_FAILURE_CODES))
+    expect(any(r.path == wanted for r in rejections), f"a rejection naming {wanted}", [r.path for r in rejections],
+           profile="a rejection names the JSON path of the field it breaks")
 
 
 @then(parsers.re(rf"hook {HOOK} is installed"))
 def hook_is_installed(world: World, hook_id: str) -> None:
-    expect(world.install_rejections.get(hook_id) == [], f"{hook_id} installed", world.install_rejections.get(hook_id))
+    expect(world.install_rejections.get(hook_id) == [], f"{hook_id} installed", world.install_rejections.get(hook_id),
+           rfc="§6: a registration that passes every check is admitted")
 
 
 @then(parsers.re(r'the intent recorded for hook (?P<hook_id>"[a-z0-9_.]+") requests write scope "(?P<scope>[a-z_.]+)" and claims nothing'))
@@ -213,11 +286,14 @@ def intent_requests_scope(world: World, hook_id: str, scope: str) -> None:
     hook_id = hook_id.strip('"')
     records = world.records_for(hook_id)
     intents = [i for r in records for i in r.get("intents", [])]
-    expect(len(intents) == 1, "one recorded intent", f"{len(intents)}")
+    clause = "§6, §8, §12 M09: a requested scope is recorded as a proposal only"
+    expect(len(intents) == 1, "one recorded intent", f"{len(intents)}", rfc=clause)
+    if len(intents) != 1:
+        return
     intent = intents[0]
-    expect_equal(intent["requested_write_scope"], [scope], "requested_write_scope")
-    expect_equal(intent["grants_new_action_authority"], False, "grants_new_action_authority")
-    expect_equal(intent["external_write_performed"], False, "external_write_performed")
+    expect_equal(intent.get("requested_write_scope"), [scope], "requested_write_scope", rfc=clause)
+    expect_equal(intent.get("grants_new_action_authority"), False, "grants_new_action_authority", rfc=clause)
+    expect_equal(intent.get("external_write_performed"), False, "external_write_performed", rfc=clause)
 
 
 # -- primary Turn -------------------------------------------------------------------------------
@@ -229,11 +305,11 @@ def primary_unchanged(world: World) -> None:
     try:
         ours, theirs = world.orch.primary_snapshot(), base.primary_snapshot()
         expect(ours == theirs, "primary store byte-identical to a run with no hooks",
-               _first_difference(theirs, ours))
+               _first_difference(theirs, ours), rfc="§1, §5.2, §10, §12 M07: the primary receipt and spend eligibility unchanged")
     finally:
         base.close()
     uses = [u for t in world.turns for u in t.primary_uses]
-    expect(not uses, "the dispatcher never touched the primary Turn", uses)
+    expect(not uses, "the dispatcher never touched the primary Turn", uses, rfc="§1, §10: a hook never changes the primary receipt")
 
 
 def _first_difference(base: bytes, ours: bytes) -> str:
@@ -248,7 +324,7 @@ def _first_difference(base: bytes, ours: bytes) -> str:
 def spent_once(world: World) -> None:
     receipts = [r["receipt_id"] for r in world.orch.receipts()]
     spends = [s["receipt_id"] for s in world.orch.spends()]
-    expect_equal(sorted(spends), sorted(receipts), "spent receipts")
+    expect_equal(sorted(spends), sorted(receipts), "spent receipts", rfc="§5.2, §10: quota spend depends on the primary receipt only")
 
 
 @then(parsers.re(r"the Turn stops at (?P<stage>validation|the writeback|provider resolution) with code \"(?P<code>[a-z_]+)\""))
@@ -256,17 +332,17 @@ def turn_stopped(world: World, stage: str, code: str) -> None:
     wanted = {"validation": "validation_rejected", "the writeback": "writeback_failed",
               "provider resolution": "provider_unavailable"}[stage]
     expect(world.last.stage == wanted and world.last.code == code, f"{wanted} with {code}",
-           f"{world.last.stage} with {world.last.code}")
+           f"{world.last.stage} with {world.last.code}", rfc="§12 M03; seed 003 (the Turn's own validation)", about="testbed")
 
 
 @then("no primary writeback was made")
 def no_writeback(world: World) -> None:
-    expect_equal(len(world.orch.receipts()), 0, "primary writebacks")
+    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="§12 M03; seed 003", about="testbed")
 
 
 @then(parsers.parse("{n:d} primary writebacks are committed"))
 def n_writebacks(world: World, n: int) -> None:
-    expect_equal(len(world.orch.receipts()), n, "primary writebacks")
+    expect_equal(len(world.orch.receipts()), n, "primary writebacks", rfc="§1, §10: a hook never removes a primary receipt")
 
 
 # -- scheduler, sink, network -------------------------------------------------------------------
@@ -277,48 +353,57 @@ def scheduler_one(world: World, kind: str) -> None:
     scheduler = world.scheduler_for_periodic_report()
     executed = {k: v for k, v in scheduler.executions.items() if v}
     kinds = [e.intent_kind for e in scheduler.entries if e.status == "executed"]
-    expect(kinds == [kind], f"one executed {kind} intent", kinds)
-    expect(all(v == 1 for v in executed.values()), "each intent executed once", executed)
+    expect(kinds == [kind], f"one executed {kind} intent", kinds, rfc="§12 M10/M11: one typed trigger-evaluation intent")
+    expect(all(v == 1 for v in executed.values()), "each intent executed once", executed, rfc="§9 JNL-7: the executor dedupes on intent_id")
 
 
 @then("the fake scheduler received no intent")
 def scheduler_none(world: World) -> None:
     scheduler = world.scheduler_for_periodic_report()
-    expect(not scheduler.entries, "no intent delivered to the scheduler", f"{len(scheduler.entries)} entries")
+    expect(not scheduler.entries, "no intent delivered to the scheduler", f"{len(scheduler.entries)} entries", rfc="§12 M01, M10")
 
 
 @then(parsers.re(r'the trigger decision says a report is (?P<due>due|not due) because "(?P<reason>[a-z_]+)"'))
 def trigger_decision(world: World, due: str, reason: str) -> None:
     decisions = world.reducer.decisions() if world.reducer else []
-    expect(len(decisions) == 1, "exactly one trigger decision", f"{len(decisions)}")
+    clause = "§8: the capability's trigger reducer owns the promotion decision"
+    expect(len(decisions) == 1, "exactly one trigger decision", f"{len(decisions)}", rfc=clause, about="testbed")
+    if len(decisions) != 1:
+        return
     d = decisions[0]
-    expect(d.report_due == (due == "due") and d.reason == reason, f"report {due} ({reason})", f"due={d.report_due} ({d.reason})")
+    expect(d.report_due == (due == "due") and d.reason == reason, f"report {due} ({reason})", f"due={d.report_due} ({d.reason})",
+           rfc=clause, about="testbed")
 
 
 @then(parsers.re(r'the governed admission (?P<verdict>denied|admitted) the intent(?: with code "(?P<code>[a-z_]+)")?'))
 def admission_verdict(world: World, verdict: str, code: str | None) -> None:
     decisions = world.admission.decisions
-    expect(len(decisions) == 1, "one admission decision", f"{len(decisions)}")
+    clause = "§1, §8: a separate governed executor re-admits every intent"
+    expect(len(decisions) == 1, "one admission decision", f"{len(decisions)}", rfc=clause, about="testbed")
+    if len(decisions) != 1:
+        return
     d = decisions[0]
-    expect(d.admitted == (verdict == "admitted"), f"the intent {verdict}", f"admitted={d.admitted} ({d.code})")
+    expect(d.admitted == (verdict == "admitted"), f"the intent {verdict}", f"admitted={d.admitted} ({d.code})", rfc=clause, about="testbed")
     if code:
-        expect_equal(d.code, code, "admission code")
+        expect_equal(d.code, code, "admission code", profile="the fake admission's code names", about="testbed")
 
 
 @then(parsers.re(r'the granted scope is exactly "(?P<scope>[a-z_.]+)"'))
 def granted_scope(world: World, scope: str) -> None:
-    expect_equal(list(world.admission.decisions[-1].granted_scope), [scope], "granted scope")
+    granted = list(world.admission.decisions[-1].granted_scope) if world.admission.decisions else None
+    expect_equal(granted, [scope], "granted scope", rfc="§8: only the governed admission grants a scope", about="testbed")
 
 
 @then("the sink was never called")
 def sink_untouched(world: World) -> None:
-    expect(not world.sink.touched, "zero sink calls", f"{len(world.sink.calls)} call(s)")
+    expect(not world.sink.touched, "zero sink calls", f"{len(world.sink.calls)} call(s)",
+           rfc="§1, §10, §12 M12: no sink call before separate governed admission")
 
 
 @then("no outbound network connection was attempted")
 def no_network(world: World) -> None:
     attempts = world.guard.refused  # type: ignore[attr-defined]
-    expect(not attempts, "no outbound connection", f"{len(attempts)} refused attempt(s)")
+    expect(not attempts, "no outbound connection", f"{len(attempts)} refused attempt(s)", rfc="§12 M12: no network call")
 
 
 # -- public boundary ----------------------------------------------------------------------------
@@ -330,10 +415,43 @@ def nothing_private(world: World) -> None:
     recorded = world.journal()
     reported = [o.to_json() for o in world.outcomes]
     findings = scanner.scan_value({"journal": recorded, "outcomes": reported})
-    expect(not findings, "no private value in the journal or the outcomes", [f.to_json() for f in findings[:3]])
+    clause = "§7, §9 JNL-6, §12 M13: no private names, URLs, paths or credentials"
+    expect(not findings, "no private value in the journal or the outcomes", [f.to_json() for f in findings[:3]], rfc=clause)
     text = json.dumps({"journal": recorded, "outcomes": reported})
     planted = [k for k, v in world.private_values.items() if v and v in text]
-    expect(not planted, "none of the planted private values", f"planted {planted} found")
+    expect(not planted, "none of the planted private values", f"planted {planted} found", rfc=clause)
+
+
+# RFC §7's source identities, which core passes through as committed, and its opaque fields.
+SOURCE_IDENTITY = ("effect_id", "step_kind", "goal_id", "agent_id", "todo_id", "turn_instance_id", "event_kind")
+SOURCE_OPAQUE = ("receipt_id", "state_revision", "committed_at")
+
+
+def _receipt_of(outcome):  # type: ignore[no-untyped-def]
+    """What a hook's dispatch receipt says in RFC terms (its identity, status, code and intents),
+    not how this delivery came by it (replayed, attempts, recorded)."""
+    data = outcome.to_json()
+    return {k: data[k] for k in ("hook_id", "dispatch_id", "status", "failure_code", "intents")}
+
+
+def _first_record(world: World, hook_id: str) -> dict | None:  # type: ignore[type-arg]
+    """The hook's record as the journal held it right after the action that first recorded it."""
+    for snapshot in world.journal_history:
+        for record in snapshot or []:
+            if record.get("hook_id") == hook_id:
+                return record
+    return None
+
+
+def _nothing_dispatched(world: World):  # type: ignore[no-untyped-def]
+    """The last dispatch, after checking what the RFC requires of an inadmissible source: it
+    called no provider and recorded no intent (§5.1, §12 M01-M03)."""
+    outcome = world.outcomes[-1] if world.outcomes else None
+    calls = world.calls_per_outcome[-1] if world.calls_per_outcome else world.total_calls()
+    expect(calls == 0, "zero provider calls for an inadmissible source", f"{calls} call(s)", rfc="§5.1, §12 M03")
+    intents = [i for h in (outcome.hooks if outcome else ()) for i in h.intents]
+    expect(not intents, "no intent for an inadmissible source", f"{len(intents)} intent(s)", rfc="§5.1, §12 M01-M03")
+    return outcome
 
 
 def _plain(value):  # type: ignore[no-untyped-def]
@@ -351,24 +469,34 @@ def _plain(value):  # type: ignore[no-untyped-def]
 def journal_error(world: World, code: str) -> None:
     outcome = world.outcomes[-1] if world.outcomes else None
     expect(outcome is not None and outcome.journal_error == code, f"journal error {code} in the outcome",
-           outcome.journal_error if outcome else "no outcome")
+           outcome.journal_error if outcome else "no outcome",
+           profile="a journal fault is reported in the dispatch outcome under pwh's code")
 
 
 @then(parsers.re(r'the dispatch is not admitted, at "(?P<path>[^"]+)"'))
 def not_admitted_at(world: World, path: str) -> None:
-    outcome = world.outcomes[-1]
-    expect(not outcome.admitted, "the source rejected", "admitted")
-    expect_equal(outcome.rejection.path if outcome.rejection else None, path, "rejected path")
+    outcome = _nothing_dispatched(world)
+    expect(outcome is not None and not outcome.admitted, "the source rejected as a whole", "admitted" if outcome else "no outcome",
+           profile="an inadmissible source is rejected per dispatch, not per hook")
+    rejected = outcome.rejection.path if outcome is not None and outcome.rejection else None
+    expect_equal(rejected, path, "rejected path", profile="a rejection names the JSON path of the field it breaks")
 
 
 @then("the intent kind registration is rejected")
 def kind_rejected(world: World) -> None:
     rejections = world.kind_rejections  # type: ignore[attr-defined]
-    expect(bool(rejections) and rejections[0].code == "registration_rejected", "registration_rejected", rejections)
+    expect(bool(rejections), "the intent kind refused", "accepted", rfc="§6, §8: each intent kind has one known payload schema")
+    if rejections:
+        expect_code(rejections[0].code, "registration_rejected", "rejection code", clause="§10 stable failure codes",
+                    rfc_codes=frozenset(RFC_FAILURE_CODES))
 
 
 @then(parsers.re(r'the offered registration is rejected at "(?P<path>[^"]+)"'))
 def offered_rejected(world: World, path: str) -> None:
     rejections = world.offered_rejections  # type: ignore[attr-defined]
-    expect(bool(rejections), f"rejected at {path}", "accepted")
-    expect_equal((rejections[0].code, rejections[0].path.split(".")[0].split("[")[0]), ("registration_rejected", path), "rejection")
+    expect(bool(rejections), "the registration rejected before any provider call", "accepted", rfc="§6: exact fields, bounded values")
+    if rejections:
+        expect_code(rejections[0].code, "registration_rejected", "rejection code", clause="§10 stable failure codes",
+                    rfc_codes=frozenset(RFC_FAILURE_CODES))
+        expect_equal(rejections[0].path.split(".")[0].split("[")[0], path, "rejected path",
+                     profile="a rejection names the JSON path of the field it breaks")

@@ -40,15 +40,15 @@ def register_provider(world: World, flags: str, unset: str) -> None:
 @then(parsers.re(r'the registry rejects the provider at "(?P<path>[$.a-z_]+)"'))
 def provider_rejected(world: World, path: str) -> None:
     err = world.provider_error  # type: ignore[attr-defined]
-    expect(err is not None, f"registration refused at {path}", "the provider was registered")
-    expect_equal((err.code, err.path), ("provider_lifecycle_rejected", path), "rejection")
-    expect("report_renderer" not in world.provider_registry, "nothing registered", "a record exists")  # type: ignore[attr-defined]
+    expect(err is not None, f"registration refused at {path}", "the provider was registered", rfc="seed 003 PRV-1", about="testbed")
+    expect_equal((err.code, err.path), ("provider_lifecycle_rejected", path), "rejection", rfc="seed 003 PRV-1", about="testbed")
+    expect("report_renderer" not in world.provider_registry, "nothing registered", "a record exists", rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
 
 
 @then(parsers.re(r'the provider is registered at stage "(?P<stage>[a-z]+)"'))
 def provider_stage(world: World, stage: str) -> None:
-    expect(world.provider_error is None, "the provider registered", world.provider_error)  # type: ignore[attr-defined]
-    expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage")  # type: ignore[attr-defined]
+    expect(world.provider_error is None, "the provider registered", world.provider_error, rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
+    expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage", rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
 
 
 @when(parsers.re(r"the provider is moved straight from declared to (?P<target>enabled|ready)"))
@@ -66,8 +66,8 @@ def skip_stage(world: World, target: str) -> None:
 @then(parsers.re(r'the move is refused with code "(?P<code>[a-z_]+)" and the provider stays "(?P<stage>[a-z]+)"'))
 def move_refused(world: World, code: str, stage: str) -> None:
     err = world.provider_error  # type: ignore[attr-defined]
-    expect(err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted")
-    expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage")  # type: ignore[attr-defined]
+    expect(err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted", rfc="seed 003 PRV-1", about="testbed")
+    expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage", rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
 
 
 # -- the Turn's provider (failure table rows 1-2) -----------------------------------------------
@@ -98,7 +98,7 @@ def repair_provider(world: World) -> None:
 @then(parsers.re(r'the recovery hint is "(?P<hint>[a-z_]+)"'))
 def recovery_hint(world: World, hint: str) -> None:
     resolution = world.orch.catalog.resolve(TURN_CAPABILITY, world.orch.providers)
-    expect_equal(resolution.recovery, hint, "recovery hint")
+    expect_equal(resolution.recovery, hint, "recovery hint", profile="the fake's code names and paths", about="testbed")
 
 
 # -- host request and result (HST-1..HST-6) ------------------------------------------------------
@@ -112,20 +112,20 @@ def build_request(world: World) -> None:
 @then(parsers.re(r'the request allows only the phases "(?P<phases>[a-z_, ]+)"'))
 def request_phases(world: World, phases: str) -> None:
     wanted = [p.strip() for p in phases.split(",")]
-    expect_equal(world.host_request["allowed_phases"], wanted, "allowed phases")  # type: ignore[attr-defined]
+    expect_equal(world.host_request["allowed_phases"], wanted, "allowed phases", rfc="seed 003 HST-1", about="testbed")  # type: ignore[attr-defined]
 
 
 @then("the request carries route, Todo, gate, scope, output schema, evidence requirements and stop and resume conditions")
 def request_fields(world: World) -> None:
     request = world.host_request  # type: ignore[attr-defined]
     for key in ("route", "todo_id", "gate", "scope", "output_schema", "evidence_requirements", "stop_conditions", "resume_conditions"):
-        expect(key in request and request[key] not in (None, ""), f"the request to carry {key}", sorted(request))
+        expect(key in request and request[key] not in (None, ""), f"the request to carry {key}", sorted(request), rfc="seed 003 HST-1", about="testbed")
 
 
 @then("the request has no state-write entry anywhere")
 def request_no_write(world: World) -> None:
     bad = [p for p in _key_paths(world.host_request) if any(w in p.lower() for w in REQUEST_FORBIDDEN_KEYS)]  # type: ignore[attr-defined]
-    expect(not bad, "no state-write, commit, journal, spend or callback entry", bad)
+    expect(not bad, "no state-write, commit, journal, spend or callback entry", bad, rfc="seed 003 HST-1", about="testbed")
 
 
 @when("the fake host is handed a request that carries a journal write entry")
@@ -142,7 +142,7 @@ def host_handed_write_entry(world: World) -> None:
 @then(parsers.re(r'the host refuses the request with code "(?P<code>[a-z_]+)"'))
 def host_refused(world: World, code: str) -> None:
     err = world.host_error  # type: ignore[attr-defined]
-    expect(err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted")
+    expect(err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted", rfc="seed 003 HST-1", about="testbed")
 
 
 _CANDIDATES: dict[str, Any] = {
@@ -192,19 +192,19 @@ def host_answers(world: World, candidate: str) -> None:
 
 @then(parsers.re(r'the Turn commits a (?P<kind>todo_completed|progress_recorded|replan_recorded) writeback'))
 def turn_commits(world: World, kind: str) -> None:
-    expect(world.last.committed, "the Turn to commit", f"{world.last.stage} ({world.last.code})")
-    expect_equal(world.last.receipt["event_kind"], kind, "event kind")
+    expect(world.last.committed, "the Turn to commit", f"{world.last.stage} ({world.last.code})", rfc="seed 003 HST-3", about="testbed")
+    expect_equal(world.last.receipt["event_kind"], kind, "event kind", rfc="seed 003 HST-3", about="testbed")
 
 
 @then("the Turn writes nothing back")
 def writes_nothing(world: World) -> None:
-    expect(world.last.stage == "not_material", "a non-material Turn with no writeback", world.last.stage)
-    expect_equal(len(world.orch.receipts()), 0, "primary writebacks")
+    expect(world.last.stage == "not_material", "a non-material Turn with no writeback", world.last.stage, rfc="seed 003 HST-4", about="testbed")
+    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="seed 003 HST-4", about="testbed")
 
 
 @then(parsers.re(r'the rejection names "(?P<path>[^"]+)"'))
 def rejection_names(world: World, path: str) -> None:
-    expect_equal(world.last.path, path, "rejected JSON path")
+    expect_equal(world.last.path, path, "rejected JSON path", profile="the fake's code names and paths", about="testbed")
 
 
 # -- REC-1 and failure-table row 7 ----------------------------------------------------------------
@@ -241,14 +241,14 @@ def recover(world: World, how: str) -> None:
 
 @then(parsers.re(r"the sink holds the effect exactly (?P<n>once|twice)"))
 def effect_count(world: World, n: str) -> None:
-    expect(getattr(world, "rec_crashed", False), "the provider to have crashed after its effect", "no crash")
+    expect(getattr(world, "rec_crashed", False), "the provider to have crashed after its effect", "no crash", rfc="seed 003 REC-1", about="testbed")
     count = world.rec_sink.effect_count("report_week_1")  # type: ignore[attr-defined]
-    expect_equal(count, {"once": 1, "twice": 2}[n], "effects applied")
+    expect_equal(count, {"once": 1, "twice": 2}[n], "effects applied", rfc="seed 003 REC-1", about="testbed")
 
 
 @then(parsers.re(r"the effect was (?P<neg>not )?retried"))
 def retried(world: World, neg: str | None) -> None:
-    expect_equal(world.rec_retried > 0, not neg, "a retry happened")  # type: ignore[attr-defined]
+    expect_equal(world.rec_retried > 0, not neg, "a retry happened", rfc="seed 003 REC-1", about="testbed")  # type: ignore[attr-defined]
 
 
 def _key_paths(value: Any, prefix: str = "$") -> list[str]:

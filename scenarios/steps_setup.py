@@ -9,7 +9,7 @@ from pytest_bdd import given, parsers
 from fakes._packets import registration
 
 from ._behaviours import BEHAVIOURS
-from ._expect import expect
+from ._expect import expect, require
 from ._world import World
 
 _BEHAVIOUR_RE = "|".join(re.escape(p) for p in sorted(BEHAVIOURS, key=len, reverse=True))
@@ -28,25 +28,25 @@ def phase_disabled(world: World) -> None:
 @given(parsers.re(rf'hook "(?P<hook_id>[a-z0-9_.]+)" is installed and (?P<behaviour>{_BEHAVIOUR_RE})'))
 def hook_installed(world: World, hook_id: str, behaviour: str) -> None:
     rejections = world.install_hook(hook_id, behaviour)
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
 
 
 @given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is installed for (?P<kind>todo_completed|replan_recorded) writebacks only'))
 def hook_for_kind(world: World, hook_id: str, kind: str) -> None:
     rejections = world.install_hook(hook_id, "proposes one intent", event_kinds=[kind])
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
 
 
 @given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is installed and reads only its settlement identity'))
 def hook_identity_only(world: World, hook_id: str) -> None:
     rejections = world.install_hook(hook_id, "proposes one intent", requested_read_scope=["settlement_identity"])
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
 
 
 @given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" may be called at most (?P<n>\d+) times? per dispatch and (?P<behaviour>raises an error|fails on its first call only)'))
 def hook_with_invocations(world: World, hook_id: str, n: str, behaviour: str) -> None:
     rejections = world.install_hook(hook_id, behaviour, budget={"max_invocations_per_dispatch": int(n)})
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}")
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
 
 
 @given("the periodic-report capability is installed")
@@ -56,7 +56,7 @@ def periodic_report_installed(world: World) -> None:
 
 @given("no capability is installed")
 def nothing_installed(world: World) -> None:
-    expect(not world.hooks, "no hook installed", sorted(world.hooks))
+    require(not world.hooks, "no hook installed", sorted(world.hooks))
 
 
 @given(parsers.parse("a segment closes after {n:d} completed Todos"))
@@ -89,22 +89,24 @@ def timeout_ceiling(world: World, n: int) -> None:
     world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": n})
 
 
-# Registrations that break one REG rule each; the JSON path the rejection must name.
-BAD_REGISTRATIONS = {
-    "an unknown event kind": ({"event_kinds": ["progress_recorded"]}, "$.event_kinds[0]"),
-    "an unknown intent kind": ({"intent_kinds": ["nobody.knows"]}, "$.intent_kinds[0]"),
-    "a phase other than post_writeback": ({"phase": "interaction_projection"}, "$.phase"),
-    "a command field": ({"command": "make report"}, "$.command"),
-    "an import string": ({"import_string": "reports.hooks:run"}, "$.import_string"),
-    "a callback name": ({"callback": "on_written"}, "$.callback"),
-    "a write scope": ({"write_scope": ["report.publish"]}, "$.write_scope"),
-    "a failure policy other than isolate": ({"failure_policy": "retry"}, "$.failure_policy"),
-    "a timeout over the core ceiling": ({"budget": {"timeout_ms": 60000}}, "$.budget.timeout_ms"),
-    "a result budget over the core ceiling": ({"budget": {"max_result_bytes": 10_000_000}}, "$.budget.max_result_bytes"),
-    "a zero invocation budget": ({"budget": {"max_invocations_per_dispatch": 0}}, "$.budget.max_invocations_per_dispatch"),
-    "a read scope for the full writeback payload": ({"requested_read_scope": ["full_writeback_payload"]}, "$.requested_read_scope[0]"),
-    "duplicate event kinds": ({"event_kinds": ["todo_completed", "todo_completed"]}, "$.event_kinds"),
-    "no event kinds": ({"event_kinds": []}, "$.event_kinds"),
+# Registrations that break one REG rule each: the JSON path the rejection must name (profile),
+# and the clause that makes the rejection itself required (None: only pwh's reading forbids it).
+BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | None]] = {  # type: ignore[type-arg]
+    "an unknown event kind": ({"event_kinds": ["progress_recorded"]}, "$.event_kinds[0]", "§6: known event kinds"),
+    "an unknown intent kind": ({"intent_kinds": ["nobody.knows"]}, "$.intent_kinds[0]", "§6: known intent kinds"),
+    "a phase other than post_writeback": ({"phase": "interaction_projection"}, "$.phase", "§6: the post_writeback phase-specific registration"),
+    "a command field": ({"command": "make report"}, "$.command", "§3.2, §6: no executable command, exact fields"),
+    "an import string": ({"import_string": "reports.hooks:run"}, "$.import_string", "§3.2, §6: no import string, exact fields"),
+    "a callback name": ({"callback": "on_written"}, "$.callback", "§3.2, §6: no user callback, exact fields"),
+    "a write scope": ({"write_scope": ["report.publish"]}, "$.write_scope", "§6: a registration declares no write scope"),
+    "a failure policy other than isolate": ({"failure_policy": "retry"}, "$.failure_policy", "§6: isolate is enforced"),
+    "a timeout over the core ceiling": ({"budget": {"timeout_ms": 60000}}, "$.budget.timeout_ms", None),
+    "a result budget over the core ceiling": ({"budget": {"max_result_bytes": 10_000_000}}, "$.budget.max_result_bytes", None),
+    "a zero invocation budget": ({"budget": {"max_invocations_per_dispatch": 0}}, "$.budget.max_invocations_per_dispatch", None),
+    "a read scope for the full writeback payload": ({"requested_read_scope": ["full_writeback_payload"]}, "$.requested_read_scope[0]",
+                                                    "§7: a registration may not request the full writeback payload"),
+    "duplicate event kinds": ({"event_kinds": ["todo_completed", "todo_completed"]}, "$.event_kinds", None),
+    "no event kinds": ({"event_kinds": []}, "$.event_kinds", None),
 }
 _BAD_RE = "|".join(re.escape(k) for k in sorted(BAD_REGISTRATIONS, key=len, reverse=True))
 
@@ -112,19 +114,21 @@ _BAD_RE = "|".join(re.escape(k) for k in sorted(BAD_REGISTRATIONS, key=len, reve
 @given(parsers.re(rf'hook "(?P<hook_id>[a-z0-9_.]+)" is registered with (?P<flaw>{_BAD_RE})'))
 def bad_registration(world: World, hook_id: str, flaw: str) -> None:
     world.ensure_generic_kind()
-    change, path = BAD_REGISTRATIONS[flaw]
+    change, path, clause = BAD_REGISTRATIONS[flaw]
     change = dict(change)
     budget = change.pop("budget", None)
     reg = registration(hook_id, **change)
     if budget:
         reg["budget"] = {**reg["budget"], **budget}
     world.expected_rejection_path = path  # type: ignore[attr-defined]
+    world.expected_rejection_clause = clause  # type: ignore[attr-defined]
     world.install_registration(hook_id, reg)
 
 
 @given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is registered a second time'))
 def duplicate_registration(world: World, hook_id: str) -> None:
     world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
+    world.expected_rejection_clause = "§6: no duplicate identity"  # type: ignore[attr-defined]
     world.install_registration(hook_id, registration(hook_id))
 
 

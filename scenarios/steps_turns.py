@@ -8,7 +8,7 @@ from pytest_bdd import parsers, when
 from fakes._host import make_host_result
 from fakes._orchestrator import completion_output
 
-from ._expect import expect
+from ._expect import require
 from ._world import World
 
 
@@ -24,7 +24,7 @@ def commit_until_segment_closes(world: World) -> None:
         receipt = world.last.receipt or {}
         if receipt.get("event", {}).get("transition") == "segment_completed":
             return
-    expect(False, f"a completion to close the segment within {world.segment_size} Turns", "no segment closed")
+    require(False, f"a completion to close the segment within {world.segment_size} Turns", "no segment closed")
 
 
 @when(parsers.parse("the orchestrator commits {n:d} todo_completed writebacks"))
@@ -62,7 +62,7 @@ def _replay(world: World, n: int) -> None:
 @when("a second dispatcher delivers the same dispatch again")
 def redeliver(world: World) -> None:
     receipt = world.last_committed().receipt
-    world.outcomes.append(world.sut.redeliver(dict(receipt)))
+    world.dispatch_direct(dict(receipt), redeliver=True)
 
 
 @when("the host returns a completion without a lifecycle adapter")
@@ -85,14 +85,14 @@ def uncommitted_receipt(world: World, status: str) -> None:
     world.orch  # the orchestrator's seed fixes the identities
     from fakes._packets import source
 
-    world.outcomes.append(world.sut.dispatch(source(1, step_status=status)))
+    world.dispatch_direct(source(1, step_status=status))
 
 
 @when("a receipt that was never durably checkpointed is offered for dispatch")
 def undurable_receipt(world: World) -> None:
     from fakes._packets import source
 
-    world.outcomes.append(world.sut.dispatch(source(1, durable_checkpoint=False)))
+    world.dispatch_direct(source(1, durable_checkpoint=False))
 
 
 @when("a committed receipt carrying operator post_writeback_actions is dispatched")
@@ -100,7 +100,7 @@ def receipt_with_actions(world: World) -> None:
     from fakes._packets import source
 
     receipt = source(1, post_writeback_actions=[{"command": "make publish-report"}, {"command": "curl -X POST hook"}])
-    world.outcomes.append(world.sut.dispatch(receipt))
+    world.dispatch_direct(receipt)
 
 
 @when(parsers.re(r'the process crashes at "(?P<point>[a-z_.]+)" during a (?P<what>completion|replan) and restarts'))
@@ -141,14 +141,14 @@ _IDENTITY_VALUES = {
 def private_identity(world: World, value: str) -> None:
     from fakes._packets import source
 
-    world.outcomes.append(world.sut.dispatch(source(1, todo_id=_IDENTITY_VALUES[value](world))))
+    world.dispatch_direct(source(1, todo_id=_IDENTITY_VALUES[value](world)))
 
 
 @when("a committed receipt whose own receipt id is a credential is dispatched")
 def private_receipt_id(world: World) -> None:
     from fakes._packets import source
 
-    world.outcomes.append(world.sut.dispatch(source(1, receipt_id=world.private_values["credential"])))
+    world.dispatch_direct(source(1, receipt_id=world.private_values["credential"]))
 
 
 @when("the newest sidecar record is corrupted in storage")
@@ -163,14 +163,14 @@ def lower_ceiling(world: World) -> None:
 
 @when("something that is not a receipt at all is offered for dispatch")
 def not_a_receipt(world: World) -> None:
-    world.outcomes.append(world.sut.dispatch({"receipt": "done", "status": "ok"}))
+    world.dispatch_direct({"receipt": "done", "status": "ok"})
 
 
 @when(parsers.re(r"a committed receipt with an empty (?P<field>goal_id|agent_id|todo_id|turn_instance_id) is offered for dispatch"))
 def empty_identity(world: World, field: str) -> None:
     from fakes._packets import source
 
-    world.outcomes.append(world.sut.dispatch(source(1, **{field: ""})))
+    world.dispatch_direct(source(1, **{field: ""}))
 
 
 def _receipt_shapes() -> dict[str, object]:
@@ -185,4 +185,4 @@ def _receipt_shapes() -> dict[str, object]:
 
 @when(parsers.re(r"a receipt that is (?P<shape>a list|carrying a value that is not JSON|a completion carrying a replan transition) is offered for dispatch"))
 def malformed_receipt(world: World, shape: str) -> None:
-    world.outcomes.append(world.sut.dispatch(_receipt_shapes()[shape]))
+    world.dispatch_direct(_receipt_shapes()[shape])
