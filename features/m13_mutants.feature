@@ -1,7 +1,8 @@
 Feature: M13 — mutants of the boundary scanner: each kind of private value, and texts that are public
   Written for the mutants that survived the matrix (tests/mutation/survivors.md): every rule of the
-  public-boundary scan is met by a text it alone catches, and texts the reference reads as public are
-  recorded, so a scanner that misses a kind, or flags too much, fails a scenario.
+  public-boundary scan is met by a text it alone catches, on each of the scanner's lanes (bare ids,
+  dotted ids, prose), and texts the reference reads as public are recorded, so a scanner that misses a
+  kind, or flags too much, fails a scenario.
 
   @M13
   Scenario Outline: an intent whose detail carries a private value is rejected, naming what it found
@@ -45,6 +46,23 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
       | a link-local IPv6 address |
       | a full IPv6 address |
       | an internal host name |
+      | an internal host name in a sentence |
+      | a bare IPv4 address |
+      | a bare www address |
+      | a bare GitHub token in a dotted id |
+      | a bare AWS access key |
+      | a bare Google API key |
+      | a Slack token in a sentence |
+      | an API secret key in a sentence |
+      | a GitHub token in a sentence |
+      | a JSON web token in a sentence |
+      | a client secret assignment |
+      | a passphrase field with a symbol |
+      | a human line |
+      | an AI line |
+      | a system line |
+      | a tool role field |
+      | an end-of-turn marker |
       | a user line |
       | an assistant line |
       | a role field |
@@ -89,6 +107,12 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
       | and-or |
       | a timestamp |
       | a sentence naming a user |
+      | a call on a known domain beside a file name |
+      | a file named in prose |
+      | an exception class named in prose |
+      | a log level in prose |
+      | a dollar amount |
+      | a lowercase environment-like word |
 
   @M13
   Scenario Outline: an input whose Todo identity is a private value is never handed to the hook
@@ -113,3 +137,20 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
       | an environment expansion |
       | an ftp address |
       | a www address |
+
+  @M13
+  Scenario: the rejection of a leaking intent points at the field that carries the private value
+    Given the post-writeback phase is enabled
+    And hook "a.leaky" is installed and proposes an intent whose detail is the private sample "a posix path"
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.leaky" ends with failure code "result_contract_rejected"
+    And the rejection of hook "a.leaky" points at "$.intents[0].payload.detail"
+
+  @M13
+  Scenario: a private key in an intent's payload is rejected and withheld from the rejection's path
+    Given the post-writeback phase is enabled
+    And hook "a.leaky" is installed and proposes an intent whose payload has the private sample "an e-mail address" as a key
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.leaky" ends with failure code "result_contract_rejected"
+    And the rejection of hook "a.leaky" points at "$.intents[0].payload[?]"
+    And nothing the dispatcher recorded or reported carries a private value

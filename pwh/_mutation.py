@@ -113,7 +113,9 @@ def _run(args: argparse.Namespace) -> int:
     survivors_md = root / RESULTS_DIR / "survivors.md"
     previous = parse_survivors(survivors_md.read_text("utf-8")) if survivors_md.exists() else {}
     entries = survivor_entries(root, mutants, previous)
-    score = score_json(cfg, mutants, entries, partial=args.partial or any(m.status == "not checked" for m in mutants))
+    partial = args.partial or any(m.status == "not checked" for m in mutants)
+    selection = f"only the mutants named in {args.only}" if args.only else ("every mutant" if not partial else "a campaign stopped early")
+    score = score_json(cfg, mutants, entries, partial=partial, selection=selection)
     (root / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
     (root / RESULTS_DIR / "score.json").write_text(json.dumps(score, indent=2, sort_keys=True) + "\n", "utf-8")
     survivors_md.write_text(render_survivors(score, entries), "utf-8")
@@ -212,6 +214,8 @@ def survivor_entries(root: Path, mutants: list[Mutant], previous: dict[str, dict
     lines_by_file: dict[str, dict[str, int]] = {}
     entries: list[dict[str, str]] = []
     for m in mutants:
+        if m.status == "not checked" and m.name not in previous:
+            continue
         if m.status == "killed" and m.name not in previous:
             continue
         if m.path not in lines_by_file:
@@ -226,7 +230,10 @@ def survivor_entries(root: Path, mutants: list[Mutant], previous: dict[str, dict
     return entries
 
 
-def score_json(cfg: dict[str, Any], mutants: list[Mutant], entries: list[dict[str, str]], *, partial: bool) -> dict[str, Any]:
+def score_json(cfg: dict[str, Any], mutants: list[Mutant], entries: list[dict[str, str]], *, partial: bool,
+               selection: str = "every mutant") -> dict[str, Any]:
+    population = len(mutants)
+    mutants = [m for m in mutants if m.status != "not checked"]  # a partial or sampled run scores what ran
     total = len(mutants)
     by = {s: sum(1 for m in mutants if m.status == s) for s in {m.status for m in mutants}}
     equivalent = sum(1 for e in entries if e["status"] != "killed now" and e["verdict"].startswith("equivalent:"))
@@ -241,6 +248,8 @@ def score_json(cfg: dict[str, Any], mutants: list[Mutant], entries: list[dict[st
         "command": COMMAND,
         "modules": list(cfg.get("only_mutate", [])),
         "test_command": list(cfg.get("pytest_add_cli_args_test_selection", [])),
+        "population": population,
+        "selection": selection,
         "counts": {
             "total": total,
             "killed": killed,
@@ -264,7 +273,7 @@ def render_survivors(score: dict[str, Any], entries: list[dict[str, str]]) -> st
         "",
         f"Written by `{COMMAND}` (mutmut {score['version']}); classifications are kept across runs and edited by hand.",
         f"Score {score['score']:.4f} = killed {c['killed']} / (total {c['total']} − equivalent {c['equivalent']})"
-        + (" — PARTIAL: not every mutant ran" if score["partial"] else "") + ".",
+        + (f" — PARTIAL: {score['selection']}, {c['total']} of the {score['population']} mutants ran" if score["partial"] else "") + ".",
         "",
         "Each line: mutant — file:line — status now — the mutation — verdict, one of",
         "`killed by features/X.feature:LINE (scenario)`, `equivalent: why no test could tell it apart`,",

@@ -51,6 +51,23 @@ PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
     "a link-local IPv6 address": ("via fe80::1", "ip address"),
     "a full IPv6 address": ("via 2001:db8:0:0:0:0:0:1", "ip address"),
     "an internal host name": ("db.acme-widgets.internal", "hostname"),
+    "an internal host name in a sentence": ("connect to db.acme-widgets.internal now", "hostname"),
+    "a bare IPv4 address": ("10.1.2.3", "ip address"),
+    "a bare www address": ("www.acme-widgets.zz", "url"),
+    "a bare GitHub token in a dotted id": ("ghp_" + "a1" * 16 + ".x", "credential"),
+    "a bare AWS access key": ("AKIAABCDEFGHIJKLMNOP", "credential"),
+    "a bare Google API key": ("AIza" + "B1" * 17 + "c", "credential"),
+    "a Slack token in a sentence": ("use xoxb-1234567890abc now", "credential"),
+    "an API secret key in a sentence": ("use sk-abcdefghij0123456789 now", "credential"),
+    "a GitHub token in a sentence": ("use ghp_" + "a1" * 16 + " now", "credential"),
+    "a JSON web token in a sentence": ("use eyJhbGciOi.eyJzdWIiOi.c2ln now", "credential"),
+    "a client secret assignment": ("client_secret=abcdef", "credential"),
+    "a passphrase field with a symbol": ("passphrase: open-sesame!", "credential"),
+    "a human line": ("Human: hello there", "transcript"),
+    "an AI line": ("AI: hello there", "transcript"),
+    "a system line": ("System: be brief", "transcript"),
+    "a tool role field": ('{"role": "tool"}', "transcript"),
+    "an end-of-turn marker": ("done<|eot_id|>", "transcript"),
     "a user line": ("User: please run it", "transcript"),
     "an assistant line": ("Assistant: done", "transcript"),
     "a role field": ('{"role": "user"}', "transcript"),
@@ -90,6 +107,12 @@ CLEAN_SAMPLES: dict[str, str] = {
     "and-or": "and/or",
     "a timestamp": "2026-08-26T00:00:00Z",
     "a sentence naming a user": "the User guide",
+    "a call on a known domain beside a file name": "call x.com() on notes.txt",
+    "a file named in prose": 'the File "notes" is empty',
+    "an exception class named in prose": "a ValueError:bad",
+    "a log level in prose": "the ERROR count is zero",
+    "a dollar amount": "costs $ 5",
+    "a lowercase environment-like word": "my_var=1",
 }
 
 
@@ -149,3 +172,29 @@ def clean_sample_recorded(world: World, hook_id: str) -> None:
     expect(status == "proposed" and len(intents) == 1, f"hook {hook_id} proposed one intent, recorded",
            f"status {status}, failure code {getattr(outcome, 'failure_code', None)}, {len(intents)} intent(s)",
            profile="pwh reads these texts as public: none is a private value of §7")
+
+
+@given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose payload has the private sample "(?P<name>[^"]+)" as a key'))
+def hook_with_private_key(world: World, hook_id: str, name: str) -> None:
+    key = PRIVATE_SAMPLES[name][0]
+    world.ensure_generic_kind()
+    probe = HookProbe(hook_id, "proposes an intent whose payload has a private key")
+
+    def body(i: Mapping[str, Any], _c: Any) -> Any:
+        return proposed(intent_for(i, {"note_ref": "n", key: "x"}))
+
+    rejections = world.sut.install(registration(hook_id), world._producer(probe, body))
+    world.install_rejections[hook_id] = rejections
+    if not rejections:
+        world.hooks[hook_id] = probe
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
+           rfc="§6: a registration that passes every check is admitted")
+
+
+@then(parsers.re(rf'the rejection of hook {HOOK} points at "(?P<path>[^"]+)"'))
+def rejection_points_at(world: World, hook_id: str, path: str) -> None:
+    found = world.hook_outcomes(hook_id)
+    rejection = getattr(found[-1], "rejection", None) if found else None
+    seen = getattr(rejection, "path", None)
+    expect(seen == path, f"the rejection of hook {hook_id} points at {path}", f"it points at {seen!r}",
+           profile="the JSON path a rejection names (SPEC.md section 0: profile); a private key is withheld from it (§12 M13)")
