@@ -6,6 +6,7 @@ named (the feature files stay readable and need no escaping of pipes, quotes or 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pytest_bdd import parsers, then, when, given
@@ -198,3 +199,27 @@ def rejection_points_at(world: World, hook_id: str, path: str) -> None:
     seen = getattr(rejection, "path", None)
     expect(seen == path, f"the rejection of hook {hook_id} points at {path}", f"it points at {seen!r}",
            profile="the JSON path a rejection names (SPEC.md section 0: profile); a private key is withheld from it (§12 M13)")
+
+
+@given(parsers.re(rf'hook {HOOK} is installed and proposes one intent behind read-only views'))
+def hook_with_read_only_views(world: World, hook_id: str) -> None:
+    """A valid result whose objects are read-only views of plain dicts (what the dispatcher hands a
+    provider as its input): the same JSON to any reader, but not the exact types the one-pass
+    check takes, so the general path (contract, digest, boundary) decides it."""
+    world.ensure_generic_kind()
+    probe = HookProbe(hook_id, "proposes one intent behind read-only views")
+
+    def body(i: Mapping[str, Any], _c: Any) -> Any:
+        result = proposed(intent_for(i))
+        intent = result["intents"][0]
+        intent["payload"] = MappingProxyType(intent["payload"])
+        intent["budget"] = MappingProxyType(intent["budget"])
+        result["intents"] = (MappingProxyType(intent),)
+        return MappingProxyType(result)
+
+    rejections = world.sut.install(registration(hook_id), world._producer(probe, body))
+    world.install_rejections[hook_id] = rejections
+    if not rejections:
+        world.hooks[hook_id] = probe
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
+           rfc="§6: a registration that passes every check is admitted")
