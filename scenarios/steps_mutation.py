@@ -5,6 +5,8 @@ named (the feature files stay readable and need no escaping of pipes, quotes or 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -114,6 +116,7 @@ CLEAN_SAMPLES: dict[str, str] = {
     "a log level in prose": "the ERROR count is zero",
     "a dollar amount": "costs $ 5",
     "a lowercase environment-like word": "my_var=1",
+    "a sentence in French": "rapport d'été prêt",
 }
 
 
@@ -223,3 +226,33 @@ def hook_with_read_only_views(world: World, hook_id: str) -> None:
         world.hooks[hook_id] = probe
     expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
            rfc="§6: a registration that passes every check is admitted")
+
+
+def _reference_digest(prefix: str, fields: Mapping[str, Any]) -> str:
+    """The reference profile's identity recipe (SPEC.md section 3), computed here on its own: canonical
+    JSON (UTF-8, keys sorted, no insignificant whitespace), SHA-256, the prefix."""
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return prefix + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@then(parsers.re(rf"the dispatch identity of hook {HOOK} follows the reference profile's recipe"))
+def dispatch_identity_recipe(world: World, hook_id: str) -> None:
+    records = world.records_for(hook_id)
+    expect(bool(records), f"a sidecar record for hook {hook_id}", "none", rfc="§9, §12 M04: one record per dispatch identity")
+    for r in records:
+        wanted = _reference_digest("pwh_", {"receipt_id": r.get("source_receipt_id"), "hook_id": r.get("hook_id"),
+                                            "registration_schema_version": r.get("registration_schema_version"),
+                                            "event_kind": r.get("event_kind")})
+        expect(r.get("dispatch_id") == wanted, f"dispatch_id {wanted}", f"dispatch_id {r.get('dispatch_id')}",
+               profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)")
+
+
+@then(parsers.re(rf"the intent identity recorded for hook {HOOK} follows the reference profile's recipe"))
+def intent_identity_recipe(world: World, hook_id: str) -> None:
+    intents = [(r, i) for r in world.records_for(hook_id) for i in r.get("intents", [])]
+    expect(bool(intents), f"a recorded intent for hook {hook_id}", "none", rfc="§9, §12 M04: validated intents are journaled")
+    for r, i in intents:
+        wanted = _reference_digest("pwi_", {"dispatch_id": r.get("dispatch_id"), "intent_kind": i.get("intent_kind"),
+                                            "policy_version": i.get("policy_version"), "payload": i.get("payload")})
+        expect(i.get("intent_id") == wanted, f"intent_id {wanted}", f"intent_id {i.get('intent_id')}",
+               profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)")
