@@ -154,3 +154,11 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
     Then hook "a.leaky" ends with failure code "result_contract_rejected"
     And the rejection of hook "a.leaky" points at "$.intents[0].payload[?]"
     And nothing the dispatcher recorded or reported carries a private value
+
+  @M13
+  Scenario: the rejection of an unprovable input points at the field that would carry the private value
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When a committed receipt whose Todo identity is the private sample "a posix path" is dispatched
+    Then hook "a.reporter" ends with failure code "input_boundary_rejected"
+    And the rejection of hook "a.reporter" points at "$.source.todo_id"

@@ -256,3 +256,23 @@ def intent_identity_recipe(world: World, hook_id: str) -> None:
                                             "policy_version": i.get("policy_version"), "payload": i.get("payload")})
         expect(i.get("intent_id") == wanted, f"intent_id {wanted}", f"intent_id {i.get('intent_id')}",
                profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)")
+
+
+@when("a committed receipt whose effect differs from the active plan's effect is offered for dispatch")
+def effect_differs(world: World) -> None:
+    from fakes._packets import source
+
+    world.dispatch_direct(source(1, plan_effect_id="effect_of_another_plan"))
+
+
+@then("the refused dispatch still names receipt number 1 and its event kind")
+def refused_names_receipt(world: World) -> None:
+    from fakes._packets import source
+
+    offered = source(1)
+    outcome = world.outcomes[-1] if world.outcomes else None
+    seen = (getattr(outcome, "receipt_id", None), getattr(outcome, "event_kind", None), getattr(outcome, "admitted", None))
+    wanted = (offered["receipt_id"], offered["event_kind"], False)
+    expect(seen == wanted, f"the refusal names receipt {wanted[0]} ({wanted[1]}), admitted false",
+           f"receipt {seen[0]!r}, event kind {seen[1]!r}, admitted {seen[2]!r}",
+           profile="a refused dispatch's outcome names the receipt and event kind it refused (§5.1 only requires the refusal)")
