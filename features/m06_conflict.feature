@@ -29,3 +29,15 @@ Feature: M06 — same identity, different payload: the conflict is rejected and 
     Then hook "a.drifter" ends with failure code "intent_conflict"
     And hook "b.reporter" ends with status "proposed"
     And the sidecar journal holds 2 records
+
+  # The same canonical result (RFC §9): a result that differs only in its key order is a no-op,
+  # never a conflict.
+  @M06
+  Scenario: a second delivery with the same result in another key order is a no-op, not a conflict
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" proposes the same intent on every call, its keys in a different order each time
+    When the orchestrator commits a todo_completed writeback
+    And a second dispatcher delivers the same dispatch again
+    Then hook "a.reporter" was called 2 times
+    And hook "a.reporter" ends with status "proposed"
+    And the journal still holds the original intent for hook "a.reporter"

@@ -46,14 +46,14 @@ Feature: M13 — the public boundary: nothing private is recorded or reported
     Then nothing the dispatcher recorded or reported carries a private value
 
   @M13
-  Scenario: a receipt whose own id is a credential is refused before any hook runs or anything is journaled
+  Scenario: a receipt whose own id is a credential never reaches a hook, the journal or the outcome
     Given private values made by Faker are planted in the run
     And the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent
     When a committed receipt whose own receipt id is a credential is dispatched
-    Then the dispatch is not admitted, with code "source_rejected"
-    And hook "a.reporter" was never called
+    Then no hook was handed a planted private value
     And nothing the dispatcher recorded or reported carries a private value
+    And the dispatch is not admitted, with code "source_rejected"
 
   @M13
   Scenario Outline: an input whose boundary cannot be proven is never handed to the hook

@@ -18,6 +18,7 @@ from . import __version__
 from ._gate import GateError, locate, run_gate
 from ._packet import add_packet_commands
 from ._report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
+from ._sut_faults import is_user_interrupt, sigint_count, track_user_interrupts
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -32,19 +33,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_ERROR
+    track_user_interrupts()
+    since = sigint_count()
     try:
         return int(args.handler(args))
     except (UsageError, GateError) as exc:
         print(f"pwh: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if not is_user_interrupt(exc, since):  # raised by code pwh ran (an adapter), not a Ctrl-C
+            return _ended_by(exc)
         print("pwh: interrupted", file=sys.stderr)
         return 130
+    except (SystemExit, GeneratorExit) as exc:  # pwh's handlers return codes: this came from an adapter
+        return _ended_by(exc)
     except Exception as exc:  # a bug in pwh: one line for the user, the traceback on request
         if os.environ.get("PWH_DEBUG"):
             raise
         print(f"pwh: internal error ({type(exc).__name__}); rerun with PWH_DEBUG=1 to see where", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _ended_by(exc: BaseException) -> int:
+    """An adapter's SystemExit/KeyboardInterrupt must not end pwh quietly (exit 0) or pass for a
+    Ctrl-C (130): exit 2, naming the exception (where it was raised is named by the loaders)."""
+    print(f"pwh: error: the run was ended by {type(exc).__name__} raised inside it (by the SUT?); nothing more was judged",
+          file=sys.stderr)
+    return EXIT_ERROR
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -188,6 +203,9 @@ def _table(verdict: dict, rows: list[str] | None) -> str:
                          f"RFC {r['rfc']}, profile {r['profile']}")
     s = verdict["summary"]
     lines.append(f"verdict of these rows: RFC {s['verdict'].upper()}, profile {s['profile'].upper()}")
+    from ._report import detail_lines
+
+    lines += detail_lines(verdict)
     return "\n".join(lines) + "\n"
 
 

@@ -1,8 +1,11 @@
-"""Known divergences: every scenario an implementation failed or could not express, from a gate run.
+"""Known divergences: every scenario an implementation failed, could not express, or passed with
+a difference from pwh's own reading, from a gate run.
 
-``observed_divergences(verdict)`` turns a ``pwh gate --json`` verdict into one entry per failed
-or skipped scenario: its row, the rule the row stands for (``pwh._rules``), the scenario, the
-status, and what the implementation did (the gate's "seen" text, or the skip reason). The
+``observed_divergences(verdict)`` turns a ``pwh gate --json`` verdict into one entry per such
+scenario: its row, the rule the row stands for (``pwh._rules``), the scenario, the status —
+``fail`` (an RFC check failed: a real divergence from the documents), ``profile`` (every RFC check
+passed; only pwh's reading where the RFC is silent differs) or ``skip`` (not expressible) — and
+what the implementation did (the gate's "seen" text, the skip reason, or each profile divergence). The
 entries carry no timestamps, paths or line numbers and are sorted by row, scenario and
 parameters, so the same run always renders the same bytes: a committed file then shows, in a
 plain diff, what a new release of the implementation fixed or broke.
@@ -23,7 +26,7 @@ from typing import Any
 
 from ._rules import RULE_IDS, RULES_BY_ID
 
-SCHEMA_VERSION = "pwh_known_divergences_v0"
+SCHEMA_VERSION = "pwh_known_divergences_v1"
 _STATUS = {"failed": "fail", "skipped": "skip"}
 
 
@@ -31,7 +34,11 @@ def observed_divergences(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One entry per failed or skipped scenario of ``verdict``, in a stable order."""
     entries = []
     for scenario in verdict.get("scenarios", []):
+        if scenario.get("counts_for", "sut") != "sut":
+            continue  # a testbed self-check says nothing about the implementation
         status = _STATUS.get(scenario.get("outcome", ""))
+        if status is None and scenario.get("profile") == "divergence":
+            status = "profile"
         if status is None:
             continue
         row = next((t for t in scenario.get("tags", []) if t in RULES_BY_ID), "untagged")
@@ -43,8 +50,12 @@ def observed_divergences(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
             "status": status,
         }
         if status == "fail":
+            entry["clause"] = scenario.get("clause", "")
             entry["expected"] = scenario.get("expected", "")
             entry["loopx"] = scenario.get("seen", "")
+        elif status == "profile":
+            entry["loopx"] = "; ".join(f"expected {d['expected']}, saw {d['seen']}" for d in scenario.get("divergences", []))
+            entry["readings"] = sorted({d["reading"] for d in scenario.get("divergences", [])})
         else:
             entry["loopx"] = scenario.get("reason", "")
         entries.append(entry)
@@ -58,7 +69,7 @@ def _order(entry: Mapping[str, Any]) -> tuple[int, str, str]:
 
 def render(divergences: Sequence[Mapping[str, Any]], *, sut: str, sut_version: str) -> str:
     """The committed file's text: deterministic JSON, one trailing newline."""
-    counts = {s: sum(1 for d in divergences if d["status"] == s) for s in ("fail", "skip")}
+    counts = {s: sum(1 for d in divergences if d["status"] == s) for s in ("fail", "profile", "skip")}
     document = {
         "schema_version": SCHEMA_VERSION,
         "sut": sut,

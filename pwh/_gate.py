@@ -19,7 +19,7 @@ from typing import Any
 from . import __version__
 from ._rules import RULE_IDS, RULES, RULES_BY_ID
 
-VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v0"
+VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v1"
 
 # The reference modules whose coverage by the matrix alone is measured (issue: contracts,
 # identity, journal, dispatcher).
@@ -207,6 +207,8 @@ def run_gate(
 ) -> GateRun:
     """Run the matrix against ``sut`` in a child pytest process and collect its results."""
     feature_dir, bindings = locate(features)
+    from ._preflight import refuse_bad_matrix  # exit 2 before any scenario: a matrix `pwh scenarios check` rejects
+    refuse_bad_matrix(feature_dir)
     _check_sut_loads(sut)
     root = project_root()
     with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=_fast_tmp()) as tmp:
@@ -239,18 +241,18 @@ def run_gate(
 
 def _check_sut_loads(sut: str) -> None:
     """Fail fast, with the adapter's own reason, when the SUT cannot even be constructed (a
-    missing extra, a typo in module:factory), instead of failing every scenario the same way."""
-    from ._sut import SUTLoadError, load_sut
+    missing extra, a typo in module:factory), instead of failing every scenario the same way.
+    ``load_sut`` and ``close_sut`` turn anything the adapter raises, ``SystemExit`` included,
+    into a ``SUTLoadError`` naming it and the adapter's file:line."""
+    from ._sut import SUTLoadError, close_sut, load_sut
 
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
     try:
-        load_sut(sut).close()
+        close_sut(load_sut(sut), sut)
     except SUTLoadError as exc:
         raise GateError(str(exc)) from None
-    except Exception as exc:  # the adapter itself failed to start
-        raise GateError(f"the SUT {sut!r} could not be started ({type(exc).__name__})") from None
 
 
 def _fast_tmp() -> str | None:
@@ -275,7 +277,7 @@ def _coverage_summary(data_file: Path, root: Path) -> dict[str, Any]:
     total_branches = covered_branches = 0
     for rel in COVERED_MODULES:
         path = str(root / rel)
-        analysis = cov._analyze(path)  # noqa: SLF001 - coverage's public API lacks per-branch counts
+        analysis = cov._analyze(path)
         numbers = analysis.numbers
         missing_branches = sorted(f"{a}->{b}" for a, bs in analysis.missing_branch_arcs().items() for b in bs)
         modules[rel] = {

@@ -105,6 +105,7 @@ class _Provider:
                 f"hook {hook_id} given up on at its {limit_ms} ms timeout (producer_timed_out)",
                 f"loopx {loopx_version()} was still waiting for hook {hook_id} {watched} ms after calling it "
                 f"({row('registration.budget.timeout_ms').note})",
+                clause="§10: core enforces each hook's wall time",
             ))
         if "error" in box:
             raise box["error"]

@@ -404,10 +404,11 @@ class LoopxDivergence(AssertionError):
     """LoopX cannot take the harness's case without hiding how it differs; the scenario fails with
     this ``expected``/``seen`` pair (the gate report quotes them)."""
 
-    def __init__(self, expected: str, seen: str) -> None:
+    def __init__(self, expected: str, seen: str, clause: str = "") -> None:
         super().__init__(f"expected: {expected}\nseen: {seen}")
         self.expected = expected
         self.seen = seen
+        self.clause = clause  # the RFC clause LoopX's answer breaks, when the divergence is normative
 
 
 class StopDispatch(BaseException):

@@ -83,8 +83,9 @@ class BuildResult:
 
     out_dir: Path
     manifest: dict[str, Any]
-    verdicts: dict[str, str]  # SUT -> pass / fail / skip
+    verdicts: dict[str, str]  # SUT -> the RFC verdict: pass / fail / incomplete
     tar_path: Path | None = None
+    profiles: dict[str, str] = field(default_factory=dict)  # SUT -> the profile verdict
 
     @property
     def files(self) -> list[str]:
@@ -169,6 +170,7 @@ def build_packet(
     files["rules.json"] = _json_bytes(rules_document())
     _stop_on_leaks(files, scanner)  # before the gate runs: a planted secret fails fast
     verdicts: dict[str, str] = {}
+    profiles: dict[str, str] = {}
     for sut, name in dirs.items():
         try:
             run = gate(sut, features=str(feature_dir), progress=False)
@@ -185,7 +187,8 @@ def build_packet(
         files[f"results/{name}/report.md"] = markdown_report(verdict).encode("utf-8")
         files[f"results/{name}/report.html"] = html_report(verdict).encode("utf-8")
         verdicts[sut] = verdict["summary"]["verdict"]
-    files["README.md"] = consumer_readme(dirs, verdicts).encode("utf-8")
+        profiles[sut] = verdict["summary"]["profile"]
+    files["README.md"] = consumer_readme(dirs, verdicts, profiles).encode("utf-8")
 
     manifest = _manifest(files)
     bad = schema_rejections(validator("packet_manifest"), manifest, "invalid")
@@ -194,7 +197,7 @@ def build_packet(
     files[MANIFEST] = _json_bytes(manifest)
     _stop_on_leaks(files, scanner)
     _write(out_dir, files, tar)
-    return BuildResult(out_dir, manifest, verdicts, tar)
+    return BuildResult(out_dir, manifest, verdicts, tar, profiles)
 
 
 def rules_document() -> dict[str, Any]:
@@ -402,9 +405,11 @@ def tar_bytes(files: dict[str, bytes]) -> bytes:
     return raw.getvalue()
 
 
-def consumer_readme(dirs: dict[str, str], verdicts: dict[str, str]) -> str:
+def consumer_readme(dirs: dict[str, str], verdicts: dict[str, str], profiles: dict[str, str] | None = None) -> str:
     """The packet's own README: what it is and how to judge another implementation with it."""
-    rows = "\n".join(f"| `{sut}` | `results/{name}/` | {verdicts[sut].upper()} |" for sut, name in dirs.items())
+    profiles = profiles or {}
+    rows = "\n".join(f"| `{sut}` | `results/{name}/` | {verdicts[sut].upper()} | {profiles.get(sut, '?').upper()} |"
+                     for sut, name in dirs.items())
     baseline = dirs.get("reference", next(iter(dirs.values())))
     return f"""# Public test packet — Post-Writeback Capability Hooks v0
 
@@ -425,8 +430,14 @@ one adapter. It was built by pwh {__version__}; `manifest.json` names the source
   `junit.xml`, `cucumber.json`, `report.md`, `report.html`.
 - `manifest.json` — the SHA-256 and size of every other file.
 
-| SUT | results | verdict |
-|---|---|---|
+Two verdicts from one run: the **RFC** verdict counts only checks a clause of the RFC or seed 003
+requires (it decides conformance); the **profile** verdict adds pwh's own readings where the
+documents are silent (exact code names, JSON paths, …), so `divergence` there means "conforms, but
+differs from the reference profile". Scenarios that only exercised pwh's fakes are testbed
+self-checks, reported apart and never counted for an implementation.
+
+| SUT | results | RFC verdict | profile verdict |
+|---|---|---|---|
 {rows}
 
 ## Judging another implementation
@@ -443,10 +454,12 @@ one adapter. It was built by pwh {__version__}; `manifest.json` names the source
    pwh gate --features PACKET/features --sut yourmodule:factory --json verdict.json --report report.md
    ```
 
-4. Compare `verdict.json` row by row with `results/{baseline}/verdict.json`. A row passes only
-   when all its scenarios pass, and is skipped (with the reason) when the adapter raised
-   `Unsupported`. Exit code 0: no row failed (add `--strict` to fail on a skipped row too);
-   1: a row failed; 2: the gate could not run.
+4. Compare `verdict.json` row by row with `results/{baseline}/verdict.json`: each row and
+   scenario carries `rfc` and `profile`. A row passes the RFC when every scenario that reached
+   your implementation passes its RFC checks, and is skipped (with the reason) when the adapter
+   raised `Unsupported`. Exit code 0: RFC pass (add `--fail-on-profile` to fail on a profile
+   divergence too); 1: an RFC failure; 2: the gate could not run, or pwh's own self-checks failed;
+   3: incomplete (a row skipped; `--strict` makes it 1).
 
 ## Checking that this packet is intact
 
@@ -653,7 +666,7 @@ def _build_command(args: argparse.Namespace) -> int:
         print(f"pwh: error: {exc}", file=sys.stderr)
         return EXIT_NOT_A_PACKET
     for sut, verdict in result.verdicts.items():
-        print(f"  {sut}: {verdict.upper()}")
+        print(f"  {sut}: RFC {verdict.upper()}, profile {result.profiles.get(sut, '?').upper()}")
     where = f" and {_shown(result.tar_path)}" if result.tar_path else ""
     print(f"pwh packet build: wrote {len(result.files)} files to {_shown(result.out_dir)}{where}")
     # Other SUTs' failures are what the packet publishes (LoopX's divergences); the reference's

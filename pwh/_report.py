@@ -35,15 +35,23 @@ def verdict_table(verdict: dict[str, Any], *, failures: bool = True) -> str:
     if "coverage" in verdict:
         lines.append(f"branch coverage of the reference by the matrix alone: {verdict['coverage']['branch_percent']}%")
     if failures:
-        for failed in _failures(verdict):
-            lines.append(f"  RFC FAIL  {_where(failed)}: {_one_line(failed)}")
-        for x in _divergent(verdict):
-            for d in x["divergences"]:
-                lines.append(f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}"
-                             .replace("\n", " "))
-        for x in _skipped(verdict):
-            lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
+        lines += detail_lines(verdict)
     return "\n".join(lines) + "\n"
+
+
+def detail_lines(verdict: dict[str, Any]) -> list[str]:
+    """Each RFC failure, testbed self-check failure, profile divergence and skip, by file:line."""
+    lines = []
+    for failed in _failures(verdict):
+        kind = "RFC FAIL " if failed.get("counts_for", "sut") == "sut" else "SELF FAIL"
+        lines.append(f"  {kind} {_where(failed)}: {_one_line(failed)}")
+    for x in _divergent(verdict):
+        for d in x["divergences"]:
+            lines.append(f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}"
+                         .replace("\n", " "))
+    for x in _skipped(verdict):
+        lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
+    return lines
 
 
 def summary_lines(verdict: dict[str, Any]) -> list[str]:
@@ -92,37 +100,63 @@ def verdict_json(verdict: dict[str, Any]) -> str:
 
 
 def junit_xml(verdict: dict[str, Any]) -> str:
-    """One testsuite per row; one testcase per scenario (classname = row id)."""
+    """One testsuite per row with the scenarios that counted for the SUT (classname = row id),
+    and one ``testbed self-checks`` suite for those that judged pwh's fakes only. A testcase
+    fails on an RFC failure; a profile divergence is a property and a line of system-out."""
     out = ['<?xml version="1.0" encoding="utf-8"?>']
     s = verdict["summary"]
+    sut = [x for x in verdict["scenarios"] if x.get("counts_for", "sut") == "sut"]
+    own = [x for x in verdict["scenarios"] if x.get("counts_for") == "testbed"]
     failures = sum(1 for x in verdict["scenarios"] if x.get("outcome") == "failed")
     skipped = sum(1 for x in verdict["scenarios"] if x.get("outcome") == "skipped")
     out.append(
         f'<testsuites name={quoteattr("pwh gate: " + verdict["sut"])} tests="{s["scenarios"]}" '
         f'failures="{failures}" skipped="{skipped}" errors="0">'
     )
+    out.append("  <properties>")
+    out.append(f'    <property name="rfc" value={quoteattr(s["verdict"])}/>')
+    out.append(f'    <property name="profile" value={quoteattr(s["profile"])}/>')
+    out.append("  </properties>")
     for rule in _rules(verdict):
-        mine = [x for x in verdict["scenarios"] if rule.id in x.get("tags", [])]
-        f = sum(1 for x in mine if x.get("outcome") == "failed")
-        k = sum(1 for x in mine if x.get("outcome") == "skipped")
-        out.append(f'  <testsuite name={quoteattr(rule.id)} tests="{len(mine)}" failures="{f}" skipped="{k}" errors="0">')
-        for x in mine:
-            name = x.get("scenario", x["id"]) + (f" [{x['params']}]" if x.get("params") else "")
-            out.append(f'    <testcase classname={quoteattr(rule.id)} name={quoteattr(name)} file={quoteattr(x.get("feature", ""))} line="{x.get("line", 0)}">')
-            if x.get("outcome") == "failed":
-                out.append(f"      <failure message={quoteattr(_one_line(x))}>{escape(x.get('failed_step', ''))}</failure>")
-            elif x.get("outcome") == "skipped":
-                out.append(f"      <skipped message={quoteattr(x.get('reason', 'skipped'))}/>")
-            out.append("    </testcase>")
-        if not mine:
-            out.append(f'    <testcase classname={quoteattr(rule.id)} name="(no scenario)"><failure message="the row has no scenario"/></testcase>')
-        out.append("  </testsuite>")
+        mine = [x for x in sut if rule.id in x.get("tags", [])]
+        row = verdict["rows"][rule.id]
+        out += _junit_suite(rule.id, mine, row)
+    if own:
+        out += _junit_suite("testbed self-checks", own, None)
     out.append("</testsuites>")
     return "\n".join(out) + "\n"
 
 
+def _junit_suite(name: str, cases: list[dict[str, Any]], row: dict[str, Any] | None) -> list[str]:
+    f = sum(1 for x in cases if x.get("outcome") == "failed")
+    k = sum(1 for x in cases if x.get("outcome") == "skipped")
+    out = [f'  <testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{f}" skipped="{k}" errors="0">']
+    if row is not None:
+        out += ["    <properties>", f'      <property name="rfc" value={quoteattr(row["rfc"])}/>',
+                f'      <property name="profile" value={quoteattr(row["profile"])}/>', "    </properties>"]
+    for x in cases:
+        classname = name if row is not None else ",".join(x.get("tags", [])) + ".self-check"
+        title = x.get("scenario", x["id"]) + (f" [{x['params']}]" if x.get("params") else "")
+        out.append(f'    <testcase classname={quoteattr(classname)} name={quoteattr(title)} file={quoteattr(x.get("feature", ""))} line="{x.get("line", 0)}">')
+        if x.get("outcome") == "failed":
+            out.append(f"      <failure message={quoteattr(_one_line(x))}>{escape(x.get('failed_step', ''))}</failure>")
+        elif x.get("outcome") == "skipped":
+            out.append(f"      <skipped message={quoteattr(x.get('reason', 'skipped'))}/>")
+        if x.get("divergences"):
+            out.append('      <properties><property name="profile" value="divergence"/></properties>')
+            text = "\n".join(f"profile divergence: expected {d['expected']}, saw {d['seen']} ({d['reading']})" for d in x["divergences"])
+            out.append(f"      <system-out>{escape(text)}</system-out>")
+        out.append("    </testcase>")
+    if row is not None and row["scenarios"] == 0:
+        out.append(f'    <testcase classname={quoteattr(name)} name="(no scenario)"><failure message="the row has no scenario"/></testcase>')
+    out.append("  </testsuite>")
+    return out
+
+
 def cucumber_json(verdict: dict[str, Any], steps: dict[str, list[dict[str, Any]]]) -> str:
-    """Cucumber JSON (the format CI dashboards read): features → scenarios → steps, with tags."""
+    """Cucumber JSON (the format CI dashboards read): features → scenarios → steps, with tags. A
+    skipped scenario's steps are ``skipped`` (the step that found the case inexpressible carries
+    the reason); the two verdicts and any profile divergence are in the scenario's description."""
     features: dict[str, dict[str, Any]] = {}
     for x in verdict["scenarios"]:
         uri = x.get("feature", "unknown.feature")
@@ -130,15 +164,25 @@ def cucumber_json(verdict: dict[str, Any], steps: dict[str, list[dict[str, Any]]
             uri, {"uri": uri, "id": uri.rsplit("/", 1)[-1].removesuffix(".feature"), "keyword": "Feature",
                   "name": x.get("feature_name", uri), "line": 1, "description": "", "tags": [], "elements": []}
         )
+        skipped = x.get("outcome") == "skipped"
         element_steps = []
         for step in steps.get(x["id"], []):
             result: dict[str, Any] = {"status": step["status"]}
-            if step["status"] == "failed":
+            if skipped and step["status"] != "passed":
+                result["status"] = "skipped"
+                if step["status"] == "failed":
+                    result["error_message"] = x.get("reason", "skipped")
+            elif step["status"] == "failed":
                 result["error_message"] = _one_line(x)
             element_steps.append({"keyword": step["keyword"] + " ", "name": step["name"], "line": step["line"], "result": result})
+        description = x.get("params", "")
+        judged = f"RFC {x.get('rfc', '?')}, profile {x.get('profile', '?')}, counts for {x.get('counts_for', 'sut')}"
+        notes = [judged] + [f"profile divergence: expected {d['expected']}, saw {d['seen']}" for d in x.get("divergences", [])]
+        if skipped:
+            notes.append(f"skipped: {x.get('reason', '')}")
         feature["elements"].append(
             {"keyword": "Scenario", "id": x["id"], "name": x.get("scenario", x["id"]), "line": x.get("line", 0),
-             "description": x.get("params", ""), "type": "scenario",
+             "description": "\n".join(filter(None, [description, *notes])), "type": "scenario",
              "tags": [{"name": "@" + t, "line": max(0, x.get("line", 1) - 1)} for t in x.get("tags", [])],
              "steps": element_steps}
         )
@@ -147,21 +191,29 @@ def cucumber_json(verdict: dict[str, Any], steps: dict[str, list[dict[str, Any]]
 
 def markdown_report(verdict: dict[str, Any]) -> str:
     s = verdict["summary"]
+    selected = f" Rows run: {', '.join(verdict['selected_rows'])} only." if verdict.get("selected_rows") else ""
     out = [
         f"# pwh gate report — {verdict['sut']}",
         "",
         f"RFC *Provider-Neutral Post-Writeback Capability Hooks v0*, Slice 2 validation matrix and seed-003 rules. "
-        f"pwh {verdict['pwh_version']}. Verdict: **{s['verdict'].upper()}** "
-        f"({s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped; {s['scenarios']} scenarios).",
+        f"pwh {verdict['pwh_version']}.{selected}",
         "",
-        "| row | case | required outcome | scenarios | passed | failed | skipped | status |",
-        "|---|---|---|---:|---:|---:|---:|---|",
+        f"**RFC verdict: {VERDICT_WORD[s['verdict']]}** · profile: {VERDICT_WORD[s['profile']]} "
+        f"({s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped, {s['self_check_rows']} testbed only; "
+        f"{s['scenarios']} scenarios, {s['sut_scenarios']} of them judged the SUT, {s['divergences']} differ from pwh's reading only).",
+        "",
+        "The RFC verdict comes from checks a clause of the RFC or seed 003 requires; the profile verdict adds pwh's own "
+        "readings where the documents are silent (exact code names, JSON paths, …). A scenario that only exercised pwh's "
+        "fakes is a testbed self-check, listed apart and never counted as a pass of the SUT.",
+        "",
+        "| row | case | required outcome | scenarios | passed | failed | skipped | self-checks | RFC | profile |",
+        "|---|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for rule in _rules(verdict):
         r = verdict["rows"][rule.id]
         out.append(
             f"| [{rule.id}](#{rule.id.lower()}) | {_md(rule.case)} | {_md(rule.required)} | {r['scenarios']} | "
-            f"{r['passed']} | {r['failed']} | {r['skipped']} | {STATUS_MARK[r['status']]} |"
+            f"{r['passed']} | {r['failed']} | {r['skipped']} | {r['self_checks']['scenarios']} | {STATUS_MARK[r['rfc']]} | {STATUS_MARK[r['profile']]} |"
         )
     if "coverage" in verdict:
         out += ["", _coverage_md(verdict["coverage"])]
@@ -173,14 +225,27 @@ def markdown_report(verdict: dict[str, Any]) -> str:
         for x in mine:
             where = f"`{x.get('feature', '?')}:{x.get('line', '?')}`"
             params = f" [{_md(x['params'])}]" if x.get("params") else ""
-            out.append(f"- {STATUS_MARK.get(_status(x), '?')} — {_md(x.get('scenario', x['id']))}{params} ({where})")
+            mark = _scenario_mark(x)
+            out.append(f"- {mark} — {_md(x.get('scenario', x['id']))}{params} ({where})")
             if x.get("outcome") == "failed":
                 out.append(f"  - at: {_md(x.get('failed_step', '?'))}")
+                if x.get("clause"):
+                    out.append(f"  - clause: {_md(x['clause'])}")
                 out.append(f"  - expected: {_md(x.get('expected', '?'))}")
                 out.append(f"  - seen: {_md(x.get('seen', '?'))}")
             elif x.get("outcome") == "skipped":
                 out.append(f"  - skipped: {_md(x.get('reason', ''))}")
+            for d in x.get("divergences", []):
+                out.append(f"  - profile divergence: expected {_md(d['expected'])}, saw {_md(d['seen'])} ({_md(d['reading'])})")
     return "\n".join(out) + "\n"
+
+
+def _scenario_mark(x: dict[str, Any]) -> str:
+    if x.get("counts_for") == "testbed":
+        return "self-check " + {"pass": "pass", "fail": "FAIL", "skip": "skip"}.get(x.get("rfc", ""), "?")
+    if x.get("profile") == "divergence":
+        return "RFC pass, profile divergence"
+    return STATUS_MARK.get(_status(x), "?")
 
 
 def _coverage_md(cov: dict[str, Any]) -> str:

@@ -24,7 +24,9 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.message}"
+        """``file:line: message``; a problem of no one line (a row without scenarios) is
+        ``features/: message``."""
+        return f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}"
 
 
 @dataclass
@@ -61,14 +63,13 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
     per_rule = {r: 0 for r in RULE_IDS}
     files = sorted(features_dir.rglob("*.feature"))
     if not files:
-        problems.append(Problem(_rel(features_dir, root), 0, "no .feature files"))
+        problems.append(Problem(_rel(features_dir, root) + "/", 0, "no .feature files"))
     for path in files:
         shown = _rel(path, root)
         try:
             feature = FeatureParser(str(path.parent), path.name).parse()
-        except Exception as exc:  # the gherkin parser's own error names the line
-            line = getattr(getattr(exc, "location", None), "get", lambda *_: 0)("line", 0) if hasattr(exc, "location") else 0
-            problems.append(Problem(shown, int(line or 0), f"does not parse as Gherkin ({type(exc).__name__})"))
+        except Exception as exc:  # noqa: BLE001 - any parse failure is this file's problem, named by line
+            problems += parse_problems(shown, exc)
             continue
         for template in feature.scenarios.values():
             tags = set(template.tags) | set(feature.tags)
@@ -78,7 +79,8 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
                 what = "no row or rule tag" if not known else f"{len(known)} row tags ({', '.join(known)})"
                 problems.append(Problem(shown, template.line_number, f"scenario {template.name!r} has {what}; it needs exactly one"))
             for tag in unknown:
-                problems.append(Problem(shown, template.line_number, f"unknown tag @{tag} (known: M01–M13, PRV-1, HST-1…HST-6, REC-1, FT-1…FT-7)"))
+                hint = f"tags are case-sensitive: @{tag.upper()}?" if tag.upper() in RULE_IDS else "known: M01–M13, PRV-1, HST-1…HST-6, REC-1, FT-1…FT-7"
+                problems.append(Problem(shown, template.line_number, f"unknown tag @{tag} ({hint})"))
             contexts = [c for ex in template.examples for c in ex.as_contexts()] or [{}]
             for context in contexts:
                 scenario = template.render(context)
@@ -89,8 +91,35 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
                 per_rule[known[0]] += len(contexts)
     for rule, count in per_rule.items():
         if count == 0:
-            problems.append(Problem(_rel(features_dir, root), 0, f"row {rule} has no scenario"))
+            problems.append(Problem(_rel(features_dir, root) + "/", 0, f"row {rule} has no scenario"))
     return sorted(set(problems)), per_rule
+
+
+def parse_problems(shown: str, exc: Exception) -> list[Problem]:
+    """One problem per error the Gherkin parser reported, at its line, with the parser's own
+    ``(line:col): message``; pytest-bdd's own errors (a step out of place) at their line."""
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None) or ([cause] if hasattr(cause, "location") else [])
+    found = []
+    for error in errors:
+        location = getattr(error, "location", None) or {}
+        found.append(Problem(shown, int(location.get("line") or 0), f"Gherkin syntax error {_public(str(error))}"))
+    if found:
+        return found
+    line, text = getattr(exc, "line", 0), getattr(exc, "message", None)
+    if isinstance(line, int) and isinstance(text, str):  # pytest-bdd's GherkinParseError
+        return [Problem(shown, line, f"does not parse as Gherkin: {_public(text)}")]
+    if isinstance(exc, UnicodeDecodeError):
+        return [Problem(shown, 0, "cannot be read: not UTF-8")]
+    return [Problem(shown, 0, f"does not parse as Gherkin ({type(exc).__name__})")]
+
+
+def _public(text: str) -> str:
+    """The parser's message on one line; withheld if it quotes a private value from the file."""
+    from ._boundary import BoundaryScanner
+
+    text = " ".join(text.split())[:300]
+    return "(message withheld: it would quote a private value)" if BoundaryScanner().scan_value(text) else text
 
 
 def _rel(path: Path, root: Path) -> str:

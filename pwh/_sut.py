@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 from ._codes import Rejection
 from ._outcome import DispatchOutcome
 from ._profile import Profile
+from ._sut_faults import adapter_location, describe, is_user_interrupt, module_roots, sigint_count, track_user_interrupts
 
 Producer = Callable[[Mapping[str, Any]], Any]
 
@@ -101,21 +102,71 @@ BUILTIN_SUTS: dict[str, str] = {
 
 
 def load_sut(spec: str, **options: Any) -> SUT:
-    """Make an adapter from a built-in name or ``module:factory``."""
+    """Make an adapter from a built-in name or ``module:factory``.
+
+    Whatever the adapter raises at import or construction, ``SystemExit`` and its own
+    ``KeyboardInterrupt`` included, becomes a :class:`SUTLoadError` naming the exception and the
+    adapter's file:line: an adapter must not end pwh quietly having judged nothing. The user's
+    Ctrl-C stays a ``KeyboardInterrupt``. A factory that does not take ``options`` still raises
+    ``TypeError`` (callers probe which options an adapter takes).
+    """
     target = BUILTIN_SUTS.get(spec, spec)
     if ":" not in target:
         known = ", ".join(sorted(BUILTIN_SUTS))
         raise SUTLoadError(f"unknown SUT {spec!r}: use one of {known}, or module:factory")
     module_name, _, attr = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SUTLoadError(f"cannot import {module_name!r} for SUT {spec!r} ({type(exc).__name__})") from None
+    track_user_interrupts()
+    module = _import_adapter(spec, module_name)
     factory = getattr(module, attr, None)
     if factory is None or not callable(factory):
         raise SUTLoadError(f"{module_name!r} has no callable {attr!r}")
-    sut = factory(**options)
+    sut = _construct(spec, module_name, factory, options)
     missing = [m for m in ("install", "dispatch", "journal_records", "close") if not hasattr(sut, m)]
     if missing:
         raise SUTLoadError(f"{spec!r} is not a SUT adapter: missing {', '.join(missing)}")
     return sut
+
+
+def close_sut(sut: SUT, spec: str) -> None:
+    """``sut.close()``, with anything it raises (``BaseException`` included) a :class:`SUTLoadError`."""
+    since = sigint_count()
+    try:
+        sut.close()
+    except BaseException as exc:
+        if is_user_interrupt(exc, since):
+            raise
+        raise _fault(spec, "close", exc, BUILTIN_SUTS.get(spec, spec).partition(":")[0]) from None
+
+
+def _import_adapter(spec: str, module_name: str) -> Any:
+    since = sigint_count()
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+            raise SUTLoadError(f"cannot import {module_name!r} for SUT {spec!r} (ModuleNotFoundError)") from None
+        raise _fault(spec, "import", exc, module_name) from None
+    except BaseException as exc:
+        if is_user_interrupt(exc, since):
+            raise
+        raise _fault(spec, "import", exc, module_name) from None
+
+
+def _construct(spec: str, module_name: str, factory: Callable[..., Any], options: Mapping[str, Any]) -> Any:
+    since = sigint_count()
+    try:
+        return factory(**options)
+    except TypeError as exc:
+        # No frame below this call: the arguments did not bind (the factory takes no such option).
+        if options and exc.__traceback__ is not None and exc.__traceback__.tb_next is None:
+            raise
+        raise _fault(spec, "construction", exc, module_name) from None
+    except BaseException as exc:
+        if is_user_interrupt(exc, since):
+            raise
+        raise _fault(spec, "construction", exc, module_name) from None
+
+
+def _fault(spec: str, when: str, exc: BaseException, module_name: str) -> SUTLoadError:
+    where = adapter_location(exc, module_roots(module_name), module_name)
+    return SUTLoadError(f"the SUT {spec!r} failed at {when}: {describe(exc, where)}")

@@ -29,7 +29,7 @@ from pwh._sut import Unsupported
 from ._behaviours import BEHAVIOURS, CallContext
 from ._expect import Ledger, pop_ledger, push_ledger
 
-_ACTIVE: list["World"] = []
+_ACTIVE: list[World] = []
 
 
 def active_sinks() -> list[FakeSink]:

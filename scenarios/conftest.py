@@ -12,6 +12,7 @@ import pytest
 from fakes._network import refuse_outbound
 from pwh._rules import RULES
 from pwh._sut import Unsupported, load_sut
+from pwh._sut_guard import AdapterGuard, guarded_close
 
 from ._world import World
 from .steps_checks import *  # noqa: F401,F403
@@ -19,12 +20,14 @@ from .steps_models import *  # noqa: F401,F403
 from .steps_mutation import *  # noqa: F401,F403
 from .steps_seed003 import *  # noqa: F401,F403
 from .steps_setup import *  # noqa: F401,F403
+from .steps_teeth import *  # noqa: F401,F403
 from .steps_turns import *  # noqa: F401,F403
 
 SUT_ENV = "PWH_SUT"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    AdapterGuard.install(config)  # an adapter's SystemExit or KeyboardInterrupt fails its scenario, not the run
     for rule in RULES:
         config.addinivalue_line("markers", f"{rule.id}: {rule.case}")
 
@@ -53,7 +56,7 @@ def world(request: pytest.FixtureRequest, sut_name: str, tmp_path: Path, guard: 
     try:
         yield w
     finally:
-        w.close()
+        guarded_close(w.close)
         request.node.user_properties.append(("pwh", w.judgement()))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-
 from pytest_bdd import parsers, then
 
 from pwh._boundary import BoundaryScanner
@@ -367,7 +366,8 @@ def scheduler_none(world: World) -> None:
 def trigger_decision(world: World, due: str, reason: str) -> None:
     decisions = world.reducer.decisions() if world.reducer else []
     clause = "§8: the capability's trigger reducer owns the promotion decision"
-    expect(len(decisions) == 1, "exactly one trigger decision", f"{len(decisions)}", rfc=clause, about="testbed")
+    # How many decisions there are follows from what the SUT recorded: a check of the SUT.
+    expect(len(decisions) == 1, "exactly one trigger decision", f"{len(decisions)}", rfc="§12 M10/M11: one trigger-evaluation intent")
     if len(decisions) != 1:
         return
     d = decisions[0]
@@ -379,7 +379,9 @@ def trigger_decision(world: World, due: str, reason: str) -> None:
 def admission_verdict(world: World, verdict: str, code: str | None) -> None:
     decisions = world.admission.decisions
     clause = "§1, §8: a separate governed executor re-admits every intent"
-    expect(len(decisions) == 1, "one admission decision", f"{len(decisions)}", rfc=clause, about="testbed")
+    # Whether an intent reached the admission at all follows from what the SUT recorded.
+    expect(len(decisions) == 1, "one admission decision on the recorded intent", f"{len(decisions)}",
+           rfc="§6, §8, §12 M09: an intent requesting a scope is recorded as a proposal for admission")
     if len(decisions) != 1:
         return
     d = decisions[0]
@@ -448,10 +450,22 @@ def _nothing_dispatched(world: World):  # type: ignore[no-untyped-def]
     called no provider and recorded no intent (§5.1, §12 M01-M03)."""
     outcome = world.outcomes[-1] if world.outcomes else None
     calls = world.calls_per_outcome[-1] if world.calls_per_outcome else world.total_calls()
-    expect(calls == 0, "zero provider calls for an inadmissible source", f"{calls} call(s)", rfc="§5.1, §12 M03")
+    # The When step that offered the source says which clause makes it inadmissible; None: only
+    # pwh's reading does (then refusing it is a profile check).
+    clause = getattr(world, "inadmissible_clause", "§5.1, §12 M03: only a committed, durable, well-formed source dispatches")
+    judged = {"rfc": clause} if clause else {"profile": "pwh refuses this source; the RFC does not say it must"}
+    expect(calls == 0, "zero provider calls for an inadmissible source", f"{calls} call(s)", **judged)
     intents = [i for h in (outcome.hooks if outcome else ()) for i in h.intents]
-    expect(not intents, "no intent for an inadmissible source", f"{len(intents)} intent(s)", rfc="§5.1, §12 M01-M03")
+    expect(not intents, "no intent for an inadmissible source", f"{len(intents)} intent(s)", **judged)
     return outcome
+
+
+@then("no hook was handed a planted private value")
+def no_private_input(world: World) -> None:
+    handed = json.dumps([_plain(i) for p in world.hooks.values() for i in p.inputs], default=str)
+    planted = sorted(k for k, v in world.private_values.items() if v and v in handed)
+    expect(not planted, "no planted private value in any hook's input", f"planted {planted} handed to a hook",
+           rfc="§7: source identities are public-safe; input excludes credentials, paths and prose")
 
 
 def _plain(value):  # type: ignore[no-untyped-def]

@@ -38,6 +38,11 @@ def redeliver_number(world: World, n: str) -> None:
     actions.redeliver_writeback(world, int(n))
 
 
+@given("the profile admits every installed hook")
+def allowlist_lifted(world: World) -> None:
+    world.set_profile(allowlist=None)
+
+
 @when("the process restarts")
 def restart(world: World) -> None:
     actions.restart(world)

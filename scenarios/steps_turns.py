@@ -148,6 +148,10 @@ def private_identity(world: World, value: str) -> None:
 def private_receipt_id(world: World) -> None:
     from fakes._packets import source
 
+    # §7 asks that source identities be public-safe, not that such a receipt be refused: an
+    # implementation may hash it away. That nothing private reaches a hook or the journal is the
+    # RFC check; the refusal itself is pwh's reading.
+    world.inadmissible_clause = None  # type: ignore[attr-defined]
     world.dispatch_direct(source(1, receipt_id=world.private_values["credential"]))
 
 
@@ -185,4 +189,8 @@ def _receipt_shapes() -> dict[str, object]:
 
 @when(parsers.re(r"a receipt that is (?P<shape>a list|carrying a value that is not JSON|a completion carrying a replan transition) is offered for dispatch"))
 def malformed_receipt(world: World, shape: str) -> None:
+    if shape == "a completion carrying a replan transition":
+        # §7 has core choose the projection per event kind; that a mismatched one must be refused
+        # is SPEC's reading of M10/M11, not a clause.
+        world.inadmissible_clause = None  # type: ignore[attr-defined]
     world.dispatch_direct(_receipt_shapes()[shape])

@@ -56,3 +56,20 @@ def raises(**_: Any) -> RaisingSUT:
 
 def unsupported(**_: Any) -> UnsupportedSUT:
     return UnsupportedSUT()
+
+
+def renamed_codes(**kw: Any) -> Any:
+    """The reference with its own dispatch-level codes renamed: everything the RFC requires still
+    holds, only pwh's reading of the code names differs (a profile divergence, never an RFC fail)."""
+    from dataclasses import replace
+
+    from pwh._reference import ReferenceSUT
+
+    class _Renamed(ReferenceSUT):
+        name = "renamed_codes"
+
+        def dispatch(self, source: Any, *, primary: Any = None) -> Any:
+            outcome = super().dispatch(source, primary=primary)
+            return replace(outcome, code=f"x_{outcome.code}") if outcome.code else outcome
+
+    return _Renamed(**kw)

@@ -209,11 +209,14 @@ def test_retries_reuse_identity_then_budget_is_exhausted(sut: ReferenceSUT) -> N
     assert [o.attempts for o in outs] == [1, 2, 2, 2]
 
 
-def test_registration_invocation_budget_caps_retries(sut: ReferenceSUT) -> None:
+def test_invocation_budget_bounds_one_attempt_not_the_retries(sut: ReferenceSUT) -> None:
+    """SPEC section 0: max_invocations_per_dispatch bounds calls within one attempt (the RFC's own
+    example registers 1 and still allows retries); the profile's max_attempts bounds retries."""
     calls = Calls()
     install(sut, "a.flaky", calls, lambda i: 1 / 0, budget={"max_invocations_per_dispatch": 1})
-    outs = [sut.dispatch(source()).hook("a.flaky").failure_code for _ in range(2)]
-    assert outs == [codes.PRODUCER_FAILED, codes.DISPATCH_BUDGET_EXHAUSTED] and calls.count == 1
+    sut.set_profile(ON.with_(max_attempts=3))
+    outs = [sut.dispatch(source()).hook("a.flaky").failure_code for _ in range(4)]
+    assert outs == [codes.PRODUCER_FAILED] * 3 + [codes.DISPATCH_BUDGET_EXHAUSTED] and calls.count == 3
 
 
 def test_retry_after_failure_can_succeed_with_same_identity(sut: ReferenceSUT) -> None:

@@ -2,8 +2,11 @@
 
 Hypothesis drives the fake orchestrator and the SUT seam through completions, replans, plain
 progress, replays, second deliveries, crashes at every named point (simulated, or a real SIGKILL
-of a child process) and restarts, installing hooks of every behaviour and moving policy
-versions; after every step the invariants of ``_invariants`` are judged. A failing run is
+of a child process) and restarts, installing hooks of every behaviour (several of one
+capability, one that writes into its input), offering bad receipts and bad registrations,
+changing the profile between dispatches and moving policy versions; after every step the
+invariants of ``_invariants`` are judged (each has a mutant in ``scenarios.mutants`` that breaks
+its rule). A failing run is
 shrunk and written as a JSON trace and a Gherkin scenario (``_trace``, ``_gherkin``).
 
 Public entry points: :func:`run_model`, :func:`replay_trace`, :func:`soak` and

@@ -151,3 +151,80 @@ class _Registrar:
         )
         if rejections:
             raise AssertionError(f"the capability's registration was rejected: {rejections[0]}")
+
+
+# -- bad receipts, bad registrations, profile changes (issue 15: the models' teeth) ------------
+
+
+def offer_bad_receipt(world: World, flaw: str) -> Any:
+    """Offer a receipt that must dispatch nothing, exactly as the step library's line for ``flaw``
+    does: an uncommitted, undurable or identity-less receipt straight to the dispatcher, or a
+    completion the orchestrator commits for an effect other than the active plan's."""
+    from fakes._orchestrator import completion_output
+    from fakes._packets import source
+
+    if flaw == "effect_mismatch":
+        return world.act("run_turn", output=completion_output(), plan_effect_id=EFFECT_OF_ANOTHER_PLAN)
+    if flaw == "not_durable":
+        receipt = source(1, durable_checkpoint=False)
+    elif flaw == "empty_effect":
+        receipt = source(1, effect_id="", plan_effect_id="")
+    elif flaw.startswith("empty_"):
+        receipt = source(1, **{flaw[len("empty_"):]: ""})
+    elif flaw.startswith("durable_"):
+        receipt = source(1)
+        value = _DURABLE[flaw[len("durable_"):]]
+        if value is _MISSING:
+            receipt.pop("durable_checkpoint")
+        else:
+            receipt["durable_checkpoint"] = value
+    elif flaw.startswith("status_"):
+        receipt = source(1, step_status=flaw[len("status_"):])
+    else:
+        receipt = source(1, step_status=flaw)
+    return world.dispatch_direct(receipt)
+
+
+_MISSING = object()
+_DURABLE: dict[str, Any] = {"missing": _MISSING, "the text true": "true", "the number 1": 1}
+
+
+EFFECT_OF_ANOTHER_PLAN = "effect_of_another_plan"
+
+
+def bad_registration(world: World, hook_id: str, flaw: str) -> dict[str, Any]:
+    """The registration the step library offers for ``flaw`` (``registered a second time``: the
+    plain registration of an installed hook_id)."""
+    from ..steps_setup import BAD_REGISTRATIONS
+    from ._steps import DUPLICATE
+
+    if flaw == DUPLICATE:
+        return registration(hook_id)
+    change = dict(BAD_REGISTRATIONS[flaw][0])
+    budget = change.pop("budget", None)
+    reg = registration(hook_id, **change)
+    if budget:
+        reg["budget"] = {**reg["budget"], **budget}
+    return reg
+
+
+def register_bad(world: World, hook_id: str, flaw: str, producer: Callable[[Mapping[str, Any]], Any]) -> list[Rejection]:
+    """Offer a bad registration with its own ``producer`` (which must never be called)."""
+    world.ensure_generic_kind()
+    return world.sut.install(bad_registration(world, hook_id, flaw), producer)
+
+
+def change_profile(world: World, setting: str, value: Any) -> None:
+    """Change one profile setting between dispatches, as the step library's Given lines do."""
+    if setting == "phase":
+        world.set_profile(phase_enabled=value)
+    elif setting == "allowlist":
+        world.set_profile(allowlist=None if value is None else {value})
+    elif setting == "ceiling":
+        world.set_profile(max_intents_per_dispatch=value)
+    elif setting == "attempts":
+        world.set_profile(max_attempts=value)
+    elif setting == "timeout_cap":
+        world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": value})
+    else:
+        raise AssertionError(f"unknown profile setting {setting!r}")

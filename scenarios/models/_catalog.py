@@ -16,6 +16,8 @@ from pwh import _codes as codes
 
 HANG = "does not return within its timeout"
 FIRST_FAILS = "fails on its first call only"
+MUTATES = "tries to change its input"
+SIBLING = "sibling"  # the second part of a hook id sharing another installed hook's capability
 VERSIONED = "versioned"  # a hook proposing one intent under a policy version the run can move
 PERIODIC = "periodic_report"  # the real capability
 
@@ -38,6 +40,7 @@ CI_WEIGHTS: dict[str, int] = {
     "returns a result over its byte limit": 2,
     "proposes an intent requesting write scope report.publish": 4,
     "proposes an intent that claims an external write": 4,
+    MUTATES: 4,
     HANG: 0,
 }
 SOAK_WEIGHTS: dict[str, int] = {**CI_WEIGHTS, HANG: 1}
@@ -68,7 +71,12 @@ _FIXED: dict[str, Expected] = {
     "proposes an intent that claims an external write": _FAILED_CONTRACT,
     "proposes a different intent on every call": _PROPOSES_ONE,
     VERSIONED: _PROPOSES_ONE,
+    # That a mutation cannot reach core or another hook is normative; that trying fails the
+    # producer is the reference's reading (SPEC §0), so a hook whose attempt went nowhere and
+    # answered not_applicable passes too (:data:`ALSO`).
+    MUTATES: Expected("failed", codes.PRODUCER_FAILED),
 }
+ALSO: dict[str, Expected] = {MUTATES: Expected("not_applicable")}
 
 _ELIGIBLE = {"todo_completed": "segment_completed", "replan_recorded": "replanned"}
 

@@ -74,6 +74,8 @@ def _compose(spec: dict[str, Any], on_call: actions.OnCall) -> World:
         else:
             actions.install_behaviour(world, hook["hook_id"], hook["behaviour"], on_call=on_call)
         world.hooks[hook["hook_id"]].calls = hook["calls"]
+    if "profile" in spec:  # after the installs: a ceiling lowered since was not in force when they were made
+        world.set_profile(**spec["profile"])
     return world
 
 

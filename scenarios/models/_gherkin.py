@@ -2,8 +2,8 @@
 
 The trace's steps become the step library's Given/When lines. The Then lines are chosen by
 running those lines in-process twice, on the SUT the model judged and on the reference: among
-the checks a maintainer would write (call counts, recorded intents, statuses, order, primary
-store, spends, sink), the exporter keeps those that hold on the reference and fail on the SUT,
+the checks a maintainer would write (call counts, recorded intents, statuses, order, admission,
+primary store, spends, sink), the exporter keeps those that hold on the reference and fail on the SUT,
 preferring the ones of the violated invariant's row. The scenario is tagged with that row.
 """
 
@@ -21,6 +21,7 @@ from pwh._sut import load_sut
 from .._world import World
 from . import _actions as actions
 from ._stepdefs import StepLibrary
+from ._steps import DUPLICATE
 from ._system import SEGMENT_DEFAULT, fast_tmp
 from ._trace import sut_slug
 
@@ -35,7 +36,9 @@ _TURN = {
 
 # Which kinds of checks say most about a broken rule of each row, best first.
 _PREFERENCES: dict[str, tuple[str, ...]] = {
-    "M02": ("status", "called"),
+    "M01": ("admission", "called", "recorded", "journal_size", "status"),
+    "M02": ("registration", "status", "called"),
+    "M03": ("admission", "journal_size", "called", "recorded"),
     "M04": ("identity", "journal_size", "recorded", "status", "called"),
     "M05": ("called", "recorded", "identity", "status", "journal_size"),
     "M06": ("original", "status", "recorded", "journal_size"),
@@ -122,6 +125,44 @@ def _lines(step: dict[str, Any], world: World) -> Iterator[tuple[str, str]]:
         yield "When", f'the process crashes at "{step["point"]}" during a {what} and restarts'
     elif op == "restart":
         yield "When", "the process restarts"
+    elif op == "bad_receipt":
+        yield "When", _BAD_RECEIPT_LINES.get(step["flaw"]) or _bad_receipt_line(step["flaw"])
+    elif op == "bad_register":
+        flaw = step["flaw"]
+        shown = flaw if flaw == DUPLICATE else f"registered with {flaw}"
+        yield "Given", f'hook "{step["hook"]}" is {shown}'
+    elif op == "profile":
+        yield "Given", _profile_line(step["setting"], step["value"])
+
+
+_BAD_RECEIPT_LINES = {
+    "not_durable": "a receipt that was never durably checkpointed is offered for dispatch",
+    "effect_mismatch": "the orchestrator commits a completion for an effect other than the active plan's",
+}
+
+
+def _bad_receipt_line(flaw: str) -> str:
+    if flaw == "empty_effect":
+        return "a committed receipt with an empty effect identity is offered for dispatch"
+    if flaw.startswith("durable_"):
+        return f"a committed receipt whose durable checkpoint is {flaw[len('durable_'):]} is offered for dispatch"
+    if flaw.startswith("status_"):
+        return f'a receipt whose writeback step is "{flaw[len("status_"):]}" is offered for dispatch'
+    if flaw.startswith("empty_"):
+        return f"a committed receipt with an empty {flaw[len('empty_'):]} is offered for dispatch"
+    return f"a receipt whose writeback step is only {flaw} is offered for dispatch"
+
+
+def _profile_line(setting: str, value: Any) -> str:
+    if setting == "phase":
+        return f"the post-writeback phase is {'enabled' if value else 'disabled'}"
+    if setting == "allowlist":
+        return "the profile admits every installed hook" if value is None else f'only hook "{value}" is on the profile allowlist'
+    if setting == "ceiling":
+        return f"the profile allows at most {value} intents per dispatch"
+    if setting == "attempts":
+        return f"the profile allows at most {value} attempts per dispatch"
+    return f"the profile caps hook timeouts at {value} ms"
 
 
 def _turn_key(world: World, n: int) -> str | None:
@@ -194,6 +235,12 @@ def _candidates(world: World) -> Iterator[tuple[str, str]]:
         yield "call_order", f'the hooks were called in the order "{", ".join(world.call_order)}"'
     if world.outcomes and len(world.outcomes[-1].hooks) > 1:
         yield "report_order", f'the hooks are reported in the order "{", ".join(h.hook_id for h in world.outcomes[-1].hooks)}"'
+    if getattr(world, "expected_rejection_path", None):  # a bad registration was offered
+        for hook_id, rejections in sorted(world.install_rejections.items()):
+            if rejections:
+                yield "registration", f'the registration of hook "{hook_id}" is rejected at the field it breaks'
+    if world.outcomes and not world.outcomes[-1].admitted and world.outcomes[-1].code:
+        yield "admission", f'the dispatch is not admitted, with code "{world.outcomes[-1].code}"'
     yield "journal_size", f"the sidecar journal holds {len(world.journal())} records"
     yield "writebacks", f"{len(world.orch.receipts())} primary writebacks are committed"
     yield "spent", "the quota was spent exactly once for each committed receipt"

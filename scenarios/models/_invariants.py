@@ -18,7 +18,7 @@ from pwh import _codes as codes
 from pwh._boundary import BoundaryScanner
 from pwh._canonical import canonical_bytes, digest
 
-from ._catalog import expected
+from ._catalog import ALSO, expected
 from ._observe import Episode
 from ._system import ModelSystem, StepRecord
 
@@ -80,19 +80,26 @@ class Judge:
         if record.escaped or record.crash_missed:
             return
         journal = system.journal()
+        yield self._bad_registration(system, record, journal)
         yield self._primary(system)
         yield self._sink(system)
         yield self._authority(journal)
         yield self._one_record_per_dispatch(journal)
         yield self._history(journal)
+        yield self._bad_receipt(system, record, journal)
+        yield self._siblings(record, journal)
         for episode in record.episodes:
+            yield self._profile_governs(system, episode, journal)
+            yield self._input_unchanged(system, episode, journal)
             yield self._no_call_after_final(episode)
             yield self._replay_identical(episode)
             yield self._order(episode)
-            yield from self._outcomes(system, episode)
+            if not _inadmissible(system, record, episode):  # judged by _bad_receipt alone
+                yield from self._outcomes(system, episode)
             yield self._timeout(system, episode)
             yield self._progress(episode)
             yield self._rollout(episode)
+        yield self._retry_bounded(system, record, journal)
         yield self._identities(system, journal)
         yield self._coverage(system, record, journal)
         yield self._intents_once(system, journal)
@@ -156,7 +163,13 @@ class Judge:
             if rec is None:
                 return "history_kept", "M06", f"the final sidecar record {did[:16]}… disappeared"
             if canonical_bytes(rec) != before:
-                return "history_kept", "M06", f"the final sidecar record of hook {rec.get('hook_id')} was overwritten"
+                was = json.loads(before)
+                if any(rec.get(k) != was.get(k) for k in ("status", "intents", "result_digest")):
+                    return "history_kept", "M06", f"the final sidecar record of hook {rec.get('hook_id')} was overwritten"
+                changed = sorted(k for k in set(rec) | set(was) if rec.get(k) != was.get(k))
+                return "record_byte_identical", "M05", (
+                    f"the final sidecar record of hook {rec.get('hook_id')} changed its {', '.join(changed)} "
+                    "after it was recorded (replays and restarts must leave it byte for byte)")
         for did, rec in now.items():
             if rec.get("status") in ("proposed", "not_applicable") and did not in self.history:
                 self.history[did] = canonical_bytes(rec)
@@ -208,7 +221,7 @@ class Judge:
         outcome = episode.outcome
         if outcome is None or not outcome.admitted or outcome.journal_error:
             return
-        admitted = system.admitted(outcome.event_kind, episode.installed)
+        admitted = system.admitted(outcome.event_kind, episode.installed, episode.profile)
         reported = {h.hook_id for h in outcome.hooks}
         if reported != admitted:
             yield "one_outcome_per_hook", "M04", f"the dispatch reported hooks {sorted(reported)} for admitted hooks {sorted(admitted)}"
@@ -236,16 +249,21 @@ class Judge:
                 if want is not None and want.status != "failed" and (taken is None or taken + want.intents > system.ceiling):
                     continue
                 tried = sum(1 for c in system.calls if c.dispatch_id == hook.dispatch_id)
-                if want is None and tried >= min(system.max_attempts, spec.max_invocations):
+                if want is None and tried >= system.max_attempts:  # the retry cap (SPEC §0: not max_invocations)
                     continue
                 yield "independent_budgets", "M08", (
                     f"hook {hook.hook_id} got dispatch_budget_exhausted with {taken} of {system.ceiling} intent slots "
                     f"taken by accepted results and {tried} attempt(s) made")
                 return
+            if want is None and hook.failure_code == codes.REGISTRATION_REJECTED and _over_ceilings(spec, episode):
+                continue  # the profile lowered a ceiling under this registration: rejected before any call
             if want is None:
                 yield "isolated_failure", "M07", f"hook {hook.hook_id} ended {hook.status} without its provider being called"
                 return
             seen = (hook.status, hook.failure_code, len(hook.intents) if hook.status == "proposed" else 0)
+            also = ALSO.get(spec.behaviour)
+            if also is not None and seen == (also.status, also.code, also.intents):
+                want = also
             if seen != (want.status, want.code, want.intents):
                 yield "isolated_failure", "M07", (
                     f"hook {hook.hook_id} ({spec.behaviour}) ended {hook.status}/{hook.failure_code} "
@@ -283,6 +301,144 @@ class Judge:
             return "not_in_rollout_append", "M04", f"hook {inside[0]} ran inside the rollout-event append"
         return None
 
+    # -- bad registrations (M02), bad receipts (M03), profile changes (M01) ---------------------
+
+    @staticmethod
+    def _bad_registration(system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+        """A bad registration is rejected before any provider call and changes nothing else (REG)."""
+        if record.bad_install is not None:
+            flaw = record.step.get("flaw") or "a timeout over the profile's current ceiling"
+            if not record.bad_install:
+                return "bad_registration_rejected", "M02", f"hook {record.step['hook']} {flaw} was installed"
+            if record.journal_before is not None and [canonical_bytes(r) for r in journal] != record.journal_before:
+                return "bad_registration_rejected", "M02", "offering a bad registration changed the sidecar journal"
+        if system.bad_calls:
+            return "bad_registration_rejected", "M02", f"the provider of a rejected registration of hook {system.bad_calls[0]} was called"
+        return None
+
+    @staticmethod
+    def _bad_receipt(system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+        """A receipt that is not committed, not durable, without identities or of another plan's
+        effect (offered now, or a committed one of another plan's effect replayed later) calls no
+        provider and records nothing (ADM, RFC §5.1, §12 M03). Whether the SUT reports such a
+        dispatch as "admitted", and with which code, is not judged: the RFC names neither."""
+        flaw = record.step.get("flaw") if record.step["op"] == "bad_receipt" else "effect_mismatch"
+        for episode in record.episodes:
+            if not _inadmissible(system, record, episode):
+                continue
+            if episode.calls:
+                return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} reached hook {episode.calls[0].hook_id}"
+            new = [r for r in journal if r.get("source_receipt_id") == episode.receipt_id and r["dispatch_id"] not in episode.ids_at_start]
+            if new:
+                return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} got a sidecar record for hook {new[0].get('hook_id')}"
+        if record.journal_before is not None and [canonical_bytes(r) for r in journal] != record.journal_before:
+            return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} changed the sidecar journal"
+        return None
+
+    @staticmethod
+    def _profile_governs(system: ModelSystem, episode: Episode, journal: list[dict[str, Any]]) -> Finding | None:
+        """The profile in force when a dispatch begins decides it: a disabled phase calls no provider
+        and records nothing, an allowlist lets only its hooks be called or recorded, a lowered
+        ceiling keeps a registration over it from being called (RFC §10, §12 M01). What was
+        recorded before stays (``_history``). Whether the dispatch reports itself "admitted" is
+        not judged: the RFC names no such flag."""
+        profile = episode.profile
+        if profile is None:
+            return None
+        new = [r.get("hook_id") for r in journal
+               if r.get("source_receipt_id") == episode.receipt_id and r["dispatch_id"] not in episode.ids_at_start]
+        if not profile.phase_enabled:
+            if episode.calls:
+                return "profile_governs_dispatch", "M01", f"the profile disables the phase, yet hook {episode.calls[0].hook_id} was called"
+            if new:
+                return "profile_governs_dispatch", "M01", f"the profile disables the phase, yet hook {new[0]} got a sidecar record"
+            return None
+        outside = [h for h in [c.hook_id for c in episode.calls] + new if not profile.admits(str(h))]
+        if outside:
+            return "profile_governs_dispatch", "M01", f"hook {outside[0]} is not on the profile allowlist, yet it was dispatched"
+        for call in episode.calls:
+            spec = system.hooks.get(call.hook_id)
+            if spec is not None and _over_ceilings(spec, episode):
+                return "profile_governs_dispatch", "M01", f"hook {call.hook_id} was called though its registration is over the profile's current ceilings"
+        return None
+
+    # -- hooks that change their input, hooks of one capability (M08) ---------------------------
+
+    @staticmethod
+    def _input_unchanged(system: ModelSystem, episode: Episode, journal: list[dict[str, Any]]) -> Finding | None:
+        """Every hook of a dispatch is handed the source exactly as committed, whatever an earlier
+        hook did to its own input, and core records the committed source (INP: the input is immutable)."""
+        if not episode.calls:
+            return None
+        receipt = next((r for r in system.committed() if r.get("receipt_id") == episode.receipt_id), None)
+        if receipt is None:
+            return None
+        for call in episode.calls:
+            try:
+                seen = json.loads(call.source_seen)
+            except ValueError:
+                seen = None
+            if not isinstance(seen, dict) or any(seen[k] != receipt[k] for k in seen if k in receipt):
+                return "input_unchanged", "M08", f"hook {call.hook_id} was handed a source that differs from the committed receipt"
+        for rec in journal:
+            if rec.get("source_receipt_id") == episode.receipt_id and rec.get("event_kind") != receipt.get("event_kind"):
+                return "input_unchanged", "M08", f"the sidecar record of hook {rec.get('hook_id')} stores another event kind than committed"
+        return None
+
+    @staticmethod
+    def _siblings(record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+        """Hooks, of one capability or not, keep their own dispatch identities, intents and records."""
+        owner = {r["dispatch_id"]: r.get("hook_id") for r in journal}
+        for episode in record.episodes:
+            if episode.outcome is None:
+                continue
+            by_id: dict[str, str] = {}
+            for hook in episode.outcome.hooks:
+                if hook.dispatch_id is None:
+                    continue
+                other = by_id.setdefault(hook.dispatch_id, hook.hook_id)
+                if other != hook.hook_id:
+                    return "hooks_independent", "M08", f"hooks {other} and {hook.hook_id} share one dispatch identity"
+                if any(i.get("hook_id") != hook.hook_id for i in hook.intents):
+                    return "hooks_independent", "M08", f"hook {hook.hook_id} was reported with another hook's intents"
+                if owner.get(hook.dispatch_id, hook.hook_id) != hook.hook_id:
+                    return "hooks_independent", "M08", f"the sidecar record of hook {hook.hook_id} belongs to hook {owner[hook.dispatch_id]}"
+        return None
+
+    # -- the retry bound (SPEC §0 "Budgets, read precisely", §4) ----------------------------------
+
+    @staticmethod
+    def _retry_bounded(system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+        """Provider calls per dispatch identity stay under the profile's retry cap: within one
+        attempt at most ``max_invocations_per_dispatch``; a dispatch that reads the journal never
+        calls a hook whose recorded attempts reached ``max_attempts``, and counts each call it makes
+        in the record it leaves (so replays and restarts cannot go past the cap)."""
+        now = {r["dispatch_id"]: r for r in journal}
+        counted: dict[str, tuple[int, int]] = {}  # dispatch_id -> (attempts at start, calls) of its last finished dispatch
+        for episode in record.episodes:
+            calls: dict[str, int] = {}
+            for call in episode.calls:
+                calls[call.dispatch_id or ""] = calls.get(call.dispatch_id or "", 0) + 1
+            cap = episode.profile.max_attempts if episode.profile is not None else system.max_attempts
+            for did, n in calls.items():
+                hook = next(c.hook_id for c in episode.calls if c.dispatch_id == did)
+                spec = system.hooks.get(hook)
+                if spec is not None and n > spec.max_invocations:
+                    return "retry_bounded", "M08", f"hook {hook} was called {n} times in one attempt (max_invocations_per_dispatch {spec.max_invocations})"
+                tried = episode.attempts_at_start.get(did, 0)
+                if episode.kind == "dispatch" and tried >= cap:
+                    return "retry_bounded", "M08", f"hook {hook} was called again with {tried} attempt(s) recorded (retry cap {cap})"
+            if episode.kind == "dispatch" and episode.outcome is not None and not episode.outcome.journal_error:
+                for did, n in calls.items():
+                    counted[did] = (episode.attempts_at_start.get(did, 0), n)
+        for did, (tried, n) in counted.items():
+            rec = now.get(did)
+            if rec is not None and rec.get("attempts") != tried + n:
+                return "retry_bounded", "M08", (
+                    f"hook {rec.get('hook_id')}: {tried} attempt(s) recorded before and {n} call(s) made, "
+                    f"but the record counts {rec.get('attempts')}")
+        return None
+
     # -- after the step: recovery, scheduler, identity, boundary --------------------------------
 
     def _coverage(self, system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
@@ -290,8 +446,8 @@ class Judge:
         exactly one recorded outcome (M04, JNL-4)."""
         for episode in record.episodes:
             out = episode.outcome
-            if out is not None and out.admitted and not out.journal_error and episode.receipt_id:
-                self.covered[episode.receipt_id] = frozenset(system.admitted(episode.event_kind, episode.installed))
+            if out is not None and out.admitted and not out.journal_error and episode.receipt_id and not _inadmissible(system, record, episode):
+                self.covered[episode.receipt_id] = frozenset(system.admitted(episode.event_kind, episode.installed, episode.profile))
         committed = {r["receipt_id"] for r in system.committed()}
         count: dict[tuple[str, str], int] = {}
         for rec in journal:
@@ -365,6 +521,22 @@ class Judge:
                 return "journal_public_safe", "M13", "a sidecar record carries exception text"
             self.scanned.add(blob)
         return None
+
+
+def _inadmissible(system: ModelSystem, record: StepRecord, episode: Episode) -> bool:
+    """The episode dispatches a receipt that must dispatch nothing: one a bad_receipt step offered,
+    or a committed receipt of another plan's effect (on any later replay or recovery too)."""
+    if record.step["op"] == "bad_receipt":
+        return True
+    if not system.mismatched:
+        return False
+    return episode.receipt_id in system.mismatched
+
+
+def _over_ceilings(spec: Any, episode: Episode) -> bool:
+    """The hook's registration is over the ceilings of the profile in force for ``episode``."""
+    profile = episode.profile
+    return profile is not None and spec.timeout_ms > profile.budget_ceilings.get("timeout_ms", spec.timeout_ms)
 
 
 def _bind(forward: dict[Any, Any], backward: dict[Any, Any], ident: Any, key: Any) -> str | None:

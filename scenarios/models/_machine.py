@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
 
-from ._catalog import CI_WEIGHTS, HOOK_IDS, PERIODIC_HOOK_ID, VERSIONED
+from ._catalog import CI_WEIGHTS, HOOK_IDS, PERIODIC_HOOK_ID, SIBLING, VERSIONED
 from ._invariants import Judge, ModelViolation, Violation
-from ._steps import CRASH_ACTIONS, TURN_ACTIONS
+from ._steps import BAD_RECEIPTS, CORE_TIMEOUT_CAP, CRASH_ACTIONS, DUPLICATE, TURN_ACTIONS, bad_registration_flaws
 from ._system import CannotExpress, ModelSystem, Stats, open_sut
 from ._trace import make_trace
 
@@ -84,6 +84,11 @@ class ModelMachine(RuleBasedStateMachine):
     def _free_ids(self) -> list[str]:
         return [h for h in HOOK_IDS if h not in self.system.hooks]
 
+    def _sibling_ids(self) -> list[str]:
+        """``<capability>.sibling`` for each installed scripted hook's capability not yet doubled."""
+        caps = sorted({h.split(".", 1)[0] for h in self.system.hooks if h in HOOK_IDS})
+        return [f"{c}.{SIBLING}" for c in caps if f"{c}.{SIBLING}" not in self.system.hooks]
+
     def _committed(self) -> int:
         return len(self.system.committed())
 
@@ -140,6 +145,42 @@ class ModelMachine(RuleBasedStateMachine):
     def crash(self, data: st.DataObject, action: str) -> None:
         point = data.draw(st.sampled_from(self.system.crash_points()), label="point")
         self._do({"op": "crash", "point": point, "action": action, "real": self.config.real_crashes})
+
+    @precondition(lambda self: bool(self._sibling_ids()) and "install" not in self.system.unsupported)
+    @rule(data=st.data())
+    def install_sibling(self, data: st.DataObject) -> None:
+        """A second hook of an installed hook's capability: its own identity, budget and records."""
+        hook = data.draw(st.sampled_from(self._sibling_ids()), label="hook")
+        self._do({"op": "install", "hook": hook, "behaviour": data.draw(self.config.behaviours(), label="behaviour")})
+
+    @rule(flaw=st.sampled_from(BAD_RECEIPTS))
+    def bad_receipt(self, flaw: str) -> None:
+        self._do({"op": "bad_receipt", "flaw": flaw})
+
+    @precondition(lambda self: "bad_register" not in self.system.unsupported)
+    @rule(data=st.data())
+    def bad_register(self, data: st.DataObject) -> None:
+        flaws = list(bad_registration_flaws())
+        if not self.system.hooks:
+            flaws.remove(DUPLICATE)
+        if not self._free_ids():
+            flaws = [DUPLICATE]
+        flaw = data.draw(st.sampled_from(flaws), label="flaw")
+        pool = sorted(self.system.hooks) if flaw == DUPLICATE else self._free_ids()
+        self._do({"op": "bad_register", "hook": data.draw(st.sampled_from(pool), label="hook"), "flaw": flaw})
+
+    @precondition(lambda self: "profile" not in self.system.unsupported)
+    @rule(data=st.data(), setting=st.sampled_from(("phase", "allowlist", "ceiling", "attempts", "timeout_cap")))
+    def profile(self, data: st.DataObject, setting: str) -> None:
+        """Change the execution profile between dispatches: it governs what comes after only."""
+        values: dict[str, st.SearchStrategy[Any]] = {
+            "phase": st.booleans(),
+            "allowlist": st.sampled_from([None, *sorted(self.system.hooks), *HOOK_IDS]),
+            "ceiling": st.sampled_from((1, 2, 32)),
+            "attempts": st.sampled_from((3, 1, 2)),
+            "timeout_cap": st.sampled_from((CORE_TIMEOUT_CAP, 100)),
+        }
+        self._do({"op": "profile", "setting": setting, "value": data.draw(values[setting], label=setting)})
 
     @precondition(lambda self: "restart" not in self.system.unsupported)
     @rule()
@@ -241,8 +282,10 @@ def _probe_sut(name: str, options: Mapping[str, Any], need_workdir: bool) -> Non
     import shutil
     import tempfile
 
+    from pwh._sut import close_sut
+
     tmp = Path(tempfile.mkdtemp(prefix="pwh-model-probe-"))
     try:
-        open_sut(name, tmp, options, need_workdir=need_workdir).close()
+        close_sut(open_sut(name, tmp, options, need_workdir=need_workdir), name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -28,6 +28,7 @@ class Call:
     call_number: int
     hook_input: Mapping[str, Any]
     in_rollout_append: bool = False
+    source_seen: bytes = b""  # canonical bytes of the input's source block as handed over (before the body ran)
 
 
 @dataclass
@@ -44,6 +45,9 @@ class Episode:
     outcome: DispatchOutcome | None = None  # None: the process died inside it
     elapsed_ms: float = 0.0
     in_child: bool = False  # ran in a child process that was killed
+    profile: Any = None  # the execution profile in force when it began (pwh._profile.Profile)
+    attempts_at_start: dict[str, int] = field(default_factory=dict)  # dispatch_id -> recorded attempts, any status
+    ids_at_start: frozenset[str] = frozenset()  # the dispatch ids the journal held when it began
 
 
 def final_records(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pwh._canonical import canonical_bytes
+
 from ._actions import POLICY_ATTR
 from ._catalog import VERSIONED
 from ._observe import Call, Episode, final_records
@@ -79,6 +81,7 @@ def _spec(system: ModelSystem, point: str, action: str, calls_path: Path) -> dic
         "world_dir": str(world.workdir),
         "segment": system.segment,
         "ceiling": system.steps[0]["ceiling"],
+        "profile": world.profile.to_json(),  # as the run's profile steps left it
         "hooks": hooks,
         "orchestrator_state": state,
         "point": point,
@@ -103,7 +106,7 @@ def _merge_calls(system: ModelSystem, episode: Episode, calls_path: Path) -> Non
         world.call_order.append(seen["hook_id"])
         source = seen["input"].get("source") or {}
         call = Call(seen["hook_id"], seen["input"].get("dispatch_id"), source.get("receipt_id"), seen["number"],
-                    seen["input"], seen["appending"])
+                    seen["input"], seen["appending"], canonical_bytes(source))
         system.calls.append(call)
         episode.calls.append(call)
 

@@ -116,13 +116,15 @@ def _keeps_journal_on_disk(sut: str) -> bool:
     import shutil
     import tempfile
 
+    from pwh._sut import close_sut
+
     from ._system import ModelError, open_sut
 
     tmp = Path(tempfile.mkdtemp(prefix="pwh-soak-probe-"))
     try:
-        open_sut(sut, tmp, {}, need_workdir=True).close()
+        close_sut(open_sut(sut, tmp, {}, need_workdir=True), sut)
     except ModelError:
-        open_sut(sut, tmp, {}, need_workdir=False).close()
+        close_sut(open_sut(sut, tmp, {}, need_workdir=False), sut)
         return False
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

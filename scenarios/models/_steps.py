@@ -3,7 +3,8 @@
 A run is a list of these, so the same list drives the Hypothesis machine, is written as the
 portable JSON trace, is replayed by ``pwh replay`` and is turned into Gherkin. Every step is an
 action a maintainer could take on a real host: commit a writeback, replay or re-deliver one,
-crash at a named point and restart, install a hook, move a hook's policy version.
+crash at a named point and restart, install a hook, move a hook's policy version, offer a
+receipt or a registration that must change nothing, change one profile setting.
 """
 
 from __future__ import annotations
@@ -28,7 +29,23 @@ OPS: dict[str, tuple[str, ...]] = {
     "redeliver": ("writeback",),
     "crash": ("point", "action", "real"),
     "restart": (),
+    "bad_receipt": ("flaw",),
+    "bad_register": ("hook", "flaw"),
+    "profile": ("setting", "value"),
 }
+
+# A receipt that must dispatch nothing (SPEC §4 ADM, M03): the step library's wording of each flaw.
+BAD_RECEIPTS: tuple[str, ...] = (
+    "prepared", "rejected", "inferred", "prose_only", "not_durable",
+    "empty_goal_id", "empty_agent_id", "empty_todo_id", "empty_turn_instance_id", "effect_mismatch",
+    "status_Committed", "status_done", "durable_missing", "durable_the text true", "durable_the number 1", "empty_effect",
+)
+# A registration that must be rejected before any provider call (SPEC §2 REG, M02): the step
+# library's flaws (scenarios/steps_setup.py) and a second registration of an installed hook_id.
+DUPLICATE = "registered a second time"
+# Profile settings a run may change between dispatches (SPEC §4, RFC §10) and the values drawn.
+PROFILE_SETTINGS: tuple[str, ...] = ("phase", "allowlist", "ceiling", "attempts", "timeout_cap")
+CORE_TIMEOUT_CAP = 30000
 
 
 _HOOK_ID = re.compile(r"[a-z0-9_]+\.[a-z0-9_.]+")
@@ -66,9 +83,32 @@ def check_step(step: Any, index: int) -> dict[str, Any]:
         ceiling, segment = step["ceiling"], step["segment"]
         if not (ceiling is None or (type(ceiling) is int and ceiling > 0)) or type(segment) is not int or segment < 1:
             raise StepError(f"{where}: 'ceiling' must be null or a positive integer, 'segment' a positive integer")
+    if op == "bad_receipt" and step["flaw"] not in BAD_RECEIPTS:
+        raise StepError(f"{where}: unknown receipt flaw")
+    if op == "bad_register" and step["flaw"] not in bad_registration_flaws():
+        raise StepError(f"{where}: unknown registration flaw")
+    if op == "profile" and not _profile_value_ok(step["setting"], step["value"]):
+        raise StepError(f"{where}: a profile step needs one of {', '.join(PROFILE_SETTINGS)} and a value of its kind")
     if op == "crash" and type(step["real"]) is not bool:
         raise StepError(f"{where}: 'real' must be true or false")
     return dict(step)
+
+
+def bad_registration_flaws() -> tuple[str, ...]:
+    """Every registration flaw the step library can state, the duplicate first."""
+    from ..steps_setup import BAD_REGISTRATIONS
+
+    return (DUPLICATE, *sorted(BAD_REGISTRATIONS))
+
+
+def _profile_value_ok(setting: Any, value: Any) -> bool:
+    if setting == "phase":
+        return type(value) is bool
+    if setting == "allowlist":
+        return value is None or (isinstance(value, str) and bool(_HOOK_ID.fullmatch(value)))
+    if setting in ("ceiling", "attempts", "timeout_cap"):
+        return type(value) is int and 0 < value <= 1_000_000
+    return False
 
 
 def describe(step: dict[str, Any]) -> str:
@@ -85,6 +125,12 @@ def describe(step: dict[str, Any]) -> str:
         return f"turn {step['action']}"
     if op in ("replay", "redeliver"):
         return f"{op} writeback {step['writeback']}"
+    if op == "bad_receipt":
+        return f"offer a bad receipt ({step['flaw']})"
+    if op == "bad_register":
+        return f"register {step['hook']} with {step['flaw']}"
+    if op == "profile":
+        return f"profile {step['setting']} -> {step['value']}"
     if op == "crash":
         kind = "SIGKILL" if step["real"] else "simulated"
         return f"crash ({kind}) at {step['point']} during {step['action']}"

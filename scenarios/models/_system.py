@@ -19,6 +19,7 @@ from typing import Any
 from fakes._orchestrator import PRIMARY_CRASH_POINTS
 from fakes._packets import GENERIC_INTENT_KIND
 from fakes._scheduler import FakeScheduler
+from pwh._canonical import canonical_bytes
 from pwh._profile import Profile
 from pwh._sut import SUT, Unsupported, load_sut
 
@@ -27,6 +28,7 @@ from . import _actions as actions
 from ._baseline import NoHooksTwin
 from ._catalog import PERIODIC, PERIODIC_HOOK_ID, VERSIONED, HookSpec, spec_for
 from ._observe import Call, Episode, ObservedSUT, final_records
+from ._steps import DUPLICATE
 
 SEGMENT_DEFAULT = 3  # World's default; the setup step changes it only when it differs
 
@@ -41,7 +43,9 @@ class CannotExpress(ModelError):
 
 
 # Steps an adapter may refuse as a whole (Unsupported before any effect): the run goes on.
-REFUSABLE_OPS = frozenset({"setup", "install", "install_versioned", "install_periodic_report", "policy", "redeliver"})
+REFUSABLE_OPS = frozenset(
+    {"setup", "install", "install_versioned", "install_periodic_report", "policy", "redeliver", "profile", "bad_register"}
+)
 
 
 class StepNotApplicable(ModelError):
@@ -76,6 +80,8 @@ class StepRecord:
     rejected_install: str | None = None
     unsupported: str | None = None
     elapsed_ms: float = 0.0
+    bad_install: list[Any] | None = None  # a bad registration's rejections (empty: it was accepted)
+    journal_before: list[bytes] | None = None  # the journal's records before a step that must change none
 
 
 def fast_tmp() -> str | None:
@@ -125,6 +131,9 @@ class ModelSystem:
         self.hooks: dict[str, HookSpec] = {}
         self.ceiling = Profile().max_intents_per_dispatch
         self.max_attempts = Profile().max_attempts
+        self.timeout_cap = Profile().budget_ceilings["timeout_ms"]
+        self.bad_calls: list[str] = []  # hook ids whose rejected registration's provider was called
+        self.mismatched: set[str] = set()  # committed receipts of another plan's effect: never dispatched
         self.segment = SEGMENT_DEFAULT
         self.episodes: list[Episode] = []
         self.calls: list[Call] = []
@@ -171,14 +180,18 @@ class ModelSystem:
             raise StepNotApplicable("the periodic-report capability is already installed")
         if op == "policy" and getattr(self.hooks.get(step["hook"]), "behaviour", None) != VERSIONED:
             raise StepNotApplicable(f"hook {step['hook']} has no policy version to move")
+        if op == "bad_register" and (step["flaw"] == DUPLICATE) != (step["hook"] in self.hooks):
+            raise StepNotApplicable("a second registration needs an installed hook, any other flaw a free hook id")
         if op == "crash" and step["point"] not in self.crash_points():
             raise StepNotApplicable(f"crash point {step['point']} is not reachable here")
 
     def crash_points(self) -> list[str]:
         """Points a crash step can die at now: the primary ones, and the SUT's own once some hook
-        is installed (a sidecar point is reached only when a hook is dispatched)."""
+        is installed, admitted by the profile and under its ceilings (a sidecar point is reached only
+        when a hook is dispatched)."""
         points = list(PRIMARY_CRASH_POINTS)
-        if self.hooks:
+        profile = self.world.profile
+        if profile.phase_enabled and any(profile.admits(h) and s.timeout_ms <= self.timeout_cap for h, s in self.hooks.items()):
             points += list(self.sut.crash_points)
         return points
 
@@ -200,18 +213,31 @@ class ModelSystem:
         self._installed(step["hook"], VERSIONED, rejected, record)
 
     def _install_periodic_report(self, step: dict[str, Any], record: StepRecord) -> None:
+        spec = spec_for(PERIODIC_HOOK_ID, PERIODIC)
+        over = spec.timeout_ms > self.timeout_cap
         try:
             actions.install_periodic_report(self.world, on_call=self._on_call)
         except AssertionError as exc:
-            record.rejected_install = str(exc)
+            if over:
+                record.bad_install = [str(exc)]
+            else:
+                record.rejected_install = str(exc)
             return
-        self.hooks[PERIODIC_HOOK_ID] = spec_for(PERIODIC_HOOK_ID, PERIODIC)
+        if over:
+            record.bad_install = []
+        self.hooks[PERIODIC_HOOK_ID] = spec
 
     def _installed(self, hook_id: str, behaviour: str, rejected: list[Any], record: StepRecord) -> None:
-        if rejected:
+        spec = spec_for(hook_id, behaviour)
+        over = spec.timeout_ms > self.timeout_cap  # the profile lowered the ceiling under it: a bad registration now
+        if over:
+            record.bad_install = list(rejected)
+            if not rejected:
+                self.hooks[hook_id] = spec
+        elif rejected:
             record.rejected_install = f"hook {hook_id}: {rejected[0]}"
         else:
-            self.hooks[hook_id] = spec_for(hook_id, behaviour)
+            self.hooks[hook_id] = spec
 
     def _policy(self, step: dict[str, Any], record: StepRecord) -> None:
         actions.move_policy(self.world, step["hook"], step["version"])
@@ -264,6 +290,37 @@ class ModelSystem:
         actions.restart(self.world)
         self.stats.restarts += 1
 
+    def _bad_receipt(self, step: dict[str, Any], record: StepRecord) -> None:
+        if step["flaw"] == "effect_mismatch":  # the orchestrator commits it: the twin does the same
+            from fakes._orchestrator import completion_output
+
+            self._twin().orch.run_turn(completion_output(), plan_effect_id=actions.EFFECT_OF_ANOTHER_PLAN)
+        record.journal_before = [canonical_bytes(r) for r in self.journal()]
+        result = actions.offer_bad_receipt(self.world, step["flaw"])
+        receipt = getattr(result, "receipt", None)
+        if step["flaw"] == "effect_mismatch" and isinstance(receipt, Mapping) and receipt.get("receipt_id"):
+            self.mismatched.add(receipt["receipt_id"])
+
+    def _bad_register(self, step: dict[str, Any], record: StepRecord) -> None:
+        hook_id = step["hook"]
+        record.journal_before = [canonical_bytes(r) for r in self.journal()]
+
+        def never(hook_input: Mapping[str, Any]) -> Any:
+            self.bad_calls.append(hook_id)
+            raise RuntimeError("a rejected registration's provider was called")
+
+        record.bad_install = list(actions.register_bad(self.world, hook_id, step["flaw"], never))
+
+    def _profile(self, step: dict[str, Any], record: StepRecord) -> None:
+        setting, value = step["setting"], step["value"]
+        actions.change_profile(self.world, setting, value)
+        if setting == "ceiling":
+            self.ceiling = value
+        elif setting == "attempts":
+            self.max_attempts = value
+        elif setting == "timeout_cap":
+            self.timeout_cap = value
+
     def _twin(self) -> NoHooksTwin:
         if self.twin is None:
             raise ModelError("the first step of a run must be 'setup'")
@@ -272,16 +329,21 @@ class ModelSystem:
     # -- what the SUT proxy and the producers report -------------------------------------------
 
     def _begin_episode(self, kind: str, source: Mapping[str, Any]) -> Episode:
-        finals = final_records(self.sut.inner.journal_records())
+        records = self.sut.inner.journal_records()
+        finals = final_records(records)
         receipt_id = source.get("receipt_id") if isinstance(source, Mapping) else None
         event_kind = source.get("event_kind") if isinstance(source, Mapping) else None
         episode = Episode(kind, len(self.steps) - 1, receipt_id, event_kind, frozenset(self.hooks), finals)
+        episode.profile = self.world.profile
+        episode.attempts_at_start = {r["dispatch_id"]: r.get("attempts", 0) for r in records}
+        episode.ids_at_start = frozenset(r["dispatch_id"] for r in records)
         self.episodes.append(episode)
         return episode
 
     def _on_call(self, hook_id: str, hook_input: Mapping[str, Any], number: int, appending: bool) -> None:
         source = hook_input.get("source") or {}
-        call = Call(hook_id, hook_input.get("dispatch_id"), source.get("receipt_id"), number, hook_input, appending)
+        call = Call(hook_id, hook_input.get("dispatch_id"), source.get("receipt_id"), number, hook_input, appending,
+                    _bytes_of(source))
         self.calls.append(call)
         episode = self.sut.current
         if episode is not None:
@@ -300,8 +362,11 @@ class ModelSystem:
     def committed(self) -> list[dict[str, Any]]:
         return self.world.orch.receipts()
 
-    def admitted(self, event_kind: str | None, installed: frozenset[str]) -> set[str]:
-        return {h for h in installed if h in self.hooks and event_kind in self.hooks[h].event_kinds}
+    def admitted(self, event_kind: str | None, installed: frozenset[str], profile: Profile | None = None) -> set[str]:
+        """The installed hooks a dispatch must report: its event kind, and the profile's allowlist."""
+        allow = profile.allowlist if profile is not None else None
+        return {h for h in installed if h in self.hooks and event_kind in self.hooks[h].event_kinds
+                and (allow is None or h in allow)}
 
     def close(self) -> None:
         try:
@@ -310,6 +375,13 @@ class ModelSystem:
             if self.twin is not None:
                 self.twin.close()
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _bytes_of(value: Any) -> bytes:
+    try:
+        return canonical_bytes(value)
+    except Exception:  # noqa: BLE001 - an input core could not even encode: never equal to a receipt's
+        return repr(value).encode()
 
 
 def _compact(exc: Exception) -> str:

@@ -183,3 +183,14 @@ def shared_budget(**kw: Any) -> ReferenceSUT:
 @mutant('blocks_spend', 'M07', '§3.1: a hook failure blocks the quota spend', caught_by=('matrix', 'models'))
 def blocks_spend(**kw: Any) -> ReferenceSUT:
     return _BlocksSpend(**kw)
+
+
+class _PrivateReceiptIdPassedOn(Dispatcher):
+    def _receipt_id_refusal(self, receipt_id):  # type: ignore[no-untyped-def]
+        return None
+
+
+@mutant("private_receipt_id_passed_on", "M13",
+        "§7: a receipt id that is a credential is handed to the hooks as it is, not refused or made opaque")
+def private_receipt_id_passed_on(**kw: Any) -> ReferenceSUT:
+    return _adapter("private_receipt_id_passed_on", dispatcher_class=_PrivateReceiptIdPassedOn)(**kw)

@@ -1,0 +1,40 @@
+Feature: M03 limits — only a committed, durable receipt of the active effect dispatches
+  Any step status but committed, any durable checkpoint but a proven one, and an empty effect
+  identity dispatch nothing: no provider call and no sidecar record.
+
+  @M03
+  Scenario Outline: a receipt whose writeback step is anything but committed dispatches nothing
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When a receipt whose writeback step is "<status>" is offered for dispatch
+    Then the dispatch is not admitted and nothing is recorded
+    And no provider was called
+
+    Examples:
+      | status           |
+      | appended         |
+      | receipt_repaired |
+      | Committed        |
+      | committing       |
+
+  @M03
+  Scenario Outline: a receipt whose durable checkpoint is not proven dispatches nothing
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When a committed receipt whose durable checkpoint is <value> is offered for dispatch
+    Then the dispatch is not admitted and nothing is recorded
+    And no provider was called
+
+    Examples:
+      | value         |
+      | missing       |
+      | the text true |
+      | the number 1  |
+
+  @M03
+  Scenario: a receipt with an empty effect identity dispatches nothing
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When a committed receipt with an empty effect identity is offered for dispatch
+    Then the dispatch is not admitted and nothing is recorded
+    And no provider was called

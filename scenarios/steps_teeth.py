@@ -1,0 +1,631 @@
+"""Steps with teeth (issue 15, item 4): both sides of every numeric limit, whole-record and
+whole-packet comparisons, late answers, the journal between a crash and its recovery.
+
+Every hook these steps install keeps a deep copy of each answer it gave (``_answers``), so a
+step can compare what is on record with exactly what the provider proposed, field for field.
+Sizes are counted as the RFC counts them: the UTF-8 bytes of the canonical serialisation (keys
+sorted, no insignificant whitespace), computed here with the standard library alone, not with
+pwh's own encoder.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pytest_bdd import given, parsers, then, when
+
+from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, not_applicable, proposed, registration
+from pwh._crash import SimulatedCrash
+
+from ._behaviours import CallContext
+from pwh._codes import RFC_FAILURE_CODES
+
+from ._expect import expect, expect_code, expect_equal
+from ._world import HookProbe, World
+
+HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
+BOUNDARY_FLAGS = (
+    "raw_task_text_recorded",
+    "raw_logs_recorded",
+    "raw_trajectory_recorded",
+    "raw_session_transcript_recorded",
+    "credential_values_recorded",
+    "absolute_paths_recorded",
+)
+SOURCE_FIELDS = (
+    "receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "event_kind",
+    "state_revision", "committed_at",
+)
+OPAQUE_SOURCE_FIELDS = ("receipt_id", "state_revision", "committed_at")
+OTHER_KIND = "synthetic.other_follow_up"
+BOUND_READING = "pwh's core bounds: 8 invocations, 16 intents, 65,536 result bytes, 30,000 ms, 8 intent kinds, 64-character id segments"
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def canonical(value: Any) -> bytes:
+    """The RFC's canonical bytes (SPEC §3): UTF-8, keys sorted, no insignificant whitespace."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def plain(value: Any) -> Any:
+    """A read-only input view as plain JSON values."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def _state(world: World) -> dict[str, Any]:
+    state = getattr(world, "teeth", None)
+    if state is None:
+        state = {"answers": {}, "registrations": {}, "arrived": {}, "kept": {}, "noted": None, "errors": {}}
+        world.teeth = state  # type: ignore[attr-defined]
+    return state
+
+
+def _install(world: World, hook_id: str, body: Callable[[Mapping[str, Any], CallContext], Any],
+             reg: dict[str, Any] | None = None, *, must_install: bool = True) -> list[Any]:
+    """Install ``body`` as hook ``hook_id``'s provider, keeping a copy of each answer it gives."""
+    world.ensure_generic_kind()
+    state = _state(world)
+    reg = reg if reg is not None else registration(hook_id)
+    answers = state["answers"].setdefault(hook_id, [])
+
+    def keeping(hook_input: Mapping[str, Any], ctx: CallContext) -> Any:
+        value = body(hook_input, ctx)
+        try:
+            answers.append(copy.deepcopy(value))
+        except Exception:  # noqa: BLE001 - an answer that cannot be copied is simply not kept
+            pass
+        return value
+
+    probe = HookProbe(hook_id, "a scripted provider")
+    rejections = world.sut.install(reg, world._producer(probe, keeping))
+    world.install_rejections[hook_id] = rejections
+    state["registrations"][hook_id] = reg
+    if not rejections:
+        world.hooks[hook_id] = probe
+    if must_install:
+        expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6 REG")
+    return rejections
+
+
+def _sized_result(hook_input: Mapping[str, Any], size: int) -> dict[str, Any]:
+    """A valid one-intent result whose canonical serialisation is exactly ``size`` UTF-8 bytes,
+    padded mostly with a three-byte character (so characters and bytes differ by about 3x)."""
+
+    def build(filler: str) -> dict[str, Any]:
+        return proposed(intent_for(hook_input, {"note_ref": "sized", "filler": filler}))
+
+    need = size - len(canonical(build("")))
+    if need < 0:
+        raise AssertionError(f"the smallest result is {size + -need} bytes, over the {size} asked for")
+    wide = need // 3
+    result = build("\u20ac" * wide + "x" * (need - 3 * wide))
+    if len(canonical(result)) != size:
+        raise AssertionError("the testbed could not size the result")
+    return result
+
+
+def _registration_of(world: World, hook_id: str) -> dict[str, Any]:
+    """The registration this module installed, else the one the step library's builder makes."""
+    return _state(world)["registrations"].get(hook_id) or registration(hook_id)
+
+
+def _records(world: World, hook_id: str) -> list[dict[str, Any]]:
+    return [r for r in world.journal() if r.get("hook_id") == hook_id]
+
+
+def _only_record(world: World, hook_id: str) -> dict[str, Any] | None:
+    records = _records(world, hook_id)
+    expect(len(records) == 1, f"one sidecar record for {hook_id}", f"{len(records)} record(s)", rfc="§12 M04")
+    return records[0]
+
+
+def _proposed_intents(world: World, hook_id: str) -> list[dict[str, Any]]:
+    answers = _state(world)["answers"].get(hook_id, [])
+    return [i for a in answers if isinstance(a, dict) for i in a.get("intents", [])]
+
+
+def _committed_receipts(world: World) -> list[dict[str, Any]]:
+    return [t.receipt for t in world.turns if t.committed and t.receipt]
+
+
+def _expected_record(world: World, hook_id: str, *, status: str, code: str | None, intents: list[Any],
+                     digest: str | None, attempts: int) -> dict[str, Any]:
+    """The whole sidecar record pwh's profile writes for one dispatch of ``hook_id``."""
+    reg = _registration_of(world, hook_id)
+    receipt = world.last_committed().receipt
+    outcome = world.hook_outcomes(hook_id)[-1]
+    return {
+        "schema_version": "pwh_post_writeback_sidecar_receipt_v0",
+        "dispatch_id": outcome.dispatch_id,
+        "hook_id": hook_id,
+        "capability_id": reg["capability_id"],
+        "source_receipt_id": receipt["receipt_id"],
+        "event_kind": receipt["event_kind"],
+        "registration_schema_version": reg["schema_version"],
+        "status": status,
+        "failure_code": code,
+        "intents": intents,
+        "result_digest": digest,
+        "attempts": attempts,
+    }
+
+
+# -- Given: hooks ---------------------------------------------------------------------------------
+
+
+@given(parsers.re(rf"hook {HOOK} may answer at most (?P<limit>\d+) bytes and answers a result of exactly (?P<size>\d+) bytes"))
+def sized_hook(world: World, hook_id: str, limit: str, size: str) -> None:
+    n = int(size)
+    _install(world, hook_id, lambda i, c: _sized_result(i, n), registration(hook_id, budget={"max_result_bytes": int(limit)}))
+
+
+@given(parsers.re(rf"hook {HOOK} may propose at most (?P<limit>\d+) intents and proposes (?P<count>\d+)"))
+def counted_hook(world: World, hook_id: str, limit: str, count: str) -> None:
+    n = int(count)
+
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        return proposed(*(intent_for(i, {"note_ref": f"n{k}"}) for k in range(n)))
+
+    _install(world, hook_id, body, registration(hook_id, budget={"max_intents_per_dispatch": int(limit)}))
+
+
+@given(parsers.re(rf"hook {HOOK} answers (?P<late>\d+) ms after its (?P<limit>\d+) ms timeout has passed"))
+def late_hook(world: World, hook_id: str, late: str, limit: str) -> None:
+    state = _state(world)
+    import threading
+
+    arrived = state["arrived"].setdefault(hook_id, threading.Event())
+    total = (int(limit) + int(late)) / 1000
+
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        deadline = time.monotonic() + total
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or c.release.is_set():
+                break
+            try:
+                c.release.wait(remaining)
+            except BaseException:  # noqa: BLE001 - swallow the stop signal: it must answer late
+                continue
+        result = proposed(intent_for(i, {"note_ref": "late_answer"}))
+        arrived.set()
+        return result
+
+    _install(world, hook_id, body, registration(hook_id, budget={"timeout_ms": int(limit)}))
+
+
+@given(parsers.re(rf'hook {HOOK} proposes an intent with an extra field "(?P<name>[a-z_]+)"'))
+def intent_extra_field(world: World, hook_id: str, name: str) -> None:
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        intent = intent_for(i)
+        intent[name] = "extra"
+        return proposed(intent)
+
+    _install(world, hook_id, body)
+
+
+@given(parsers.re(rf'hook {HOOK} proposes an intent whose budget has an extra field "(?P<name>[a-z_]+)"'))
+def intent_budget_extra_field(world: World, hook_id: str, name: str) -> None:
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        intent = intent_for(i)
+        intent["budget"][name] = 1
+        return proposed(intent)
+
+    _install(world, hook_id, body)
+
+
+@given(parsers.re(rf'hook {HOOK} answers a result with an extra field "(?P<name>[a-z_]+)"'))
+def result_extra_field(world: World, hook_id: str, name: str) -> None:
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        result = proposed(intent_for(i))
+        result[name] = "extra"
+        return result
+
+    _install(world, hook_id, body)
+
+
+@given(parsers.re(rf'hook {HOOK} proposes an intent without its "(?P<name>[a-z_]+)" field'))
+def intent_missing_field(world: World, hook_id: str, name: str) -> None:
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        intent = intent_for(i)
+        intent.pop(name)
+        return proposed(intent)
+
+    _install(world, hook_id, body)
+
+
+@given(parsers.re(rf"hook {HOOK} proposes an intent naming another capability"))
+def other_capability(world: World, hook_id: str) -> None:
+    _install(world, hook_id, lambda i, c: proposed(intent_for(i, capability_id="zz_other")))
+
+
+@given(parsers.re(rf"hook {HOOK} proposes an intent of a known kind it did not register"))
+def known_unregistered_kind(world: World, hook_id: str) -> None:
+    world.sut.register_intent_kind(OTHER_KIND, GENERIC_PAYLOAD_SCHEMA)
+    _install(world, hook_id, lambda i, c: proposed(intent_for(i, kind=OTHER_KIND)))
+
+
+@given(parsers.re(rf'hook {HOOK} proposes an intent that says policy version "(?P<said>[a-z0-9_]+)" but whose identity was computed under "(?P<used>[a-z0-9_]+)"'))
+def policy_digest_mismatch(world: World, hook_id: str, said: str, used: str) -> None:
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        intent = intent_for(i, policy_version=used)
+        intent["policy_version"] = said
+        return proposed(intent)
+
+    _install(world, hook_id, body)
+
+
+@given(parsers.re(rf"hook {HOOK} answers with a completed sidecar receipt of its own making"))
+def forged_receipt(world: World, hook_id: str) -> None:
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        return {
+            "schema_version": "pwh_post_writeback_sidecar_receipt_v0",
+            "dispatch_id": i["dispatch_id"],
+            "hook_id": i["hook_id"],
+            "capability_id": i["capability_id"],
+            "source_receipt_id": i["source"]["receipt_id"],
+            "event_kind": i["source"]["event_kind"],
+            "registration_schema_version": "loopx_post_writeback_capability_hook_registration_v0",
+            "status": "proposed",
+            "failure_code": None,
+            "intents": [intent_for(i)],
+            "result_digest": "sha256:" + "0" * 64,
+            "attempts": 1,
+        }
+
+    _install(world, hook_id, body)
+
+
+@given(parsers.re(rf"hook {HOOK} proposes one intent and keeps its answer"))
+def keeps_answer(world: World, hook_id: str) -> None:
+    kept = _state(world)["kept"]
+
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        result = proposed(intent_for(i))
+        kept[hook_id] = result
+        return result
+
+    _install(world, hook_id, body)
+
+
+@given(parsers.re(rf"hook {HOOK} changes the answer hook (?P<other>\"[a-z0-9_.]+\") kept, (?P<ms>\d+) ms after it is called"))
+def changes_kept_answer(world: World, hook_id: str, other: str, ms: str) -> None:
+    other = other.strip('"')
+    kept = _state(world)["kept"]
+
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        c.release.wait(int(ms) / 1000)
+        answer = kept.get(other)
+        if answer is not None:
+            for intent in answer["intents"]:
+                intent["payload"]["note_ref"] = "changed_after_answering"
+                intent["hook_id"] = "zz.rewritten"
+        return not_applicable()
+
+    _install(world, hook_id, body, registration(hook_id, budget={"timeout_ms": 5000}))
+
+
+class ProviderVaultError(RuntimeError):
+    """An error class whose name and message a journal must never carry (JNL-6)."""
+
+
+@given(parsers.re(rf"hook {HOOK} raises an error of its own kind whose message carries a credential"))
+def raises_own_kind(world: World, hook_id: str) -> None:
+    message = "vault refused token ghp_" + "Q7w" * 12
+    _state(world)["errors"][hook_id] = (ProviderVaultError.__name__, message)
+
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        raise ProviderVaultError(message)
+
+    _install(world, hook_id, body)
+
+
+_BUDGET_FIELDS = "max_invocations_per_dispatch|max_intents_per_dispatch|max_result_bytes|timeout_ms"
+
+
+@given(parsers.re(rf"hook {HOOK} is registered with its (?P<field>{_BUDGET_FIELDS}) budget at (?P<value>\d+)"))
+def budget_at(world: World, hook_id: str, field: str, value: str) -> None:
+    reg = registration(hook_id, budget={field: int(value)})
+    world.expected_rejection_path = f"$.budget.{field}"  # type: ignore[attr-defined]
+    _install(world, hook_id, lambda i, c: proposed(intent_for(i)), reg, must_install=False)
+
+
+@given(parsers.re(rf"hook {HOOK} is registered with (?P<n>\d+) intent kinds"))
+def many_intent_kinds(world: World, hook_id: str, n: str) -> None:
+    world.ensure_generic_kind()
+    kinds = [GENERIC_INTENT_KIND] + [f"synthetic.kind_{k}" for k in range(1, int(n))]
+    for kind in kinds[1:]:
+        world.sut.register_intent_kind(kind, GENERIC_PAYLOAD_SCHEMA)
+    world.expected_rejection_path = "$.intent_kinds"  # type: ignore[attr-defined]
+    _install(world, hook_id, lambda i, c: proposed(intent_for(i)), registration(hook_id, intent_kinds=kinds), must_install=False)
+
+
+@given(parsers.re(r'a hook is registered whose hook id has a segment of (?P<n>\d+) characters'))
+def long_hook_segment(world: World, n: str) -> None:
+    hook_id = "a." + "r" * int(n)
+    world.long_hook_id = hook_id  # type: ignore[attr-defined]
+    world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
+    reg = registration(hook_id, capability_id="a")
+    _install(world, hook_id, lambda i, c: proposed(intent_for(i)), reg, must_install=False)
+
+
+@given(parsers.parse("the profile allows at most {n:d} result bytes per dispatch"))
+def bytes_ceiling(world: World, n: int) -> None:
+    world.set_profile(max_result_bytes_per_dispatch=n)
+
+
+# -- When -------------------------------------------------------------------------------------------
+
+
+@when(parsers.re(rf"the late answer of hook {HOOK} has arrived"))
+def late_answer_arrived(world: World, hook_id: str) -> None:
+    arrived = _state(world)["arrived"][hook_id]
+    came = arrived.wait(10)
+    expect(came, f"hook {hook_id} to answer late", "it never answered", rfc="§10 wall time", about="testbed")
+    time.sleep(0.2)  # let whatever the implementation does with a late answer happen
+
+
+@when(parsers.re(r'the process crashes at "(?P<point>[a-z_.]+)" during a completion, before any recovery'))
+def crash_without_recovery(world: World, point: str) -> None:
+    world.orch.arm_crash(point)
+    try:
+        world.act("complete_todo")
+    except SimulatedCrash as crash:
+        world.crashes.append(crash.point)
+        world.script.pop()
+    else:
+        expect(False, f"the process to crash at {point}", "the Turn completed", rfc="§9 JNL-4", about="testbed")
+
+
+@when("the sidecar journal is noted")
+def note_journal(world: World) -> None:
+    _state(world)["noted"] = copy.deepcopy(world.journal())
+
+
+@when(parsers.re(r'a receipt whose writeback step is "(?P<status>[A-Za-z_ ]+)" is offered for dispatch'))
+def receipt_with_status(world: World, status: str) -> None:
+    from fakes._packets import source
+
+    world.dispatch_direct(source(1, step_status=status))
+
+
+_DURABLE = {"missing": None, "the text true": "true", "the number 1": 1}
+
+
+@when(parsers.re(r"a committed receipt whose durable checkpoint is (?P<value>missing|the text true|the number 1) is offered for dispatch"))
+def receipt_with_durable(world: World, value: str) -> None:
+    from fakes._packets import source
+
+    receipt = source(1)
+    if value == "missing":
+        receipt.pop("durable_checkpoint")
+    else:
+        receipt["durable_checkpoint"] = _DURABLE[value]
+    world.dispatch_direct(receipt)
+
+
+@when("a committed receipt with an empty effect identity is offered for dispatch")
+def empty_effect(world: World) -> None:
+    from fakes._packets import source
+
+    world.dispatch_direct(source(1, effect_id="", plan_effect_id=""))
+
+
+# -- Then: records ----------------------------------------------------------------------------------
+
+
+@then(parsers.re(rf'the sidecar record of hook {HOOK} is a failure with code "(?P<code>[a-z_]+)" and nothing else'))
+def failure_record_whole(world: World, hook_id: str, code: str) -> None:
+    record = _only_record(world, hook_id)
+    if record is None:
+        return
+    expect_equal((record.get("status"), record.get("intents")), ("failed", []),
+                 f"status and intents of {hook_id}'s record", rfc="§9 JNL-6, §10: a failure is recorded as a compact code, no intent")
+    expect_code(record.get("failure_code"), code, f"failure code of {hook_id}'s record", clause="§10 stable failure codes",
+                rfc_codes=frozenset(RFC_FAILURE_CODES))
+    wanted = _expected_record(world, hook_id, status="failed", code=code, intents=[], digest=None,
+                              attempts=record.get("attempts", 1) if isinstance(record.get("attempts"), int) else 1)
+    expect_equal(record, wanted, f"{hook_id}'s whole sidecar record", profile="the sidecar receipt's field set")
+
+
+@then("no late answer is on record or reported")
+def no_late_answer(world: World) -> None:
+    text = json.dumps({"journal": world.journal(), "outcomes": [o.to_json() for o in world.outcomes]})
+    expect("late_answer" not in text, "no trace of the late answer in the journal or the outcomes",
+           "the late answer was recorded", rfc="§10 wall time")
+
+
+@then(parsers.re(rf"the sidecar record of hook {HOOK} holds exactly what it proposed, with no failure"))
+def proposed_record_whole(world: World, hook_id: str) -> None:
+    record = _only_record(world, hook_id)
+    if record is None:
+        return
+    proposed_intents = _proposed_intents(world, hook_id)
+    expect_equal(record.get("status"), "proposed", f"status of {hook_id}'s record", rfc="§10")
+    expect_equal(record.get("failure_code"), None, f"failure code of {hook_id}'s record", rfc="§10")
+    expect_equal(record.get("intents"), proposed_intents, f"intents on record for {hook_id}", rfc="§9 JNL-5")
+    answers = _state(world)["answers"].get(hook_id, [])
+    digest = "sha256:" + hashlib.sha256(canonical(answers[-1])).hexdigest() if answers else None
+    wanted = _expected_record(world, hook_id, status="proposed", code=None, intents=proposed_intents, digest=digest, attempts=1)
+    expect_equal(record, wanted, f"{hook_id}'s whole sidecar record", profile="the sidecar receipt's field set and result digest")
+
+
+@then(parsers.re(rf"hook {HOOK} has exactly the intents it proposed on record"))
+def intents_as_proposed(world: World, hook_id: str) -> None:
+    answers = _state(world)["answers"].get(hook_id, [])
+    expect(bool(answers), f"hook {hook_id} called and answering", "it never answered", rfc="§12 M04")
+    recorded = [i for r in _records(world, hook_id) if r.get("status") == "proposed" for i in r.get("intents", [])]
+    expect_equal(recorded, _proposed_intents(world, hook_id), f"intents on record for {hook_id}", rfc="§9 JNL-5")
+
+
+@then(parsers.re(r"before any recovery, the sidecar journal holds (?P<n>\d+) records?"))
+def records_before_recovery(world: World, n: str) -> None:
+    expect_equal(len(world.journal()), int(n), "sidecar records before recovery", rfc="§14 atomic per-dispatch")
+
+
+@then(parsers.re(rf"hook {HOOK} has one sidecar record per committed writeback, each under its own dispatch identity"))
+def record_per_writeback(world: World, hook_id: str) -> None:
+    receipts = [r["receipt_id"] for r in world.orch.receipts()]
+    records = _records(world, hook_id)
+    expect_equal(sorted(r.get("source_receipt_id") for r in records), sorted(receipts),
+                 f"committed receipts with a record for {hook_id}", rfc="§9 JNL-3")
+    ids = {r.get("dispatch_id") for r in records}
+    expect(len(ids) == len(records) == len(receipts), "a distinct dispatch identity per writeback",
+           f"{len(ids)} identities for {len(records)} records", rfc="§9 JNL-3")
+
+
+@then(parsers.re(rf'the intent on record for writeback number (?P<n>\d+) of hook {HOOK} is under policy version "(?P<version>[a-z0-9_]+)"'))
+def intent_policy(world: World, n: str, hook_id: str, version: str) -> None:
+    receipt_id = world.orch.receipts()[int(n) - 1]["receipt_id"]
+    intents = [i for r in _records(world, hook_id) if r.get("source_receipt_id") == receipt_id for i in r.get("intents", [])]
+    expect_equal([i.get("policy_version") for i in intents], [version], f"policy versions on record for writeback {n}", rfc="§9 JNL-3")
+
+
+@then(parsers.re(rf"the intents on record for hook {HOOK} have distinct identities"))
+def distinct_intent_ids(world: World, hook_id: str) -> None:
+    ids = [i.get("intent_id") for r in _records(world, hook_id) for i in r.get("intents", [])]
+    expect(len(ids) == len(set(ids)), "a distinct intent identity per policy version", ids, rfc="§9 JNL-3")
+
+
+@then("every sidecar record noted earlier is still there, unchanged")
+def noted_unchanged(world: World) -> None:
+    noted = _state(world)["noted"] or []
+    now = {r.get("dispatch_id"): r for r in world.journal()}
+    for record in noted:
+        expect_equal(now.get(record.get("dispatch_id")), record, f"the record of {record.get('hook_id')} noted earlier",
+                     rfc="§9 JNL-3")
+
+
+# -- Then: inputs -----------------------------------------------------------------------------------
+
+
+@then(parsers.re(rf"hook {HOOK} was given exactly the RFC input for that writeback"))
+def whole_input(world: World, hook_id: str) -> None:
+    probe = world.hooks[hook_id]
+    expect(bool(probe.inputs), f"hook {hook_id} called", "never called", rfc="§12 M04")
+    if not probe.inputs:
+        return
+    seen = plain(probe.inputs[-1])
+    receipt = world.last_committed().receipt
+    reg = _registration_of(world, hook_id)
+    outcome = world.hook_outcomes(hook_id)[-1]
+    source = {key: receipt[key] for key in SOURCE_FIELDS}
+    source["step_kind"] = "durable_writeback"
+    seen_source = seen.get("source") or {}
+    identity = [k for k in sorted(source) if k not in OPAQUE_SOURCE_FIELDS]
+    expect_equal({k: seen_source.get(k) for k in identity}, {k: source[k] for k in identity},
+                 f"the source identities {hook_id} saw", rfc="§7: opaque source identities of the committed receipt")
+    expect_equal(seen_source, source, f"the whole source {hook_id} saw",
+                 profile="the reference passes the receipt id, revision and commit time through unchanged (§7 only asks for opaque ids)")
+    expect_equal(seen.get("boundary"), {flag: False for flag in BOUNDARY_FLAGS}, f"the boundary block {hook_id} saw", rfc="§7")
+    expect_equal((seen.get("schema_version"), seen.get("dispatch_id"), seen.get("hook_id"), seen.get("capability_id")),
+                 ("loopx_post_writeback_hook_input_v0", outcome.dispatch_id, hook_id, reg["capability_id"]),
+                 f"the identities {hook_id}'s input carries", rfc="§7")
+    projection = seen.get("projection") or {}
+    expect_equal((projection.get("transition"), projection.get("fact_refs")),
+                 (receipt["event"]["transition"], receipt["event"]["fact_refs"]), f"the projection {hook_id} saw", rfc="§7")
+    wanted = {
+        "schema_version": "loopx_post_writeback_hook_input_v0",
+        "dispatch_id": outcome.dispatch_id,
+        "hook_id": hook_id,
+        "capability_id": reg["capability_id"],
+        "source": source,
+        "projection": {"schema_version": "loopx_post_writeback_event_projection_v0", **receipt["event"]},
+        "boundary": {flag: False for flag in BOUNDARY_FLAGS},
+    }
+    expect_equal(seen, wanted, f"the whole input {hook_id} saw", profile="the projection carries segment_ref beside the RFC's fields")
+
+
+@then(parsers.re(rf"hook {HOOK} was given nothing of hook (?P<other>\"[a-z0-9_.]+\")'s result"))
+def nothing_of_other(world: World, hook_id: str, other: str) -> None:
+    other = other.strip('"')
+    marks = [i.get("intent_id") for i in _proposed_intents(world, other)]
+    marks += [o.dispatch_id for o in world.hook_outcomes(other) if o.dispatch_id]
+    seen = json.dumps([plain(i) for i in world.hooks[hook_id].inputs])
+    found = [m for m in marks if m and m in seen]
+    expect(not found, f"no identity from {other}'s result in {hook_id}'s input", f"{len(found)} found", rfc="§6")
+
+
+# -- Then: outcomes and text ------------------------------------------------------------------------
+
+
+@then(parsers.re(rf"the journal and the dispatch outcomes carry nothing of the error hook {HOOK} raised"))
+def nothing_of_error(world: World, hook_id: str) -> None:
+    name, message = _state(world)["errors"][hook_id]
+    text = json.dumps({"journal": world.journal(), "outcomes": [o.to_json() for o in world.outcomes]})
+    found = [label for label, needle in (("its class name", name), ("its message", message), ("its credential", message.split()[-1]),
+                                         ("a traceback", "Traceback"), ("a source line", 'File "')) if needle in text]
+    expect(not found, "only a compact failure code", f"found {', '.join(found)}", rfc="§9 JNL-6")
+
+
+@then("the dispatch is not admitted and nothing is recorded")
+def not_admitted_nothing_recorded(world: World) -> None:
+    outcome = world.outcomes[-1] if world.outcomes else None
+    expect(outcome is not None and not outcome.admitted and not outcome.hooks, "the source not admitted, no hook run",
+           f"admitted={getattr(outcome, 'admitted', None)}, hooks={len(getattr(outcome, 'hooks', ()))}", rfc="§5.1")
+    expect_equal(world.journal(), [], "sidecar records", rfc="§5.1")
+
+
+@then(parsers.re(rf"the hook whose id has a (?P<n>\d+)-character segment (?P<verdict>is installed|is rejected at the field it breaks)"))
+def long_segment_verdict(world: World, n: str, verdict: str) -> None:
+    hook_id = world.long_hook_id  # type: ignore[attr-defined]
+    rejections = world.install_rejections.get(hook_id, [])
+    if verdict == "is installed":
+        expect(not rejections, f"a {n}-character segment accepted", [r.path for r in rejections], profile=BOUND_READING)
+    else:
+        expect(bool(rejections), f"a {n}-character segment rejected", "installed", profile=BOUND_READING)
+        expect(any(r.path == "$.hook_id" for r in rejections), "a rejection naming $.hook_id", [r.path for r in rejections],
+               profile="the JSON path a rejection names")
+
+
+@then(parsers.re(rf"hook {HOOK} is installed at that bound and its intents are on record as proposed"))
+def installed_at_bound(world: World, hook_id: str) -> None:
+    rejections = world.install_rejections.get(hook_id, [])
+    installed = expect(not rejections, f"{hook_id} installed at pwh's bound", [r.path for r in rejections], profile=BOUND_READING)
+    if installed:
+        intents_as_proposed(world, hook_id)
+
+
+@then(parsers.re(rf"if the registration of hook {HOOK} was rejected, it was never called"))
+def rejected_never_called(world: World, hook_id: str) -> None:
+    if world.install_rejections.get(hook_id):
+        calls = world.hooks[hook_id].calls if hook_id in world.hooks else 0
+        expect(calls == 0, f"a rejected {hook_id} never called", f"{calls} call(s)",
+               rfc="§6, §12 M02: a registration is rejected before any provider call")
+
+
+# -- a profile lowered after installation; a result's key order -------------------------------------
+
+
+@when(parsers.parse("the profile's timeout ceiling is then lowered to {n:d} ms"))
+def lower_timeout_ceiling(world: World, n: int) -> None:
+    world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": n})
+
+
+def _reordered(value: Any) -> Any:
+    """The same JSON value with every object's keys in reverse order."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reordered(v) for v in value]
+    return value
+
+
+@given(parsers.re(rf"hook {HOOK} proposes the same intent on every call, its keys in a different order each time"))
+def reordering_hook(world: World, hook_id: str) -> None:
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        result = proposed(intent_for(i))
+        return _reordered(result) if c.call_number % 2 == 0 else result
+
+    _install(world, hook_id, body)
