@@ -103,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     vectors.set_defaults(handler=_vectors)
     add_packet_commands(sub)
     _add_model_commands(sub)
+    importlib.import_module("pwh._mutation").add_mutation_command(sub)
     return p
 
 

@@ -1,0 +1,278 @@
+"""Steps for the scenarios written to kill the mutants that survived the matrix (``pwh mutate``,
+tests/mutation/survivors.md). They judge what the SUT does with a named sample text: a hook that
+proposes an intent carrying it, or a committed receipt whose Todo identity is it. The samples are
+named (the feature files stay readable and need no escaping of pipes, quotes or newlines)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from pytest_bdd import parsers, then, when, given
+
+from fakes._packets import intent_for, proposed, registration
+
+from ._expect import expect
+from ._world import HookProbe, World
+
+HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
+
+# Texts that carry something that must never cross the public boundary (§7, §9 JNL-6, §12 M13),
+# each with the kind of private value the reference names for it first.
+PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
+    "an ftp address": ("fetched from ftp://files/export", "url"),
+    "a schema address beside a private address": ("per https://json-schema.org/draft and gopher://h/x", "url"),
+    "a www address": ("visit www.acme-widgets.zz today", "url"),
+    "an upper-case www address": ("VISIT WWW.ACME-WIDGETS.ZZ", "url"),
+    "an e-mail address": ("write to ann.lee@acme-widgets.net", "email"),
+    "a posix path": ("open /srv/data/x.db", "absolute path"),
+    "a windows path": ("open D:\\data\\x", "absolute path"),
+    "a windows share": ("\\\\fileserver\\share", "absolute path"),
+    "a home directory by tilde": ("cd ~/notes", "home dir"),
+    "a home directory after a semicolon": ("x;/home/alice", "home dir"),
+    "a mac home directory after a semicolon": ("x;/Users/bob", "home dir"),
+    "the root home after a semicolon": ("x;/root", "home dir"),
+    "an AWS access key": ("key AKIAABCDEFGHIJKLMNOP", "credential"),
+    "an AWS session key": ("key ASIAABCDEFGHIJKLMNOP", "credential"),
+    "a GitHub token": ("ghp_" + "a1" * 16, "credential"),
+    "a Slack token": ("xoxb-1234567890abc", "credential"),
+    "an API secret key": ("sk-abcdefghij0123456789", "credential"),
+    "a Google API key": ("AIza" + "B1" * 17 + "c", "credential"),
+    "a JSON web token": ("eyJhbGciOi.eyJzdWIiOi.c2ln", "credential"),
+    "a private key block": ("-----BEGIN RSA PRIVATE KEY-----", "credential"),
+    "a bearer token": ("Bearer abcdef123456789", "credential"),
+    "an upper-case bearer token": ("BEARER ABCDEF123456789", "credential"),
+    "an authorization header": ("Authorization: Basic", "credential"),
+    "an upper-case authorization header": ("AUTHORIZATION: Bearer", "credential"),
+    "a password assignment": ("password=hunter", "credential"),
+    "an api key field with a symbol": ("api_key: s3cr3t!", "credential"),
+    "a quoted token field": ('"token": "abcdef"', "credential"),
+    "an IPv4 address": ("connect 10.1.2.3 now", "ip address"),
+    "a link-local IPv6 address": ("via fe80::1", "ip address"),
+    "a full IPv6 address": ("via 2001:db8:0:0:0:0:0:1", "ip address"),
+    "an internal host name": ("db.acme-widgets.internal", "hostname"),
+    "an internal host name in a sentence": ("connect to db.acme-widgets.internal now", "hostname"),
+    "a bare IPv4 address": ("10.1.2.3", "ip address"),
+    "a bare www address": ("www.acme-widgets.zz", "url"),
+    "a bare GitHub token in a dotted id": ("ghp_" + "a1" * 16 + ".x", "credential"),
+    "a bare AWS access key": ("AKIAABCDEFGHIJKLMNOP", "credential"),
+    "a bare Google API key": ("AIza" + "B1" * 17 + "c", "credential"),
+    "a Slack token in a sentence": ("use xoxb-1234567890abc now", "credential"),
+    "an API secret key in a sentence": ("use sk-abcdefghij0123456789 now", "credential"),
+    "a GitHub token in a sentence": ("use ghp_" + "a1" * 16 + " now", "credential"),
+    "a JSON web token in a sentence": ("use eyJhbGciOi.eyJzdWIiOi.c2ln now", "credential"),
+    "a client secret assignment": ("client_secret=abcdef", "credential"),
+    "a passphrase field with a symbol": ("passphrase: open-sesame!", "credential"),
+    "a human line": ("Human: hello there", "transcript"),
+    "an AI line": ("AI: hello there", "transcript"),
+    "a system line": ("System: be brief", "transcript"),
+    "a tool role field": ('{"role": "tool"}', "transcript"),
+    "an end-of-turn marker": ("done<|eot_id|>", "transcript"),
+    "a user line": ("User: please run it", "transcript"),
+    "an assistant line": ("Assistant: done", "transcript"),
+    "a role field": ('{"role": "user"}', "transcript"),
+    "chat markup": ("<|im_start|>system", "transcript"),
+    "an instruction marker": ("[INST] hi", "transcript"),
+    "a system prompt marker": ("<<SYS>> be nice", "transcript"),
+    "a traceback header": ("Traceback (most recent call last)", "raw log"),
+    "a traceback frame": ('File "x.py", line 3', "raw log"),
+    "an exception message": ("ValueError: bad input", "raw log"),
+    "a timestamped log line": ("2024-01-01 12:00:00 ERROR boom", "raw log"),
+    "a bracketed log level": ("[WARN] low disk", "raw log"),
+    "a shell prompt": ("$ make test", "raw log"),
+    "a root shell prompt": ("root@box:~# ls", "raw log"),
+    "a python prompt": (">>> import os", "raw log"),
+    "an environment assignment": ("MY_VAR=1", "environment value"),
+    "an environment expansion": ("uses $HOME_DIR", "environment value"),
+    "a braced environment expansion": ("uses ${HOME}", "environment value"),
+    "a windows environment expansion": ("in %USERPROFILE%", "environment value"),
+}
+
+# Texts the reference reads as public (pwh's reading where the RFC is silent: §7 forbids private
+# values, it does not list which words are harmless).
+CLEAN_SAMPLES: dict[str, str] = {
+    "a JSON Schema address": "https://json-schema.org/draft/2020-12/schema",
+    "a documentation domain": "see docs.example.org",
+    "a version number": "2.1.1",
+    "five dotted numbers": "1.2.3.4.5",
+    "a dotted code id": "a_capability.runtime_trigger",
+    "a file name": "README.md",
+    "a masked password": "password=***",
+    "a redacted token field": "token: redacted",
+    "a secret in prose": "the secret: any",
+    "a Python except clause": "except ValueError:  # fine",
+    "a short code path": "a::b",
+    "a clock time": "12:30:45",
+    "a JSON path": "$.a/b",
+    "and-or": "and/or",
+    "a timestamp": "2026-08-26T00:00:00Z",
+    "a sentence naming a user": "the User guide",
+    "a call on a known domain beside a file name": "call x.com() on notes.txt",
+    "a file named in prose": 'the File "notes" is empty',
+    "an exception class named in prose": "a ValueError:bad",
+    "a log level in prose": "the ERROR count is zero",
+    "a dollar amount": "costs $ 5",
+    "a lowercase environment-like word": "my_var=1",
+    "a sentence in French": "rapport d'été prêt",
+}
+
+
+def _install_with_detail(world: World, hook_id: str, detail: str) -> None:
+    world.ensure_generic_kind()
+    probe = HookProbe(hook_id, "proposes an intent whose detail is a sample")
+
+    def body(i: Mapping[str, Any], _c: Any) -> Any:
+        return proposed(intent_for(i, {"note_ref": "n", "detail": detail}))
+
+    rejections = world.sut.install(registration(hook_id), world._producer(probe, body))
+    world.install_rejections[hook_id] = rejections
+    if not rejections:
+        world.hooks[hook_id] = probe
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
+           rfc="§6: a registration that passes every check is admitted")
+
+
+@given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose detail is the private sample "(?P<name>[^"]+)"'))
+def hook_with_private_detail(world: World, hook_id: str, name: str) -> None:
+    _install_with_detail(world, hook_id, PRIVATE_SAMPLES[name][0])
+
+
+@given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose detail is the clean sample "(?P<name>[^"]+)"'))
+def hook_with_clean_detail(world: World, hook_id: str, name: str) -> None:
+    _install_with_detail(world, hook_id, CLEAN_SAMPLES[name])
+
+
+@when(parsers.re(r'a committed receipt whose Todo identity is the private sample "(?P<name>[^"]+)" is dispatched'))
+def todo_identity_sample(world: World, name: str) -> None:
+    from fakes._packets import source
+
+    world.dispatch_direct(source(1, todo_id=PRIVATE_SAMPLES[name][0]))
+
+
+def _rejection_reason(world: World, hook_id: str) -> str:
+    found = world.hook_outcomes(hook_id)
+    rejection = getattr(found[-1], "rejection", None) if found else None
+    return str(getattr(rejection, "reason", "") or "")
+
+
+@then(parsers.re(rf'the rejection of hook {HOOK} names the kind of the private sample "(?P<name>[^"]+)"'))
+def rejection_names_kind(world: World, hook_id: str, name: str) -> None:
+    kind = PRIVATE_SAMPLES[name][1]
+    reason = _rejection_reason(world, hook_id)
+    expect(reason.endswith(f"carry a {kind}") or reason.endswith(f"carries a {kind}"),
+           f"the rejection says what it found: a {kind}", f"reason {reason!r}",
+           profile="the reference names the first kind of private value it found (§12 M13 only requires the rejection)")
+
+
+@then(parsers.re(rf'the intent of hook {HOOK} is recorded as proposed, its clean sample kept'))
+def clean_sample_recorded(world: World, hook_id: str) -> None:
+    found = world.hook_outcomes(hook_id)
+    outcome = found[-1] if found else None
+    status = getattr(outcome, "status", None)
+    intents = list(getattr(outcome, "intents", ()) or ())
+    expect(status == "proposed" and len(intents) == 1, f"hook {hook_id} proposed one intent, recorded",
+           f"status {status}, failure code {getattr(outcome, 'failure_code', None)}, {len(intents)} intent(s)",
+           profile="pwh reads these texts as public: none is a private value of §7")
+
+
+@given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose payload has the private sample "(?P<name>[^"]+)" as a key'))
+def hook_with_private_key(world: World, hook_id: str, name: str) -> None:
+    key = PRIVATE_SAMPLES[name][0]
+    world.ensure_generic_kind()
+    probe = HookProbe(hook_id, "proposes an intent whose payload has a private key")
+
+    def body(i: Mapping[str, Any], _c: Any) -> Any:
+        return proposed(intent_for(i, {"note_ref": "n", key: "x"}))
+
+    rejections = world.sut.install(registration(hook_id), world._producer(probe, body))
+    world.install_rejections[hook_id] = rejections
+    if not rejections:
+        world.hooks[hook_id] = probe
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
+           rfc="§6: a registration that passes every check is admitted")
+
+
+@then(parsers.re(rf'the rejection of hook {HOOK} points at "(?P<path>[^"]+)"'))
+def rejection_points_at(world: World, hook_id: str, path: str) -> None:
+    found = world.hook_outcomes(hook_id)
+    rejection = getattr(found[-1], "rejection", None) if found else None
+    seen = getattr(rejection, "path", None)
+    expect(seen == path, f"the rejection of hook {hook_id} points at {path}", f"it points at {seen!r}",
+           profile="the JSON path a rejection names (SPEC.md section 0: profile); a private key is withheld from it (§12 M13)")
+
+
+@given(parsers.re(rf'hook {HOOK} is installed and proposes one intent behind read-only views'))
+def hook_with_read_only_views(world: World, hook_id: str) -> None:
+    """A valid result whose objects are read-only views of plain dicts (what the dispatcher hands a
+    provider as its input): the same JSON to any reader, but not the exact types the one-pass
+    check takes, so the general path (contract, digest, boundary) decides it."""
+    world.ensure_generic_kind()
+    probe = HookProbe(hook_id, "proposes one intent behind read-only views")
+
+    def body(i: Mapping[str, Any], _c: Any) -> Any:
+        result = proposed(intent_for(i))
+        intent = result["intents"][0]
+        intent["payload"] = MappingProxyType(intent["payload"])
+        intent["budget"] = MappingProxyType(intent["budget"])
+        result["intents"] = (MappingProxyType(intent),)
+        return MappingProxyType(result)
+
+    rejections = world.sut.install(registration(hook_id), world._producer(probe, body))
+    world.install_rejections[hook_id] = rejections
+    if not rejections:
+        world.hooks[hook_id] = probe
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
+           rfc="§6: a registration that passes every check is admitted")
+
+
+def _reference_digest(prefix: str, fields: Mapping[str, Any]) -> str:
+    """The reference profile's identity recipe (SPEC.md section 3), computed here on its own: canonical
+    JSON (UTF-8, keys sorted, no insignificant whitespace), SHA-256, the prefix."""
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return prefix + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@then(parsers.re(rf"the dispatch identity of hook {HOOK} follows the reference profile's recipe"))
+def dispatch_identity_recipe(world: World, hook_id: str) -> None:
+    records = world.records_for(hook_id)
+    expect(bool(records), f"a sidecar record for hook {hook_id}", "none", rfc="§9, §12 M04: one record per dispatch identity")
+    for r in records:
+        wanted = _reference_digest("pwh_", {"receipt_id": r.get("source_receipt_id"), "hook_id": r.get("hook_id"),
+                                            "registration_schema_version": r.get("registration_schema_version"),
+                                            "event_kind": r.get("event_kind")})
+        expect(r.get("dispatch_id") == wanted, f"dispatch_id {wanted}", f"dispatch_id {r.get('dispatch_id')}",
+               profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)")
+
+
+@then(parsers.re(rf"the intent identity recorded for hook {HOOK} follows the reference profile's recipe"))
+def intent_identity_recipe(world: World, hook_id: str) -> None:
+    intents = [(r, i) for r in world.records_for(hook_id) for i in r.get("intents", [])]
+    expect(bool(intents), f"a recorded intent for hook {hook_id}", "none", rfc="§9, §12 M04: validated intents are journaled")
+    for r, i in intents:
+        wanted = _reference_digest("pwi_", {"dispatch_id": r.get("dispatch_id"), "intent_kind": i.get("intent_kind"),
+                                            "policy_version": i.get("policy_version"), "payload": i.get("payload")})
+        expect(i.get("intent_id") == wanted, f"intent_id {wanted}", f"intent_id {i.get('intent_id')}",
+               profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)")
+
+
+@when("a committed receipt whose effect differs from the active plan's effect is offered for dispatch")
+def effect_differs(world: World) -> None:
+    from fakes._packets import source
+
+    world.dispatch_direct(source(1, plan_effect_id="effect_of_another_plan"))
+
+
+@then("the refused dispatch still names receipt number 1 and its event kind")
+def refused_names_receipt(world: World) -> None:
+    from fakes._packets import source
+
+    offered = source(1)
+    outcome = world.outcomes[-1] if world.outcomes else None
+    seen = (getattr(outcome, "receipt_id", None), getattr(outcome, "event_kind", None), getattr(outcome, "admitted", None))
+    wanted = (offered["receipt_id"], offered["event_kind"], False)
+    expect(seen == wanted, f"the refusal names receipt {wanted[0]} ({wanted[1]}), admitted false",
+           f"receipt {seen[0]!r}, event kind {seen[1]!r}, admitted {seen[2]!r}",
+           profile="a refused dispatch's outcome names the receipt and event kind it refused (§5.1 only requires the refusal)")

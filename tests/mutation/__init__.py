@@ -1,0 +1,1 @@
+"""Results of ``pwh mutate`` (score.json, survivors.md) and the campaign's pytest plugin."""
