@@ -121,7 +121,7 @@ _HOME_DIR = re.compile(
 # (substrings that must occur, pattern): well-known token shapes.
 _TOKEN_SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     (("AKIA", "ASIA"), re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),  # AWS
-    (("gh",), re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})")),
+    (("gh", "github_pat_"), re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})")),
     (("xox",), re.compile(r"(?<![A-Za-z0-9])xox[abprse]-[A-Za-z0-9\-]{10,}")),  # Slack
     (("sk-",), re.compile(r"(?<![A-Za-z0-9_\-])sk-(?=[A-Za-z0-9_\-]*[0-9])[A-Za-z0-9_\-]{20,}")),  # OpenAI-style
     (("AIza",), re.compile(r"(?<![A-Za-z0-9_\-])AIza[0-9A-Za-z_\-]{35}")),  # Google API key
@@ -268,7 +268,7 @@ def _categories(text: str) -> list[str]:
 
 def _has_token_shape(text: str) -> bool:
     if not (
-        "AKIA" in text or "ASIA" in text or "gh" in text or "xox" in text or "sk-" in text or "AIza" in text
+        "AKIA" in text or "ASIA" in text or "gh" in text or "github_pat_" in text or "xox" in text or "sk-" in text or "AIza" in text
         or "eyJ" in text or "PRIVATE KEY" in text or "earer" in text or "EARER" in text
         or "uthorization" in text or "UTHORIZATION" in text
     ):
@@ -531,7 +531,7 @@ class BoundaryScanner:
         cached = self._memo.get(text)
         if cached is not None:
             return cached
-        if (text.isidentifier() and text.islower() and "gh" not in text) or (
+        if (text.isidentifier() and text.islower() and "gh" not in text and "github_pat_" not in text) or (
             text[:2].isdigit() and _TIMESTAMP.fullmatch(text)
         ):
             # An opaque lowercase id ("receipt_7f3a9c"; of the token shapes only a GitHub token can
@@ -554,7 +554,7 @@ class BoundaryScanner:
             text = self._allow_re.sub(" ", text)
         out: list[str] = []
         if _LOWER_ID.fullmatch(text):
-            if ("gh" in text or "xox" in text or "sk-" in text) and _has_token_shape(text):
+            if ("gh" in text or "github_pat_" in text or "xox" in text or "sk-" in text) and _has_token_shape(text):
                 out.append("credential")
         elif _PLAIN.fullmatch(text):
             if _has_token_shape(text):
@@ -566,7 +566,7 @@ class BoundaryScanner:
                 out.append("hostname")
             if "www." in text and _WWW.search(text):
                 out.append("url")
-            if ("gh" in text or "xox" in text or "sk-" in text) and _has_token_shape(text):
+            if ("gh" in text or "github_pat_" in text or "xox" in text or "sk-" in text) and _has_token_shape(text):
                 out.append("credential")
         elif not _TIMESTAMP.fullmatch(text):
             out = _categories(text)

@@ -836,3 +836,13 @@ def test_the_quick_check_leaves_unusual_shapes_to_the_full_scan() -> None:
     for _ in range(40):
         deep = [deep]
     assert not scanner.quickly_clean(deep) and scanner.is_clean(deep)
+
+
+def test_a_fine_grained_github_token_is_a_credential_in_any_text() -> None:
+    """'github_pat_' holds no 'gh': the token-shape pre-check once missed it inside prose."""
+    from pwh._boundary import BoundaryScanner
+
+    token = "github_pat_11ABCDEFX0123456789_abcdefxyzklmnopqrstuvw0123456789ABCDEFIJKLMNOP"  # no "gh" in it
+    scanner = BoundaryScanner()
+    for text in (token, token.lower(), f"token {token} here", f"see {token.lower()}", f"a.{token.lower()}.b"):
+        assert "credential" in [f.to_json()["category"] for f in scanner.scan_value(text)], text
