@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from pytest_bdd import parsers, then
 
@@ -120,7 +121,7 @@ def ends_with_code(world: World, hook_id: str, code: str) -> None:
     outcome = _hook(world, hook_id)
     probe = world.hooks.get(hook_id)
     reading = PROFILE_ONLY_FAILURES.get(probe.behaviour if probe else "")
-    judged = {"profile": reading} if reading else {"rfc": "§10, §12 M07: a compact isolated failure"}
+    judged: dict[str, Any] = {"profile": reading} if reading else {"rfc": "§10, §12 M07: a compact isolated failure"}
     expect(outcome.status == "failed", f"hook {hook_id} to end as an isolated failure ({code})",
            f"status {outcome.status}", **judged)
     expect_code(outcome.failure_code, code, f"failure code of {hook_id}", clause="§10 stable failure codes",
@@ -159,7 +160,7 @@ def recorded_intents(world: World, hook_id: str, n: str) -> None:
     intents = [i for r in records if r.get("status") == "proposed" for i in r.get("intents", [])]
     probe = world.hooks.get(hook_id)
     reading = PROFILE_ONLY_FAILURES.get(probe.behaviour if probe else "")
-    judged = {"profile": reading} if reading else {"rfc": "§9, §12 M04/M05/M07: validated intents are journaled once, failures carry none"}
+    judged: dict[str, Any] = {"profile": reading} if reading else {"rfc": "§9, §12 M04/M05/M07: validated intents are journaled once, failures carry none"}
     expect(len(intents) == wanted, f"{wanted} recorded intent(s) for {hook_id}", f"{len(intents)} in {len(records)} record(s)",
            **judged)
 
@@ -270,7 +271,7 @@ def registration_rejected(world: World, hook_id: str) -> None:
     rejections = world.install_rejections.get(hook_id, [])
     wanted = world.expected_rejection_path  # type: ignore[attr-defined]
     clause = getattr(world, "expected_rejection_clause", None)
-    judged = {"rfc": clause} if clause else {"profile": "pwh's registration rules beyond the clauses of §6/§7"}
+    judged: dict[str, Any] = {"rfc": clause} if clause else {"profile": "pwh's registration rules beyond the clauses of §6/§7"}
     expect(bool(rejections), "the registration rejected before any provider call", "the registration was accepted", **judged)
     if not rejections:
         return
@@ -464,7 +465,7 @@ def _nothing_dispatched(world: World):  # type: ignore[no-untyped-def]
     # The When step that offered the source says which clause makes it inadmissible; None: only
     # pwh's reading does (then refusing it is a profile check).
     clause = getattr(world, "inadmissible_clause", "§5.1, §12 M03: only a committed, durable, well-formed source dispatches")
-    judged = {"rfc": clause} if clause else {"profile": "pwh refuses this source; the RFC does not say it must"}
+    judged: dict[str, Any] = {"rfc": clause} if clause else {"profile": "pwh refuses this source; the RFC does not say it must"}
     expect(calls == 0, "zero provider calls for an inadmissible source", f"{calls} call(s)", **judged)
     intents = [i for h in (outcome.hooks if outcome else ()) for i in h.intents]
     expect(not intents, "no intent for an inadmissible source", f"{len(intents)} intent(s)", **judged)

@@ -62,7 +62,7 @@ def _replay(world: World, n: int) -> None:
 @when("a second dispatcher delivers the same dispatch again")
 def redeliver(world: World) -> None:
     receipt = world.last_committed().receipt
-    world.dispatch_direct(dict(receipt), redeliver=True)
+    world.dispatch_direct(dict(receipt or {}), redeliver=True)
 
 
 @when("the host returns a completion without a lifecycle adapter")
