@@ -1,0 +1,18 @@
+Feature: M02 — survivors of the mutation campaign: lowered ceilings judge each installed hook on its own
+  Written for the open survivors of tests/mutation/survivors.md: when a profile lowers its ceilings
+  after installation, each installed registration is re-checked on its own (one within the new
+  ceiling keeps running, one over it is refused), and the refusal gives a stable code and a
+  non-empty, public-safe reason.
+
+  @M02
+  Scenario: after the ceilings drop, the hook over them is refused and the hook within them still runs
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And hook "b.quick" is registered with its timeout_ms budget at 100
+    When the profile then caps hook timeouts at 100 ms
+    And the orchestrator commits a todo_completed writeback
+    Then hook "a.reporter" ends with failure code "registration_rejected"
+    And hook "a.reporter" was never called
+    And hook "b.quick" ends with status "proposed"
+    And the outcome of hook "a.reporter" carries a rejection with code "registration_rejected"
+    And every rejection reported so far has a stable code and a non-empty, public-safe reason
