@@ -57,6 +57,8 @@ def add_mutation_command(sub: argparse._SubParsersAction) -> None:  # type: igno
     p.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     p.add_argument("--resume", action="store_true", help="keep mutants/ and mutmut's cached results (default: a fresh campaign)")
     p.add_argument("--only", metavar="FILE", help="re-run only the mutants named in FILE (one a line, e.g. survivors); the rest keep their cached results (implies --resume)")
+    p.add_argument("--within", metavar="FILE", help="the mutants named in FILE (e.g. the seeded sample) that this run did not check keep"
+                   " the outcome the committed survivors.md gives them (a mutant of FILE it does not list was killed): for --only on a fresh mutants/")
     p.add_argument("--report-only", action="store_true", help="do not run: write score.json and survivors.md from mutants/")
     p.add_argument("--partial", action="store_true", help="label the results partial (a campaign stopped before every mutant ran)")
     p.set_defaults(handler=_mutate)
@@ -112,9 +114,15 @@ def _run(args: argparse.Namespace) -> int:
         raise _Stop("no mutmut results in mutants/ (run without --report-only first)")
     survivors_md = root / RESULTS_DIR / "survivors.md"
     previous = parse_survivors(survivors_md.read_text("utf-8")) if survivors_md.exists() else {}
+    if args.within:
+        within = {n.strip() for n in Path(args.within).read_text("utf-8").split() if n.strip()}
+        mutants = carry_over(mutants, within, previous)
     entries = survivor_entries(root, mutants, previous)
     partial = args.partial or any(m.status == "not checked" for m in mutants)
     selection = f"only the mutants named in {args.only}" if args.only else ("every mutant" if not partial else "a campaign stopped early")
+    if args.within:
+        selection = f"only the mutants named in {args.within}" + (
+            f" (those in {args.only} re-run, the rest carried over from the previous results)" if args.only else "")
     score = score_json(cfg, mutants, entries, partial=partial, selection=selection)
     (root / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
     (root / RESULTS_DIR / "score.json").write_text(json.dumps(score, indent=2, sort_keys=True) + "\n", "utf-8")
@@ -142,6 +150,20 @@ def collect(root: Path, cfg: dict[str, Any]) -> list[Mutant]:
         data = json.loads(meta.read_text("utf-8"))
         for name, code in sorted(data.get("exit_code_by_key", {}).items()):
             out.append(Mutant(name, rel, status_of(code)))
+    return out
+
+
+def carry_over(mutants: list[Mutant], within: set[str], previous: dict[str, dict[str, str]]) -> list[Mutant]:
+    """The mutants named in ``within`` that this run did not check keep their previous outcome:
+    the status the committed survivors.md lists (``killed now`` is killed), and killed for one it
+    does not list (survivors.md lists every mutant that was not killed). The matrix only grows, so
+    a kill carries over; a survivor that was not re-run stays a survivor."""
+    out: list[Mutant] = []
+    for m in mutants:
+        if m.status == "not checked" and m.name in within:
+            old = previous.get(m.name, {}).get("status", "killed now")
+            m = Mutant(m.name, m.path, "killed" if old == "killed now" else old)
+        out.append(m)
     return out
 
 
