@@ -24,3 +24,18 @@ Feature: M13 — survivors of the mutation campaign: a private receipt id is ref
       | a GitHub token    |
       | an internal host name |
       | an e-mail address |
+
+  @M13
+  Scenario Outline: a result keyed by a private value under an open payload schema is rejected without spelling the key out
+    Given the post-writeback phase is enabled
+    And hook "a.open" is installed for an intent kind whose payload takes any key, and proposes one keyed by the private sample "<sample>"
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.open" ends with failure code "result_contract_rejected"
+    And the rejection of hook "a.open" points at "$.intents[0].payload[?]"
+    And every rejection reported so far has a stable code and a non-empty, public-safe reason
+    And the sidecar journal holds no intent
+
+    Examples:
+      | sample                |
+      | a GitHub token        |
+      | an internal host name |

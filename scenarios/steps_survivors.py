@@ -124,3 +124,29 @@ def install_rejection_path_public(world: World, hook_id: str) -> None:
                or any(s in r.path for s in samples)]
     expect(not spelled, "every rejection path names where, with the private key withheld", f"paths {spelled[:2]}",
            profile="a rejection's path never spells out a private key: pwh shows such a key as [?] (§7 forbids carrying it on)")
+
+
+OPEN_KIND = "open.note"
+OPEN_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"}}
+
+
+@given(parsers.re(rf'hook {HOOK} is installed for an intent kind whose payload takes any key, and proposes one keyed by the private sample "(?P<name>[^"]+)"'))
+def open_kind_private_key(world: World, hook_id: str, name: str) -> None:
+    """A payload schema that allows any key (a kind a host may register): the contract accepts the
+    key, so only the public-boundary scan of the result can refuse it, and the path it names must
+    withhold the key."""
+    from fakes._packets import intent_for, proposed
+
+    from ._world import HookProbe
+    from .steps_mutation import PRIVATE_SAMPLES
+
+    key = PRIVATE_SAMPLES[name][0]
+    world.sut.register_intent_kind(OPEN_KIND, OPEN_SCHEMA)
+    probe = HookProbe(hook_id, "proposes an intent of an open kind keyed by a private value")
+    rejections = world.sut.install(registration(hook_id, intent_kinds=[OPEN_KIND]),
+                                   world._producer(probe, lambda i, _c: proposed(intent_for(i, {key: "x"}, kind=OPEN_KIND))))
+    world.install_rejections[hook_id] = rejections
+    if not rejections:
+        world.hooks[hook_id] = probe
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
+           rfc="§6: a registration that passes every check is admitted")
