@@ -39,3 +39,18 @@ Feature: M13 — survivors of the mutation campaign: a private receipt id is ref
       | sample                |
       | a GitHub token        |
       | an internal host name |
+
+  @M13
+  Scenario Outline: a fine-grained GitHub token in an intent is refused on every lane of the scan
+    Given the post-writeback phase is enabled
+    And hook "a.leaky" is installed and proposes an intent whose detail is a fine-grained GitHub token <lane>
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.leaky" ends with failure code "result_contract_rejected"
+    And the sidecar journal holds no intent
+    And every rejection reported so far has a stable code and a non-empty, public-safe reason
+
+    Examples:
+      | lane           |
+      | in a sentence  |
+      | in a dotted id |
+      | alone          |

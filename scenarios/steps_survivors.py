@@ -150,3 +150,20 @@ def open_kind_private_key(world: World, hook_id: str, name: str) -> None:
         world.hooks[hook_id] = probe
     expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
            rfc="§6: a registration that passes every check is admitted")
+
+
+# A fine-grained GitHub token (github_pat_...): it holds no "gh", so each lane of the scanner must
+# look for it by name.
+FINE_GRAINED_TOKEN = "github_pat_" + "A1b2" * 6
+FINE_GRAINED_LANES = {
+    "in a sentence": f"use {FINE_GRAINED_TOKEN} now",
+    "in a dotted id": f"{FINE_GRAINED_TOKEN}.x",
+    "alone": FINE_GRAINED_TOKEN,
+}
+
+
+@given(parsers.re(rf"hook {HOOK} is installed and proposes an intent whose detail is a fine-grained GitHub token (?P<lane>in a sentence|in a dotted id|alone)"))
+def hook_with_fine_grained_token(world: World, hook_id: str, lane: str) -> None:
+    from .steps_mutation import _install_with_detail
+
+    _install_with_detail(world, hook_id, FINE_GRAINED_LANES[lane])
