@@ -133,6 +133,5 @@ def expect_code(seen: str | None, wanted: str, what: str, *, clause: str, rfc_co
     RFC's §10 classes (as its adapter mapped it), a different class is an RFC failure; a code outside
     those classes (the implementation's own name, or one pwh made up) is judged as profile only."""
     if wanted in rfc_codes and seen in rfc_codes:
-        return expect(seen == wanted, f"{what} = {wanted!r}", f"{what} = {seen!r}", rfc=clause, about=about)
-    return expect(seen == wanted, f"{what} = {wanted!r}", f"{what} = {seen!r}",
-                  profile="the exact code name beyond the RFC's §10 failure classes", about=about)
+        return expect_equal(seen, wanted, what, rfc=clause, about=about)
+    return expect_equal(seen, wanted, what, profile="the exact code name beyond the RFC's §10 failure classes", about=about)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_bdd import parsers, then
@@ -28,23 +29,25 @@ def no_provider_called(world: World) -> None:
 
 @then(parsers.re(rf"hook {HOOK} was never called"))
 def hook_never_called(world: World, hook_id: str) -> None:
+    calls = _calls(world, hook_id)
+    expect(calls == 0, f"hook {hook_id} never called", f"{calls} calls", rfc="§5.1, §6, §10, §12")
+
+
+def _calls(world: World, hook_id: str) -> int:
     probe = world.hooks.get(hook_id)
-    expect(probe is None or probe.calls == 0, f"hook {hook_id} never called", f"{probe.calls if probe else 0} calls",
-           rfc="§5.1, §6, §10, §12")
+    return probe.calls if probe else 0
 
 
 @then(parsers.re(rf"hook {HOOK} was called (?P<n>\d+) times?"))
 def hook_called_n(world: World, hook_id: str, n: str) -> None:
-    probe = world.hooks.get(hook_id)
-    calls = probe.calls if probe else 0
+    calls = _calls(world, hook_id)
     expect(calls == int(n), f"hook {hook_id} called {n} time(s)", f"{calls} call(s)",
            rfc="§9 replay is a no-op, §10 per-dispatch invocation count, §12 M04/M05")
 
 
 @then(parsers.re(rf"hook {HOOK} was called at most once per delivery"))
 def hook_called_once_per_delivery(world: World, hook_id: str) -> None:
-    probe = world.hooks.get(hook_id)
-    calls = probe.calls if probe else 0
+    calls = _calls(world, hook_id)
     deliveries = len(world.hook_outcomes(hook_id))
     expect(calls <= deliveries, f"at most one call of {hook_id} per delivery ({deliveries} deliveries)", f"{calls} call(s)",
            rfc="§10: core bounds each hook's invocations per dispatch (V0 calls a hook once)")
@@ -52,8 +55,7 @@ def hook_called_once_per_delivery(world: World, hook_id: str) -> None:
 
 @then(parsers.re(rf"hook {HOOK} was retried, called (?P<n>\d+) times in all"))
 def hook_retried_n(world: World, hook_id: str, n: str) -> None:
-    probe = world.hooks.get(hook_id)
-    calls = probe.calls if probe else 0
+    calls = _calls(world, hook_id)
     expect(calls == int(n), f"hook {hook_id} retried up to {n} call(s) in all", f"{calls} call(s)",
            profile="failures are retried on replay up to the profile's retry bound (§10 only says they may be)")
 
@@ -80,7 +82,7 @@ def not_in_rollout(world: World) -> None:
 
 @then(parsers.re(rf"every input hook {HOOK} received was identical"))
 def same_inputs(world: World, hook_id: str) -> None:
-    inputs = [json.dumps(_plain(i), sort_keys=True) for i in world.hooks[hook_id].inputs]
+    inputs = [json.dumps(plain(i), sort_keys=True) for i in world.hooks[hook_id].inputs]
     expect(len(set(inputs)) <= 1, "the same input on every call", f"{len(set(inputs))} different inputs",
            rfc="§9: a retry or replay reuses the same dispatch identity and input")
 
@@ -90,7 +92,7 @@ def saw_committed_source(world: World, hook_id: str) -> None:
     receipt = world.last_committed().receipt or {}
     probe = world.hooks.get(hook_id)
     expect(bool(probe and probe.inputs), f"{hook_id} to have been called", "never called", rfc="§12 M08")
-    seen = _plain(probe.inputs[-1]).get("source", {}) if probe and probe.inputs else {}
+    seen = plain(probe.inputs[-1]).get("source", {}) if probe and probe.inputs else {}
     identity = {k: receipt.get(k) for k in SOURCE_IDENTITY}
     expect_equal({k: seen.get(k) for k in SOURCE_IDENTITY}, identity, f"the source identity {hook_id} saw",
                  rfc="§6, §7: each hook gets the immutable input core built from the committed receipt, untouched by any other hook")
@@ -119,9 +121,7 @@ def _hook(world: World, hook_id: str):  # type: ignore[no-untyped-def]
 @then(parsers.re(rf'hook {HOOK} ends with failure code "(?P<code>[a-z_]+)"'))
 def ends_with_code(world: World, hook_id: str, code: str) -> None:
     outcome = _hook(world, hook_id)
-    probe = world.hooks.get(hook_id)
-    reading = PROFILE_ONLY_FAILURES.get(probe.behaviour if probe else "")
-    judged: dict[str, Any] = {"profile": reading} if reading else {"rfc": "§10, §12 M07: a compact isolated failure"}
+    judged = _failure_judged(world, hook_id, "§10, §12 M07: a compact isolated failure")
     expect(outcome.status == "failed", f"hook {hook_id} to end as an isolated failure ({code})",
            f"status {outcome.status}", **judged)
     expect_code(outcome.failure_code, code, f"failure code of {hook_id}", clause="§10 stable failure codes",
@@ -158,9 +158,7 @@ def recorded_intents(world: World, hook_id: str, n: str) -> None:
     wanted = {"no": 0, "one": 1, "two": 2}[n]
     records = world.records_for(hook_id)
     intents = [i for r in records if r.get("status") == "proposed" for i in r.get("intents", [])]
-    probe = world.hooks.get(hook_id)
-    reading = PROFILE_ONLY_FAILURES.get(probe.behaviour if probe else "")
-    judged: dict[str, Any] = {"profile": reading} if reading else {"rfc": "§9, §12 M04/M05/M07: validated intents are journaled once, failures carry none"}
+    judged = _failure_judged(world, hook_id, "§9, §12 M04/M05/M07: validated intents are journaled once, failures carry none")
     expect(len(intents) == wanted, f"{wanted} recorded intent(s) for {hook_id}", f"{len(intents)} in {len(records)} record(s)",
            **judged)
 
@@ -436,6 +434,13 @@ PROFILE_ONLY_FAILURES = {
     "returns an integer beyond 64 bits": "pwh bounds integers to 64 bits (the RFC names no integer range)",
 }
 
+def _failure_judged(world: World, hook_id: str, clause: str) -> dict[str, Any]:
+    """``rfc=clause``, unless the hook's behaviour fails only by pwh's reading."""
+    probe = world.hooks.get(hook_id)
+    reading = PROFILE_ONLY_FAILURES.get(probe.behaviour if probe else "")
+    return {"profile": reading} if reading else {"rfc": clause}
+
+
 # RFC §7's source identities, which core passes through as committed, and its opaque fields.
 SOURCE_IDENTITY = ("effect_id", "step_kind", "goal_id", "agent_id", "todo_id", "turn_instance_id", "event_kind")
 SOURCE_OPAQUE = ("receipt_id", "state_revision", "committed_at")
@@ -474,17 +479,18 @@ def _nothing_dispatched(world: World):  # type: ignore[no-untyped-def]
 
 @then("no hook was handed a planted private value")
 def no_private_input(world: World) -> None:
-    handed = json.dumps([_plain(i) for p in world.hooks.values() for i in p.inputs], default=str)
+    handed = json.dumps([plain(i) for p in world.hooks.values() for i in p.inputs], default=str)
     planted = sorted(k for k, v in world.private_values.items() if v and v in handed)
     expect(not planted, "no planted private value in any hook's input", f"planted {planted} handed to a hook",
            rfc="§7: source identities are public-safe; input excludes credentials, paths and prose")
 
 
-def _plain(value):  # type: ignore[no-untyped-def]
-    if isinstance(value, (dict,)) or type(value).__name__ == "mappingproxy":
-        return {k: _plain(v) for k, v in value.items()}
+def plain(value: Any) -> Any:
+    """A read-only input view (mapping proxies, tuples) as plain JSON values."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 

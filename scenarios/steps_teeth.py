@@ -19,29 +19,24 @@ from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
-from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, not_applicable, proposed, registration
+from fakes._packets import (
+    GENERIC_INTENT_KIND,
+    GENERIC_PAYLOAD_SCHEMA,
+    intent_for,
+    not_applicable,
+    proposed,
+    registration,
+)
+from pwh._codes import RFC_FAILURE_CODES
+from pwh._contracts import BOUNDARY_FLAGS
 from pwh._crash import SimulatedCrash
 
 from ._behaviours import CallContext
-from pwh._codes import RFC_FAILURE_CODES
-
 from ._expect import expect, expect_code, expect_equal
 from ._world import HookProbe, World
+from .steps_checks import SOURCE_IDENTITY, SOURCE_OPAQUE, plain
 
 HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
-BOUNDARY_FLAGS = (
-    "raw_task_text_recorded",
-    "raw_logs_recorded",
-    "raw_trajectory_recorded",
-    "raw_session_transcript_recorded",
-    "credential_values_recorded",
-    "absolute_paths_recorded",
-)
-SOURCE_FIELDS = (
-    "receipt_id", "effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id", "event_kind",
-    "state_revision", "committed_at",
-)
-OPAQUE_SOURCE_FIELDS = ("receipt_id", "state_revision", "committed_at")
 OTHER_KIND = "synthetic.other_follow_up"
 BOUND_READING = "pwh's core bounds: 8 invocations, 16 intents, 65,536 result bytes, 30,000 ms, 8 intent kinds, 64-character id segments"
 
@@ -52,15 +47,6 @@ BOUND_READING = "pwh's core bounds: 8 invocations, 16 intents, 65,536 result byt
 def canonical(value: Any) -> bytes:
     """The RFC's canonical bytes (SPEC §3): UTF-8, keys sorted, no insignificant whitespace."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
-
-
-def plain(value: Any) -> Any:
-    """A read-only input view as plain JSON values."""
-    if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 def _state(world: World) -> dict[str, Any]:
@@ -520,10 +506,9 @@ def whole_input(world: World, hook_id: str) -> None:
     receipt = world.last_committed().receipt
     reg = _registration_of(world, hook_id)
     outcome = world.hook_outcomes(hook_id)[-1]
-    source = {key: receipt[key] for key in SOURCE_FIELDS}
-    source["step_kind"] = "durable_writeback"
+    source = {key: receipt[key] for key in SOURCE_IDENTITY + SOURCE_OPAQUE}
     seen_source = seen.get("source") or {}
-    identity = [k for k in sorted(source) if k not in OPAQUE_SOURCE_FIELDS]
+    identity = sorted(SOURCE_IDENTITY)
     expect_equal({k: seen_source.get(k) for k in identity}, {k: source[k] for k in identity},
                  f"the source identities {hook_id} saw", rfc="§7: opaque source identities of the committed receipt")
     expect_equal(seen_source, source, f"the whole source {hook_id} saw",
@@ -577,7 +562,7 @@ def not_admitted_nothing_recorded(world: World) -> None:
     expect_equal(world.journal(), [], "sidecar records", rfc="§5.1")
 
 
-@then(parsers.re(rf"the hook whose id has a (?P<n>\d+)-character segment (?P<verdict>is installed|is rejected at the field it breaks)"))
+@then(parsers.re(r"the hook whose id has a (?P<n>\d+)-character segment (?P<verdict>is installed|is rejected at the field it breaks)"))
 def long_segment_verdict(world: World, n: str, verdict: str) -> None:
     hook_id = world.long_hook_id  # type: ignore[attr-defined]
     rejections = world.install_rejections.get(hook_id, [])
