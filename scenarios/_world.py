@@ -141,6 +141,18 @@ class World:
             self.hooks[hook_id] = probe
         return rejections
 
+    def install_body(self, hook_id: str, description: str, body: Callable[..., Any],
+                     reg: Mapping[str, Any] | None = None) -> list[Rejection]:
+        """Install a step's own provider ``body(hook_input, ctx)`` under ``reg`` (the generic
+        registration of ``hook_id`` by default); the probe is kept only when installed."""
+        self.ensure_generic_kind()
+        probe = HookProbe(hook_id, description)
+        rejections = self.sut.install(reg if reg is not None else registration(hook_id), self._producer(probe, body))
+        self.install_rejections[hook_id] = rejections
+        if not rejections:
+            self.hooks[hook_id] = probe
+        return rejections
+
     def install_registration(self, hook_id: str, reg: Mapping[str, Any]) -> list[Rejection]:
         """Install a hand-made registration with a probe that proposes one intent."""
         self.ensure_generic_kind()

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from pytest_bdd import parsers, then, when, given
+from pytest_bdd import given, parsers, then, when
 
-from fakes._packets import intent_for, proposed, registration
+from fakes._packets import intent_for, proposed
 
 from ._expect import expect
-from ._world import HookProbe, World
+from ._world import World
 
 HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
 
@@ -121,16 +121,12 @@ CLEAN_SAMPLES: dict[str, str] = {
 
 
 def _install_with_detail(world: World, hook_id: str, detail: str) -> None:
-    world.ensure_generic_kind()
-    probe = HookProbe(hook_id, "proposes an intent whose detail is a sample")
+    description = "proposes an intent whose detail is a sample"
 
     def body(i: Mapping[str, Any], _c: Any) -> Any:
         return proposed(intent_for(i, {"note_ref": "n", "detail": detail}))
 
-    rejections = world.sut.install(registration(hook_id), world._producer(probe, body))
-    world.install_rejections[hook_id] = rejections
-    if not rejections:
-        world.hooks[hook_id] = probe
+    rejections = world.install_body(hook_id, description, body)
     expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
            rfc="§6: a registration that passes every check is admitted")
 
@@ -181,16 +177,12 @@ def clean_sample_recorded(world: World, hook_id: str) -> None:
 @given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose payload has the private sample "(?P<name>[^"]+)" as a key'))
 def hook_with_private_key(world: World, hook_id: str, name: str) -> None:
     key = PRIVATE_SAMPLES[name][0]
-    world.ensure_generic_kind()
-    probe = HookProbe(hook_id, "proposes an intent whose payload has a private key")
+    description = "proposes an intent whose payload has a private key"
 
     def body(i: Mapping[str, Any], _c: Any) -> Any:
         return proposed(intent_for(i, {"note_ref": "n", key: "x"}))
 
-    rejections = world.sut.install(registration(hook_id), world._producer(probe, body))
-    world.install_rejections[hook_id] = rejections
-    if not rejections:
-        world.hooks[hook_id] = probe
+    rejections = world.install_body(hook_id, description, body)
     expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
            rfc="§6: a registration that passes every check is admitted")
 
@@ -209,8 +201,7 @@ def hook_with_read_only_views(world: World, hook_id: str) -> None:
     """A valid result whose objects are read-only views of plain dicts (what the dispatcher hands a
     provider as its input): the same JSON to any reader, but not the exact types the one-pass
     check takes, so the general path (contract, digest, boundary) decides it."""
-    world.ensure_generic_kind()
-    probe = HookProbe(hook_id, "proposes one intent behind read-only views")
+    description = "proposes one intent behind read-only views"
 
     def body(i: Mapping[str, Any], _c: Any) -> Any:
         result = proposed(intent_for(i))
@@ -220,10 +211,7 @@ def hook_with_read_only_views(world: World, hook_id: str) -> None:
         result["intents"] = (MappingProxyType(intent),)
         return MappingProxyType(result)
 
-    rejections = world.sut.install(registration(hook_id), world._producer(probe, body))
-    world.install_rejections[hook_id] = rejections
-    if not rejections:
-        world.hooks[hook_id] = probe
+    rejections = world.install_body(hook_id, description, body)
     expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
            rfc="§6: a registration that passes every check is admitted")
 

@@ -137,17 +137,13 @@ def open_kind_private_key(world: World, hook_id: str, name: str) -> None:
     withhold the key."""
     from fakes._packets import intent_for, proposed
 
-    from ._world import HookProbe
     from .steps_mutation import PRIVATE_SAMPLES
 
     key = PRIVATE_SAMPLES[name][0]
     world.sut.register_intent_kind(OPEN_KIND, OPEN_SCHEMA)
-    probe = HookProbe(hook_id, "proposes an intent of an open kind keyed by a private value")
-    rejections = world.sut.install(registration(hook_id, intent_kinds=[OPEN_KIND]),
-                                   world._producer(probe, lambda i, _c: proposed(intent_for(i, {key: "x"}, kind=OPEN_KIND))))
-    world.install_rejections[hook_id] = rejections
-    if not rejections:
-        world.hooks[hook_id] = probe
+    rejections = world.install_body(hook_id, "proposes an intent of an open kind keyed by a private value",
+                                    lambda i, _c: proposed(intent_for(i, {key: "x"}, kind=OPEN_KIND)),
+                                    registration(hook_id, intent_kinds=[OPEN_KIND]))
     expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
            rfc="§6: a registration that passes every check is admitted")
 

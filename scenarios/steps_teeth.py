@@ -33,7 +33,7 @@ from pwh._crash import SimulatedCrash
 
 from ._behaviours import CallContext
 from ._expect import expect, expect_code, expect_equal
-from ._world import HookProbe, World
+from ._world import World
 from .steps_checks import SOURCE_IDENTITY, SOURCE_OPAQUE, plain
 
 HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
@@ -73,12 +73,8 @@ def _install(world: World, hook_id: str, body: Callable[[Mapping[str, Any], Call
             pass
         return value
 
-    probe = HookProbe(hook_id, "a scripted provider")
-    rejections = world.sut.install(reg, world._producer(probe, keeping))
-    world.install_rejections[hook_id] = rejections
+    rejections = world.install_body(hook_id, "a scripted provider", keeping, reg)
     state["registrations"][hook_id] = reg
-    if not rejections:
-        world.hooks[hook_id] = probe
     if must_install:
         expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6 REG")
     return rejections
