@@ -203,3 +203,45 @@ def test_a_profile_only_difference_passes_the_rfc_and_is_reported(tmp_path: Path
     assert "RFC pass, profile divergence: expected the dispatch not admitted, with code source_not_committed" in proc.stdout
     strict = gate("--sut", "tests.hollow_suts:renamed_codes", "--rows", "M03", "--fail-on-profile")
     assert strict.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("scenario", "counts_for"),
+    [
+        ({"tags": ["M01"], "outcome": "passed", "judgement": {"reached": True, "judged_sut": True}}, "sut"),
+        ({"tags": ["M01"], "outcome": "passed", "judgement": {"reached": True, "judged_sut": False}}, "testbed"),
+        ({"tags": ["M01"], "outcome": "passed"}, "testbed"),
+        ({"tags": ["PRV-1"], "outcome": "passed", "judgement": {"reached": True, "judged_sut": True}}, "testbed"),
+        ({"tags": ["HST-2"], "outcome": "failed", "failed_about": "sut", "judgement": {"reached": True}}, "sut"),
+        ({"tags": ["M07"], "outcome": "failed", "failed_about": "testbed", "judgement": {"reached": True}}, "testbed"),
+        ({"tags": ["M07"], "outcome": "failed", "judgement": {"reached": False}}, "testbed"),
+        ({"tags": ["M07"], "outcome": "failed", "judgement": {"reached": True}}, "sut"),
+        ({"tags": ["M07"], "outcome": "skipped"}, "sut"),
+    ],
+)
+def test_whom_a_scenario_counts_for(scenario: dict, counts_for: str) -> None:  # type: ignore[type-arg]
+    from pwh._gate import judge_scenario
+
+    assert judge_scenario({"id": "x", **scenario})["counts_for"] == counts_for
+
+
+def test_the_world_judged_the_sut_only_when_it_answered_and_a_check_read_it(tmp_path: Path) -> None:
+    from pwh._sut import load_sut
+    from scenarios._expect import expect
+    from scenarios._world import World
+
+    silent = World(load_sut("reference"), tmp_path / "a")
+    try:
+        expect(True, "a check of the SUT", "-", rfc="§12")
+        assert not silent.judged_sut()  # a check, but the SUT answered nothing
+    finally:
+        silent.close()
+    world = World(load_sut("reference"), tmp_path / "b")
+    try:
+        world.ensure_generic_kind()
+        expect(True, "a check of the fakes", "-", rfc="seed 003", about="testbed")
+        assert not world.judged_sut()  # the SUT answered, but only the testbed was judged
+        expect(True, "a check of the SUT", "-", rfc="§12")
+        assert world.judged_sut() and world.judgement()["reached"]
+    finally:
+        world.close()
