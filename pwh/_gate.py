@@ -52,12 +52,6 @@ class GateRun:
         """Every scenario with its two verdicts and whom it counts for (see :func:`judge_scenario`)."""
         return [judge_scenario(s) for s in self.scenarios]
 
-    def rows(self) -> dict[str, dict[str, Any]]:
-        return rows_of(self.judged(), self.selected)
-
-    def untagged(self) -> list[dict[str, Any]]:
-        return [s for s in self.scenarios if len([t for t in s.get("tags", []) if t in RULE_IDS]) != 1]
-
     def verdict(self) -> dict[str, Any]:
         judged = self.judged()
         rows = rows_of(judged, self.selected)
@@ -76,10 +70,6 @@ class GateRun:
         if self.coverage is not None:
             out["coverage"] = self.coverage
         return out
-
-    @property
-    def failed(self) -> bool:
-        return self.verdict()["summary"]["verdict"] == "fail"
 
 
 # The row groups whose rules an implementation must be judged on; seed-003 rows count for an
@@ -207,7 +197,9 @@ def run_gate(
 ) -> GateRun:
     """Run the matrix against ``sut`` in a child pytest process and collect its results."""
     feature_dir, bindings = locate(features)
-    from ._preflight import refuse_bad_matrix  # exit 2 before any scenario: a matrix `pwh scenarios check` rejects
+    from ._preflight import (
+        refuse_bad_matrix,  # exit 2 before any scenario: a matrix `pwh scenarios check` rejects
+    )
     refuse_bad_matrix(feature_dir)
     _check_sut_loads(sut)
     root = project_root()
