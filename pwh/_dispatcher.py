@@ -18,7 +18,6 @@ from . import _crash
 from ._boundary import BoundaryScanner
 from ._codes import Rejection
 from ._contracts import (
-    REGISTRATION_SCHEMA_VERSION,
     SIDECAR_SCHEMA_VERSION,
     admissibility,
     build_hook_input,
@@ -36,21 +35,17 @@ from ._profile import Profile
 from ._registry import InstalledHook, Registry
 from ._runner import RAISED, TIMED_OUT, Call, CallVerdict, ProducerRunner
 
-
 _FAST_RESULTS = FastResults()
 
 
 @dataclass
 class _Tally:
-    """Dispatch-wide ceilings; only results that are accepted take a slot (RFC §10). Also
-    remembers the boundary verdict per read scope: every hook's input is built from the same
-    source, and what differs (hook and capability ids, the dispatch digest) was validated at
-    install or made by pwh, so one check per scope and dispatch proves it for all."""
+    """Dispatch-wide ceilings; only results that are accepted take a slot (RFC §10, SPEC §4: a
+    failed hook does not use up another hook's slot)."""
 
     hooks: int = 0
     intents: int = 0
     result_bytes: int = 0
-    input_checks: dict[tuple[str, ...], Rejection | None] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -82,6 +77,7 @@ class Dispatcher:
         self.scanner = scanner or BoundaryScanner()
         self.runner = runner or ProducerRunner()
         self._reg_checks: dict[tuple[Any, ...], list[Rejection]] = {}
+        self._id_checks: dict[tuple[str, int], Rejection | None] = {}
 
     # -- public ---------------------------------------------------------------------------
 
@@ -101,6 +97,10 @@ class Dispatcher:
         private_id = self._receipt_id_refusal(receipt_id)
         if private_id is not None:  # the outcome must not repeat it either
             return DispatchOutcome(None, event_kind, False, private_id.code, private_id)
+        if self.profile.problems:  # an unusable profile does not enable the phase (ADM)
+            bad = self.profile.problems[0]
+            wrong = Rejection(codes.PROFILE_REJECTED, "$.profile." + bad.field, bad.reason)
+            return DispatchOutcome(receipt_id, event_kind, False, wrong.code, wrong)
         refusal = admissibility(plain, self.profile.phase_enabled)
         if refusal is not None:
             return DispatchOutcome(receipt_id, event_kind, False, refusal.code, refusal)
@@ -121,29 +121,46 @@ class Dispatcher:
             if record["status"] in FINAL_STATUSES:
                 self._take_slots(tally, record)
         # Every hook's fate before its call is known up front (none depends on another's
-        # answer), so all calls go to the worker in one batch and are checked in order.
-        steps = [self._prepare_hook(hook, ids[hook.hook_id], plain, prior.get(ids[hook.hook_id]), tally) for hook in hooks]
-        pending = [step for step in steps if type(step) is _Pending]
-        batch = self.runner.start([self._call_spec(p.hook, p.hook_input) for p in pending])
+        # answer); only the slots do: a hook that fails frees its slot for a later one, so calls
+        # go to the runner in batches no larger than the slots still free, in hook order.
+        steps: list[_Pending | tuple[HookOutcome, dict[str, Any] | None]] = [
+            self._prepare_hook(hook, ids[hook.hook_id], plain, prior.get(ids[hook.hook_id]), tally) for hook in hooks
+        ]
+        waiting = [i for i, step in enumerate(steps) if type(step) is _Pending]
+        while waiting:
+            free = self._free_slots(tally)
+            if free <= 0:
+                for i in waiting:
+                    steps[i] = self._fail(steps[i], codes.DISPATCH_BUDGET_EXHAUSTED)  # type: ignore[arg-type]
+                break
+            chunk, waiting = waiting[:free], waiting[free:]
+            self._run_batch(steps, chunk, tally)
         outcomes: list[HookOutcome] = []
         writes: list[dict[str, Any]] = []
-        try:
-            for step in steps:
-                if type(step) is _Pending:
-                    verdict = batch.next_verdict()
-                    self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
-                    outcome, receipt = self._finish_hook(step, verdict, tally)
-                else:
-                    outcome, receipt = step  # type: ignore[misc]
-                outcomes.append(outcome)
-                if receipt is not None:
-                    writes.append(receipt)
-        finally:
-            batch.close()
+        for outcome, receipt in steps:  # type: ignore[misc]
+            outcomes.append(outcome)
+            if receipt is not None:
+                writes.append(receipt)
         return self._record(receipt_id, event_kind, outcomes, writes)
 
     def close(self) -> None:
         self.runner.close()
+
+    def _free_slots(self, tally: _Tally) -> int:
+        """Hooks that may still be called: the profile's ceiling less the results accepted so far."""
+        return self.profile.max_hooks_per_dispatch - tally.hooks
+
+    def _run_batch(self, steps: list[Any], chunk: list[int], tally: _Tally) -> None:
+        """Call the providers of ``chunk`` (indexes into ``steps``) in one runner batch and
+        replace each pending step by its judged outcome."""
+        batch = self.runner.start([self._call_spec(steps[i].hook, steps[i].hook_input) for i in chunk])
+        try:
+            for i in chunk:
+                verdict = batch.next_verdict()
+                self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
+                steps[i] = self._finish_hook(steps[i], verdict, tally)
+        finally:
+            batch.close()
 
     # -- steps (small methods, so a broken test adapter can replace exactly one rule) ------
 
@@ -162,17 +179,19 @@ class Dispatcher:
         prior: dict[str, Any] | None,
         tally: _Tally,
     ) -> _Pending | tuple[HookOutcome, dict[str, Any] | None]:
-        """Everything decided before the provider is called: replay of a final record, the
-        dispatch and attempt budgets, the registration ceilings and the input boundary. Returns
-        the hook's outcome when it ends here, else the call to make."""
+        """Everything decided before the provider is called, from this hook's own registration
+        and input alone: replay of a final record, the ids it would write, the attempt budget,
+        the registration ceilings and the input boundary. Returns the hook's outcome when it
+        ends here, else the call to make. ``tally`` is not charged here: only an accepted
+        result takes a slot, so a hook's slot is decided when its call is due (``_free_slots``)."""
         reg = hook.registration
         if prior is not None and prior["status"] in FINAL_STATUSES:
             return self._from_receipt(prior, replayed=True, recorded=True), None
         attempts = prior["attempts"] if prior is not None else 0
         pending = _Pending(hook, did, source, attempts)
-        tally.hooks += 1
-        if tally.hooks > self.profile.max_hooks_per_dispatch:
-            return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
+        private_id = self._hook_id_refusal(hook)
+        if private_id is not None:  # refused, and never journaled: its record would carry the id
+            return self._fail(pending, codes.REGISTRATION_REJECTED, private_id)[0], None
         # Retries across attempts of one identity are bounded by the profile's retry policy (§10
         # "有界 policy"); max_invocations_per_dispatch bounds calls within one attempt, and V0
         # calls a hook once per attempt (SPEC.md section 0, "Budgets, read precisely").
@@ -182,10 +201,7 @@ class Dispatcher:
         if over:
             return self._fail(pending, codes.REGISTRATION_REJECTED, over[0])
         hook_input = build_hook_input(source, reg, did)
-        scope = tuple(reg["requested_read_scope"])
-        if scope not in tally.input_checks:
-            tally.input_checks[scope] = self._boundary_rejection(hook_input)
-        boundary = tally.input_checks[scope]
+        boundary = self._boundary_rejection(hook_input)  # this hook's own input: ids differ per hook
         if boundary is not None:
             return self._fail(pending, codes.INPUT_BOUNDARY_REJECTED, boundary)
         pending.hook_input = hook_input
@@ -211,6 +227,7 @@ class Dispatcher:
             or tally.result_bytes + len(raw) > self.profile.max_result_bytes_per_dispatch
         ):
             return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
+        tally.hooks += 1
         tally.intents += len(plain["intents"])
         tally.result_bytes += len(raw)
         receipt = self._receipt(
@@ -268,6 +285,21 @@ class Dispatcher:
             return Rejection(codes.INPUT_BOUNDARY_REJECTED, found[0].path, reason)
         bad = validate_hook_input(hook_input)
         return bad[0] if bad else None
+
+    def _hook_id_refusal(self, hook: InstalledHook) -> Rejection | None:
+        """The hook and capability ids are written into every sidecar receipt of the hook
+        (JNL-6): ids this dispatcher's scanner flags (a host name, a declared private name) are
+        refused before the call, and nothing is journaled for the hook. Cached per installed
+        hook: registrations are immutable and the scanner is this dispatcher's."""
+        key = (hook.hook_id, id(hook))
+        if key not in self._id_checks:
+            ids = {"hook_id": hook.hook_id, "capability_id": hook.registration["capability_id"]}
+            found = [] if self.scanner.quickly_clean(ids) else self.scanner.scan_value(ids)
+            self._id_checks[key] = (
+                None if not found else
+                Rejection(codes.REGISTRATION_REJECTED, "$", f"an id would carry a {found[0].category.replace('_', ' ')} into the journal")
+            )
+        return self._id_checks[key]
 
     def _receipt_id_refusal(self, receipt_id: str) -> Rejection | None:
         """The receipt id is written into every sidecar receipt of the dispatch (JNL-6): one that
