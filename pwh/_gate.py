@@ -222,12 +222,29 @@ def run_gate(
         # change how the scenarios run or what they report.
         env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PWH_SUT": sut, "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL", "PWH_FEATURES": str(feature_dir), "PWH_FEATURES_ROOT": str(feature_dir.parent),
                "TMPDIR": tmp, **child_import_env(sut_dir)}
-        proc = subprocess.run(cmd, env=env, cwd=root, stdin=subprocess.DEVNULL)
+        proc = _run_child(cmd, env=env, cwd=root)
         if not results.exists():
             raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
         payload = json.loads(results.read_text("utf-8"))
         cov = _coverage_summary(data_file, root) if coverage else None
     return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows)
+
+
+def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run the scenario child with SIGINT ignored: a Ctrl-C at the terminal reaches the whole
+    process group, and the child would print its own traceback; pwh handles it instead (stops
+    the child by PID, exit 130: pwh._interrupt). The disposition is inherited across exec."""
+    from ._interrupt import children_ignore_sigint
+
+    with children_ignore_sigint():
+        child = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
+    with child:
+        try:
+            child.wait()
+        except BaseException:
+            child.kill()  # by PID: this child only (its own children: pwh._interrupt)
+            raise
+    return subprocess.CompletedProcess(cmd, child.returncode)
 
 
 def _check_sut_loads(sut: str) -> str | None:

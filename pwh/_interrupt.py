@@ -20,7 +20,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
@@ -83,12 +84,23 @@ def _ppid(pid: int) -> int | None:
         return None
 
 
+def _left_to_exit(pid: int) -> bool:
+    """multiprocessing's resource tracker: it unlinks the named semaphores of the processes it
+    serves and ends by itself once pwh's end of its pipe closes; killed, it is started again and
+    prints tracebacks for the names it never saw."""
+    try:
+        return b"multiprocessing.resource_tracker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def stop_descendants() -> list[int]:
-    """SIGKILL every process below this one, by PID; the PIDs signalled. Processes left as
-    zombies are reaped by whoever waits for them (``subprocess``), or by init once pwh exits."""
+    """SIGKILL every process below this one, by PID (but the resource tracker, which ends with
+    pwh); the PIDs signalled. Processes left as zombies are reaped by whoever waits for them
+    (``subprocess``), or by init once pwh exits."""
     stopped: list[int] = []
     for _ in range(3):  # a child may fork while its siblings are being stopped
-        found = descendants()
+        found = [pid for pid in descendants() if pid not in stopped and not _left_to_exit(pid)]
         if not found:
             break
         for pid in found:
@@ -133,6 +145,23 @@ def install() -> Callable[[], None]:
             signal.signal(signal.SIGINT, previous)
 
     return restore
+
+
+@contextmanager
+def children_ignore_sigint() -> Iterator[None]:
+    """Processes started inside this block ignore SIGINT (the disposition survives exec, and
+    Python then installs no KeyboardInterrupt of its own): a Ctrl-C at the terminal reaches the
+    whole process group, and a child would print its own traceback while pwh stops it. pwh
+    stops them by PID instead. Outside the main thread (where signals cannot be set) a no-op;
+    a SIGINT arriving inside the block itself is dropped (the user presses again)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def interrupted() -> bool:

@@ -485,7 +485,7 @@ its schema. Exit code 0: verified; 1: problems, listed per file; 2: not a packet
 MAX_DEPTH = 16  # a packet is three levels deep; deeper directories are reported, not walked
 MAX_ENTRIES = 100_000  # directory entries walked before the rest is reported, not walked
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
-MAX_PARSED_BYTES = 64 * 1024 * 1024  # a JSON or XML file larger than this is not parsed
+MAX_PARSED_BYTES = 16 * 1024 * 1024  # a JSON or XML file larger than this is not parsed (the largest is ~1 MB)
 MAX_SCANNED_BYTES = 64 * 1024 * 1024  # the boundary scan reads no further into one file
 MAX_LINE_BYTES = 1024 * 1024  # a longer line is reported unscannable, never held whole
 CHUNK = 1024 * 1024
@@ -511,6 +511,9 @@ def verify_packet(packet: Path, *, private_names: Iterable[str] = ()) -> VerifyR
         report.not_a_packet = "no manifest.json"
         return report
     try:
+        if manifest_path.stat().st_size > MAX_MANIFEST_BYTES:
+            report.not_a_packet = f"manifest.json is larger than {MAX_MANIFEST_BYTES // _MIB} MiB"
+            return report
         read = _read_file(manifest_path, scanner, MANIFEST, keep=MAX_MANIFEST_BYTES)
     except OSError:
         report.not_a_packet = "manifest.json is unreadable"
