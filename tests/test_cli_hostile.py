@@ -35,7 +35,7 @@ import pytest
 import pwh._packet as packet_mod
 from pwh._boundary import BoundaryScanner
 from pwh._cli import main
-from pwh._gate import GateRun, SUT_PATH_ENV, child_import_env
+from pwh._gate import SUT_PATH_ENV, GateRun, child_import_env
 from pwh._interrupt import descendants
 from pwh._packet import build_packet, verify_packet
 from pwh._replay import MAX_TRACE_BYTES
@@ -52,7 +52,7 @@ def trace(**fields: Any) -> dict[str, Any]:
 
 
 def pwh(*args: str, cwd: Path, timeout: float = 300, **kw: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pwh", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pwh", *args], check=False, cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL, **kw)
 
 
