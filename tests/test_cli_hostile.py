@@ -331,10 +331,10 @@ def test_the_childs_import_path_never_holds_the_cwd(monkeypatch: pytest.MonkeyPa
 
 def test_a_stray_module_in_the_cwd_never_runs_and_an_explicit_adapter_there_is_found_last(tmp_path: Path) -> None:
     marker = tmp_path / "MARKER"
-    for shadow in ("random", "json", "tempfile"):
+    for shadow in ("random", "json", "tempfile", "colorsys"):  # colorsys: imported by the adapter alone
         (tmp_path / f"{shadow}.py").write_text(f"open({str(marker)!r}, 'a').write('{shadow} ')\nraise ImportError('shadowed')\n")
     (tmp_path / "my_adapter.py").write_text(
-        "import random  # the stdlib's, not the cwd's\nfrom pwh._reference import memory_sut\n\n"
+        "import colorsys  # the stdlib's, not the cwd's\nfrom pwh._reference import memory_sut\n\n"
         "def factory(**kw):\n    return memory_sut(**kw)\n")
 
     def gate(sut: str) -> subprocess.CompletedProcess[str]:
@@ -426,3 +426,129 @@ def test_ctrl_c_exits_130_with_one_line_and_leaves_no_process(
     while _alive(below) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _alive(below) == []
+
+
+def test_a_file_swapped_after_the_walk_is_never_read(small_packet: Path) -> None:
+    """The walk saw a regular file; what is opened later must be that file (same device and
+    inode), and never a FIFO, which would block the reader."""
+    os.mkfifo(small_packet / "pipe")
+    with pytest.raises(packet_mod._NotRegular):
+        packet_mod._read_file(small_packet / "pipe", BoundaryScanner(), "pipe")
+    readme = small_packet / "README.md"
+    seen = readme.stat()
+    readme.rename(small_packet / "old.md")
+    readme.write_text("swapped in\n")
+    assert packet_mod._verify_one(small_packet, "README.md", (seen.st_dev, seen.st_ino), BoundaryScanner(), None) == [
+        ("README.md", "unsafe", "not a regular file, or replaced while being verified")]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _ignores_sigint(pid: int) -> bool:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_children_ignore_the_terminals_sigint_and_pwh_stops_them_before_unwinding(
+    tmp_path: Path, started: list[subprocess.Popen[str]]
+) -> None:
+    """A terminal's Ctrl-C reaches every process of the group: the reliability campaign's racing
+    dispatchers ignore it (else each prints its own traceback while it is stopped); pwh stops
+    them by PID, and ends promptly with 130."""
+    proc = subprocess.Popen([sys.executable, "-m", "pwh", "soak", "--campaign", "reliability", "--quick"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    started.append(proc)
+    racers: list[int] = []
+    deadline = time.monotonic() + 120
+    while not racers and time.monotonic() < deadline and proc.poll() is None:
+        racers = [pid for pid in descendants(proc.pid) if b"spawn_main" in _cmdline(pid)]
+        time.sleep(0.02)
+    assert len(racers) >= 1, "the campaign never started its racing dispatchers"
+    time.sleep(0.5)  # inside the race: both dispatchers wait at a barrier the parent's reads feed
+    assert all(_ignores_sigint(pid) for pid in racers if _alive([pid]))
+    signalled = time.monotonic()
+    os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and err.strip() == "pwh: interrupted", err[-3000:]
+    assert time.monotonic() - signalled < 8
+    assert _alive(racers) == []
+
+
+def test_the_gates_child_ignores_sigint(tmp_path: Path, started: list[subprocess.Popen[str]]) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "pwh", "gate", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    started.append(proc)
+    deadline = time.monotonic() + 60
+    child: list[int] = []
+    while not child and time.monotonic() < deadline:
+        child = descendants(proc.pid)
+        time.sleep(0.02)
+    assert child and _ignores_sigint(child[0]) and not _ignores_sigint(proc.pid)
+    os.kill(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+
+
+def test_a_clean_up_failing_as_ctrl_c_unwinds_is_still_exit_130(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import pwh._cli as cli
+
+    def handler(args: Any) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # a real SIGINT: the user's Ctrl-C
+            time.sleep(5)
+        finally:
+            raise RuntimeError("a clean-up that broke while unwinding")
+        return 0
+
+    monkeypatch.setattr(cli, "_vectors", handler)
+    assert cli.main(["vectors"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "pwh: interrupted"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_ctrl_c_stops_what_an_adapter_started_in_pwh_and_in_the_gates_child(
+    tmp_path: Path, started: list[subprocess.Popen[str]]
+) -> None:
+    """An adapter that starts a process of its own at construction (a long sleep that leaves its
+    parent at once, as a daemon does), once in pwh (the load check) and once per scenario in the
+    child: after a Ctrl-C to pwh's PID none is left (pwh is their subreaper, so it still finds them)."""
+    pids = tmp_path / "pids"
+    daemon = (f"import os, time\nif os.fork():\n    os._exit(0)\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+              "time.sleep(300)\n")
+    (tmp_path / "spawner.py").write_text(
+        "import subprocess, sys\nfrom pwh._reference import memory_sut\n\n"
+        "def factory(**kw):\n"
+        "    # a process that leaves its parent at once: an orphan, re-parented away from whoever started it\n"
+        f"    subprocess.run([sys.executable, '-c', {daemon!r}], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,\n"
+        "                   stderr=subprocess.DEVNULL, check=True)\n"
+        "    return memory_sut(**kw)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "pwh", "gate", "--quiet", "--sut", "spawner:factory"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    started.append(proc)
+    sleepers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(sleepers) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            sleepers = [int(n) for n in pids.read_text().split()] if pids.exists() else []
+            time.sleep(0.05)
+        assert len(sleepers) >= 3, "the adapter's processes never started"
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and err.strip() == "pwh: interrupted", err[-3000:]
+        deadline = time.monotonic() + 10
+        while _alive(sleepers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _alive(sleepers) == []
+    finally:  # by PID: only what this test's adapter started (read again: some may have started late)
+        for pid in _alive([int(n) for n in pids.read_text().split()] if pids.exists() else []):
+            os.kill(pid, signal.SIGKILL)
