@@ -477,7 +477,7 @@ def test_children_ignore_the_terminals_sigint_and_pwh_stops_them_before_unwindin
     assert all(_ignores_sigint(pid) for pid in racers if _alive([pid]))
     signalled = time.monotonic()
     os.kill(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and err.strip() == "pwh: interrupted", err[-3000:]
     assert time.monotonic() - signalled < 8
     assert _alive(racers) == []
@@ -543,7 +543,7 @@ def test_ctrl_c_stops_what_an_adapter_started_in_pwh_and_in_the_gates_child(
             time.sleep(0.05)
         assert len(sleepers) >= 3, "the adapter's processes never started"
         os.kill(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
         assert proc.returncode == 130 and err.strip() == "pwh: interrupted", err[-3000:]
         deadline = time.monotonic() + 10
         while _alive(sleepers) and time.monotonic() < deadline:
