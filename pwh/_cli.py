@@ -1,7 +1,8 @@
 """The ``pwh`` command line: one module, argparse, no tracebacks for a user.
 
 Exit codes: 0 success; 1 the judged implementation failed (a row failed, a check found problems);
-2 the command could not run (bad arguments, missing files, an unloadable SUT).
+2 the command could not run (bad arguments, missing files, an unloadable SUT); 3 an incomplete
+gate verdict; 130 a real Ctrl-C (every process pwh started is stopped first: ``_interrupt``).
 """
 
 from __future__ import annotations
@@ -193,6 +194,7 @@ def _models_missing(args: argparse.Namespace) -> int:
 def _reliability(args: argparse.Namespace) -> int:
     from ._reliability import failed, run_campaign
 
+    _check_outputs(args, "json")
     result = run_campaign(quick=bool(getattr(args, "quick", False)), seed=getattr(args, "seed", None) or 0,
                           out=lambda line: print(line, flush=True))
     _write(getattr(args, "json", None), json.dumps(result, indent=2, sort_keys=True) + "\n")
@@ -201,6 +203,7 @@ def _reliability(args: argparse.Namespace) -> int:
 
 def _gate(args: argparse.Namespace) -> int:
     rows = [r.strip() for r in args.rows.split(",")] if args.rows else None
+    _check_outputs(args, "json", "junit", "cucumber", "report")
     print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
     run = run_gate(args.sut, features=args.features, coverage=args.coverage, progress=not args.quiet, rows=rows, durable=args.durable)
     verdict = run.verdict()
@@ -263,7 +266,23 @@ def _write(path: str | None, text: str) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, "utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or 'write failed'}") from None
+        raise UsageError(f"cannot write {_shown_path(path)}: {exc.strerror or 'write failed'}") from None
+
+
+def _check_outputs(args: argparse.Namespace, *options: str) -> None:
+    """Before a long run: an output path that names a directory is refused at once, not after it."""
+    for option in options:
+        path = getattr(args, option, None)
+        if path and Path(path).is_dir():
+            raise UsageError(f"--{option} {_shown_path(path)} is a directory; name a file")
+
+
+def _shown_path(path: str) -> str:
+    """A path as pwh shows it: relative to the working directory when inside it, else its name."""
+    try:
+        return Path(os.path.abspath(path)).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return Path(path).name or "."
 
 
 def _scenarios_check(args: argparse.Namespace) -> int:

@@ -552,3 +552,19 @@ def test_ctrl_c_stops_what_an_adapter_started_in_pwh_and_in_the_gates_child(
     finally:  # by PID: only what this test's adapter started (read again: some may have started late)
         for pid in _alive([int(n) for n in pids.read_text().split()] if pids.exists() else []):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_an_output_path_naming_a_directory_is_refused_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import pwh._cli as cli
+
+    (tmp_path / "out").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli, "run_gate", lambda *a, **kw: pytest.fail("the gate ran"))
+    assert main(["gate", "--json", "out"]) == 2
+    assert one_error_line(capsys.readouterr().err) == "pwh: error: --json out is a directory; name a file"
+    assert main(["soak", "--campaign", "reliability", "--json", str(tmp_path / "out")]) == 2
+    assert "--json out is a directory" in one_error_line(capsys.readouterr().err)
+    with pytest.raises(cli.UsageError, match=r"^cannot write out: ") as caught:
+        cli._write(str(tmp_path / "out"), "x")
+    assert str(tmp_path) not in str(caught.value)
