@@ -231,9 +231,9 @@ def run_gate(
 
 
 def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """Run the scenario child with SIGINT ignored: a Ctrl-C at the terminal reaches the whole
+    """Run the scenario child with SIGINT blocked: a Ctrl-C at the terminal reaches the whole
     process group, and the child would print its own traceback; pwh handles it instead (stops
-    the child by PID, exit 130: pwh._interrupt). The disposition is inherited across exec."""
+    the child by PID, exit 130: pwh._interrupt). The mask is inherited across exec."""
     from ._interrupt import children_ignore_sigint
 
     with children_ignore_sigint():

@@ -149,19 +149,20 @@ def install() -> Callable[[], None]:
 
 @contextmanager
 def children_ignore_sigint() -> Iterator[None]:
-    """Processes started inside this block ignore SIGINT (the disposition survives exec, and
-    Python then installs no KeyboardInterrupt of its own): a Ctrl-C at the terminal reaches the
-    whole process group, and a child would print its own traceback while pwh stops it. pwh
-    stops them by PID instead. Outside the main thread (where signals cannot be set) a no-op;
-    a SIGINT arriving inside the block itself is dropped (the user presses again)."""
-    if threading.current_thread() is not threading.main_thread():
+    """Processes started inside this block have SIGINT blocked for life (a signal mask survives
+    fork and exec, and Python never unblocks it): a Ctrl-C at the terminal reaches the whole
+    process group, and a child would print its own traceback while pwh stops it; pwh stops
+    them by PID instead. In pwh the signal is only *held* meanwhile: one that arrives inside the
+    block is delivered by the time it ends (another thread may take it sooner), never lost.
+    Outside the main thread (where Python's handlers run) a no-op."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def interrupted() -> bool:
