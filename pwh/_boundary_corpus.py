@@ -94,3 +94,27 @@ def misses(scanner: _Scanner, entries: Iterable[dict[str, Any]] | None = None) -
         if refused != (entry["label"] == "private") and entry.get("expressible", True):
             out.append((entry["label"], entry["kind"], str(entry.get("field", ""))))
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pwh._boundary_corpus [CORPUS.jsonl] [--json]``: the default scanner's rates on a
+    corpus (the shipped one by default, or another kept apart); exit 1 when a target is missed."""
+    import sys
+
+    from ._boundary import BoundaryScanner
+    from ._reliability_corpus import render_corpus
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    paths = [a for a in args if a != "--json"]
+    entries = None
+    if paths:
+        with open(paths[0], encoding="utf-8") as fh:
+            entries = [json.loads(line) for line in fh if line.strip()]
+    rates = measure(BoundaryScanner(), entries)
+    print(json.dumps(rates, indent=2, sort_keys=True) if as_json else "\n".join(render_corpus(rates)))
+    return 0 if rates["target_met"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
