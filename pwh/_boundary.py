@@ -346,6 +346,7 @@ _G_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")  # source identities 
 _G_DISPATCH = re.compile(r"pwh_[0-9a-f]{64}")
 _G_INTENT = re.compile(r"pwi_[0-9a-f]{64}")
 _G_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_G_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z")
 OPAQUE_FIELDS: dict[str, re.Pattern[str]] = {
     **dict.fromkeys(("hook_id", "intent_kind", "intent_kinds", "operation", "policy_version", "requested_write_scope"), _G_DOTTED),
     **dict.fromkeys(
@@ -361,6 +362,7 @@ OPAQUE_FIELDS: dict[str, re.Pattern[str]] = {
     **dict.fromkeys(("dispatch_id", "source_dispatch_id"), _G_DISPATCH),
     "intent_id": _G_INTENT,
     "result_digest": _G_DIGEST,
+    "committed_at": _G_TIME,
 }
 _SCHEMA_NAME_MAPS = (".properties", ".patternProperties", ".definitions", "['$defs']", ".$defs")
 _SECRET = object()  # walk context: everything below a key that names a secret
@@ -648,6 +650,9 @@ class BoundaryScanner:
         if info is not None:
             return info
         categories = self._scan_str(key)
+        if "hostname" in categories and _G_DOTTED.fullmatch(key) and host_kind(key.split(".")) == "ambiguous":
+            # a key is a field name: "secret.name" is an id; "hall.dev", "acme.com" stay hosts
+            categories = tuple(c for c in categories if c != "hostname")
         if categories or not _SAFE_KEY.fullmatch(key):
             suffix = "[?]"  # the key may itself be private: the path must not spell it out
         else:  # the same rendering as pwh._codes.json_path

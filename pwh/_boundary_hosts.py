@@ -29,9 +29,10 @@ shape as well (:func:`host_kind`):
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 from functools import lru_cache
-from importlib import resources
 
 __all__ = ["host_kind", "is_host_labels", "tlds", "user_at_host"]
 
@@ -67,24 +68,26 @@ def tlds() -> frozenset[str]:
     """Every top-level label of the ICANN section of the packaged Public Suffix List, lower case,
     IDN TLDs in their ``xn--`` form, plus :data:`SPECIAL_USE`."""
     out: set[str] = set(SPECIAL_USE)
-    try:
-        text = resources.files("publicsuffixlist").joinpath("public_suffix_list.dat").read_text("utf-8")
-    except (ImportError, OSError):  # no list: the original gTLDs and special-use names still count
+    try:  # the package's data file, found without running the package's own code
+        spec = importlib.util.find_spec("publicsuffixlist")
+        folder = next(iter(spec.submodule_search_locations or ())) if spec is not None else None
+        with open(os.path.join(folder, "public_suffix_list.dat"), encoding="utf-8") as fh:  # type: ignore[arg-type]
+            text = fh.read()
+    except (ImportError, OSError, TypeError, StopIteration):  # no list: the original gTLDs and special-use names still count
         return frozenset(out | ORIGINAL_GTLDS)
-    for line in text.splitlines():
+    labels: set[str] = set()
+    for line in text[: text.find("// ===END ICANN DOMAINS===")].splitlines():
         line = line.strip()
-        if line.startswith("// ===END ICANN DOMAINS==="):
-            break
-        if not line or line.startswith("//"):
-            continue
-        label = line.split()[0].lstrip("!*.").rsplit(".", 1)[-1].lower()
-        if not label:
+        if line and not line.startswith("//"):
+            labels.add(line.split()[0].lstrip("!*.").rsplit(".", 1)[-1].lower())
+    for label in labels:
+        if label.isascii():
+            out.add(label)
             continue
         try:
-            label = label.encode("idna").decode("ascii") if not label.isascii() else label
+            out.add(label.encode("idna").decode("ascii"))
         except UnicodeError:
             continue
-        out.add(label)
     return frozenset(out - DOCUMENTATION)
 
 

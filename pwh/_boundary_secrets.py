@@ -113,6 +113,10 @@ def is_secret_key(name: str) -> bool:
         if word in _KEY_KINDS and i + 1 < len(words) and words[i + 1] in ("key", "keys"):
             hit = True
             break
+        stem = word[:-4] if word.endswith("keys") else word[:-3] if word.endswith("key") else ""
+        if stem in _KEY_KINDS:  # "appkey", "sshkeys"
+            hit = True
+            break
     if not hit:
         return False
     # "prompt_tokens", "input_tokens": a language model's count, not a secret.
