@@ -31,7 +31,7 @@ from typing import Any
 
 from ._boundary_hosts import host_kind, user_at_host
 from ._boundary_secrets import (
-    FAST_CLEAN,
+    _FAST_ID,
     has_assignment,
     has_token_shape,
     is_placeholder,
@@ -542,14 +542,20 @@ class BoundaryScanner:
         cached = self._memo.get(text)
         if cached is not None:
             return cached
-        if FAST_CLEAN.fullmatch(text) or (text[:2].isdigit() and _TIMESTAMP.fullmatch(text)):
-            # An opaque lowercase id of words and numbers ("receipt_000042") or a bare timestamp:
-            # no structural rule applies, and such strings are unique per dispatch, so they are
-            # rechecked rather than memoised.
-            if self._names_re is None or text in self._allow or not self._has_private_name(text):
+        if (_FAST_ID.fullmatch(text) and "xox" not in text and "xapp" not in text and "localhost" not in text) or (
+            text[:2].isdigit() and _TIMESTAMP.fullmatch(text)
+        ):
+            # An opaque lowercase id of words and numbers ("receipt_000042", _boundary_secrets.fast_clean,
+            # inlined) or a bare timestamp: no structural rule applies, only a declared name can be in it.
+            # Digests are unique per dispatch: rechecked, not memoised; the rest is memoised (the
+            # words recur in every input; the memo's bound keeps the numbered ids from piling up).
+            if self._names_re is not None and text not in self._allow and self._has_private_name(text):
+                return ("private_name",)
+            if len(text) > 60:
                 return ()
-            return ("private_name",)
-        result = self._scan_str_uncached(text)
+            result: tuple[str, ...] = ()
+        else:
+            result = self._scan_str_uncached(text)
         if not result and len(text) <= _MEMO_MAX_TEXT:  # only clean strings: the memo never holds private data
             if len(self._memo) >= _MEMO_MAX_ENTRIES:
                 self._memo.clear()

@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-__all__ = ["FAST_CLEAN", "OWN_SHAPES", "could_hold_token", "has_assignment", "has_token_shape", "is_placeholder", "is_secret_key", "key_words"]
+__all__ = ["OWN_SHAPES", "could_hold_token", "fast_clean", "has_assignment", "has_token_shape", "is_placeholder", "is_secret_key", "key_words"]
 
 # --------------------------------------------------------------------------------------------
 # Key names in any case style
@@ -303,10 +303,17 @@ _SHAPE_MIN = 11  # the shortest match any library or own shape can make
 # One C-level match for the hot path: a digest of the contracts' grammars, or a lowercase id of
 # words and numbers joined by "_" or "-" (no segment starting with a Slack prefix or "localhost"). Such a
 # string holds no token shape and no structural finding: only a declared private name can be in it.
-# Only Slack's tokens can be all such segments ("xoxb-123-456-abc"); every other lowercase-capable
-# shape has a random segment that mixes letters and digits or runs past 24 letters.
-_SEGMENT = r"(?!xox|xapp|localhost)(?:[a-z]{1,24}[0-9]{0,4}|[0-9]+)"
-FAST_CLEAN = re.compile(r"pw[hi]_[0-9a-f]{64}|" + _SEGMENT + r"(?:[_\-]" + _SEGMENT + r")*")
+_SEGMENT = r"(?:[a-z]{1,24}[0-9]{0,4}|[0-9]+)"
+_FAST_ID = re.compile(r"pw[hi]_[0-9a-f]{64}|" + _SEGMENT + r"(?:[_\-]" + _SEGMENT + r")*")
+
+
+def fast_clean(text: str) -> bool:
+    """The hot path's test (see above). Of the token shapes only Slack's can be all such segments
+    ("xoxb-123-456-abc"); every other lowercase-capable one has a random segment that mixes letters
+    and digits or runs past 24 letters."""
+    return (
+        _FAST_ID.fullmatch(text) is not None and "xox" not in text and "xapp" not in text and "localhost" not in text
+    )
 
 
 def could_hold_token(text: str) -> bool:
