@@ -113,15 +113,28 @@ _EMAIL = re.compile(
 # absolute_path / home_dir ----------------------------------------------------------------------
 # A POSIX path starts a token (line start, whitespace, quote, "=", ":", "(", ",", "[", "{", "|", "`"),
 # so "$.a/b", "#/$defs/x", "1/2" and "and/or" never match; the "//" of a URL needs a segment char.
-_ABS_PATH = re.compile(
-    r"(?:^|(?<![A-Za-z0-9_.~\-/\\$#%@?!)\]}*+]))/(?![A-Za-z][A-Za-z0-9\-]*>)[A-Za-z0-9._~\-]"  # /x where a token starts (not "</div>")
-    r"|(?<![A-Za-z0-9_])[A-Za-z]:(?:\\|/(?=[A-Za-z0-9._~\-$]))"  # C:\ or C:/x
-    r"|\\\\+[?.]\\+"  # \\?\ and \\.\ device paths
+# A POSIX path starts a token: its "/" follows no word or path character, so "$.a/b", "#/$defs/x",
+# "1/2" and "and/or" never match, while "cat</etc/x", "→/srv" and "x;/opt" do; "</div>" is markup.
+# (Each pattern starts with a literal or is gated by one, so the regex engine scans fast.)
+_ABS_POSIX = re.compile(r"/(?<![A-Za-z0-9_.~\-/\\$#%@?!)\]}*+]/)(?![A-Za-z][A-Za-z0-9\-]*>)[A-Za-z0-9._~\-]")
+_ABS_DRIVE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]:(?:\\|/(?=[A-Za-z0-9._~\-$]))")  # C:\ or C:/x
+_ABS_UNC = re.compile(
+    r"\\\\+[?.]\\+"  # \\?\ and \\.\ device paths
     r"|(?<![A-Za-z0-9:])\\\\+[A-Za-z0-9._\-$]+\\+[A-Za-z0-9._\-$]+"  # \\server\share (also JSON-escaped)
-    r"|(?<![A-Za-z0-9:/])//[A-Za-z0-9][A-Za-z0-9._\-]*/[A-Za-z0-9._\-$]+"  # //server/share
     r"|(?<![A-Za-z0-9_\\])\\(?:Windows|Users|Program Files|ProgramData|inetpub|System32)\\",  # \Windows\
-    re.MULTILINE | re.IGNORECASE,
+    re.IGNORECASE,
 )
+_ABS_SLASHES = re.compile(r"(?<![A-Za-z0-9:/])//[A-Za-z0-9][A-Za-z0-9._\-]*/[A-Za-z0-9._\-$]+")  # //server/share
+
+
+def _has_absolute_path(text: str) -> bool:
+    if "/" in text and (_ABS_POSIX.search(text) or ("//" in text and _ABS_SLASHES.search(text))):
+        return True
+    if ":" in text and _ABS_DRIVE.search(text):
+        return True
+    return "\\" in text and _ABS_UNC.search(text) is not None
+
+
 _HOME_DIR = re.compile(
     r"(?<![A-Za-z0-9_~/.\-])~[A-Za-z0-9_.\-]*[/\\]"  # ~/x, ~user/x
     r"|(?<![A-Za-z0-9._\-])/(?:home|Users)/[A-Za-z0-9._\-]+"
@@ -229,7 +242,7 @@ def _categories(text: str) -> list[str]:
         out.append("url")
     if "@" in text and (_EMAIL.search(text) or user_at_host(text)):
         out.append("email")
-    if slash and _ABS_PATH.search(text):
+    if slash and _has_absolute_path(text):
         out.append("absolute_path")
     if ("~" in text or (slash and ("home" in text or "Users" in text or "root" in text))) and _HOME_DIR.search(text):
         out.append("home_dir")
