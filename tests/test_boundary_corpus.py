@@ -370,4 +370,4 @@ def test_the_substring_gates_never_hide_a_match() -> None:
                 matched += 1
                 hay = text.lower() if ignore_case else text
                 assert not hints or any(h in hay for h in hints), (pattern.pattern[:40], hints)
-    assert matched > 300
+    assert matched > 200
