@@ -141,6 +141,7 @@ _NOT_HOSTS = frozenset({
     "latest", "next", "beta", "alpha", "canary", "rc", "stable", "main", "master", "head", "dev", "nightly",
     "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake2s", "blake3", "types",
     "experimental", "legacy", "lts", "none", "null", "everywhere", "all",
+    "host", "hostname", "domain", "example", "machine", "server_name",  # placeholders in prose: user@host
 })
 
 
