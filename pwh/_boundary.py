@@ -13,10 +13,17 @@ substring test and short lowercase ids skip almost all of them. It never raises:
 inspected by exact type only, unknown objects are skipped without calling any of their methods,
 and deep or cyclic structures end in one ``unscannable`` finding instead of a ``RecursionError``.
 
-Detection is structural, tuned for zero false positives on the project's own public material:
-English prose, Gherkin steps, JSON Schema documents, snake_case and dotted ids, ``pwh_``/``pwi_``
-digests, ISO timestamps, version strings and JSON paths. This module reads no environment variable:
-the deny-list of private names is passed in by the caller (the CLI reads ``PWH_PRIVATE_NAMES``).
+Every string is first normalised (:mod:`pwh._boundary_text`: NFKC, invisible characters removed,
+the confusable skeleton), so look-alike spellings meet the same rules. Credentials come from
+detect-secrets' plugins and pwh's own shapes, and from keys that name a secret in any case style
+(:mod:`pwh._boundary_secrets`); host names from the Public Suffix List read by the name's shape
+(:mod:`pwh._boundary_hosts`); paths, e-mail, addresses, transcripts, logs and environment values
+from the rules below. A string in a field the contracts type as an opaque id (:data:`OPAQUE_FIELDS`)
+that matches the field's grammar is judged as an id (``billing.report`` is not a host there).
+The rates on a labelled corpus are in :mod:`pwh._boundary_corpus`; zero false positives on the
+project's own public material (prose, Gherkin, JSON Schema, ids, digests, timestamps, versions,
+JSON paths) is held by the reliability campaign. This module reads no environment variable: the
+deny-list of private names is passed in by the caller (the CLI reads ``PWH_PRIVATE_NAMES``).
 """
 
 from __future__ import annotations
