@@ -157,7 +157,8 @@ _CREDENTIAL_MIN = 8
 # ip_address ------------------------------------------------------------------------------------
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 # Exactly four octets: "2.1.1" (three parts) and "1.2.3.4.5" are not addresses.
-_IPV4 = re.compile(rf"(?<![0-9A-Za-z.]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9]|\.[0-9])")
+# A version's suffix ("10.0.0.1-rc", "5.4.0.1+ubuntu.1") makes the four numbers a version.
+_IPV4 = re.compile(rf"(?<![0-9A-Za-z.+]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9]|\.[0-9]|[\-+][A-Za-z])")
 # Candidates only; ipaddress decides, so "00:00:00" and "12:30:45" never pass.
 _IPV6 = re.compile(
     r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}"
@@ -289,11 +290,26 @@ def _has_hostname(text: str, dot: bool, *, opaque: bool) -> bool:
         return False
     for match in _HOSTNAME.finditer(text):
         kind = host_kind(match.group().split("."))
+        if kind is None or _in_version(text, match.start()):
+            continue
         if kind == "host" or (not opaque and (kind == "likely" or (
             kind == "ambiguous" and match.start() == 0 and match.end() == len(text)
         ))):
             return True
     return False
+
+
+_VERSION_START = re.compile(r"[vV]?[0-9]+\.[0-9]+")
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.+-_~")
+
+
+def _in_version(text: str, start: int) -> bool:
+    """True when the token around ``start`` is a version ("1.0.0+build.io", "8.3.0.dev.local"):
+    its labels are pre-release or build identifiers, not a host."""
+    begin = start
+    while begin > 0 and text[begin - 1] in _TOKEN_CHARS:
+        begin -= 1
+    return _VERSION_START.match(text, begin) is not None
 
 
 def _is_ipv6(match: re.Match[str]) -> bool:

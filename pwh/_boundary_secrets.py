@@ -68,6 +68,20 @@ _KEY_KINDS = frozenset({
     "gpg", "service", "consumer", "crypto", "root", "admin", "subscription", "webhook", "jwt", "aes", "rsa",
     "ed25519", "ecdsa", "wallet", "sas", "server", "personal", "bot",
 })
+# "<one of these> key" is a data structure's key or a public key, not a secret.
+_PUBLIC_KEY_KINDS = frozenset({
+    "sort", "cache", "partition", "primary", "foreign", "idempotency", "dedup", "dedupe", "lookup", "map",
+    "dict", "hash", "range", "row", "object", "translation", "i18n", "group", "routing", "message", "cursor",
+    "join", "composite", "unique", "index", "natural", "surrogate", "shard", "sharding", "bucket", "s3",
+    "compound", "candidate", "alternate", "event", "state", "config", "setting", "settings", "registry",
+    "record", "entry", "item", "field", "column", "table", "cluster", "tenant", "public", "pub", "verify",
+    "verification", "sig", "host", "known", "dispatch", "intent", "receipt", "hook", "capability", "schema",
+    "segment", "fact", "todo", "goal", "agent", "turn", "trace", "span", "request", "correlation", "lock",
+    "order", "sequence", "seq", "version", "content", "kv", "json", "yaml", "metadata", "label", "tag",
+    "name", "the", "a", "by", "of",
+})
+# A word before "token" that makes it a pagination or sync cursor, not a credential.
+_CURSOR_WORDS = frozenset({"page", "pagination", "continuation", "cursor", "sync", "resume", "next", "prev", "delta", "change"})
 # A last word that makes the key metadata about a secret rather than the secret itself.
 _QUALIFIERS = frozenset({
     "count", "counts", "len", "length", "size", "limit", "limits", "max", "min", "budget", "budgets", "type",
@@ -113,8 +127,8 @@ def is_secret_key(name: str) -> bool:
         if (word,) in _PHRASES or _singular(words[i:i + 2]) in _PHRASES or _singular(words[i:i + 3]) in _PHRASES:
             hit = True
             break
-        if word in _KEY_KINDS and i + 1 < len(words) and words[i + 1] in ("key", "keys"):
-            hit = True
+        if i + 1 < len(words) and words[i + 1] in ("key", "keys") and word not in _PUBLIC_KEY_KINDS:
+            hit = True  # "<anything> key" ("appKey", "stripe_key") but a data structure's or a public one
             break
         stem = word[:-4] if word.endswith("keys") else word[:-3] if word.endswith("key") else ""
         if stem in _KEY_KINDS:  # "appkey", "sshkeys"
@@ -122,8 +136,9 @@ def is_secret_key(name: str) -> bool:
             break
     if not hit:
         return False
-    # "prompt_tokens", "input_tokens": a language model's count, not a secret.
-    return not (any(w in _MODEL_COUNT for w in words) and any(w.endswith(("token", "tokens")) for w in words))
+    # "prompt_tokens", "input_tokens": a language model's count; "next_page_token": a cursor.
+    counted = any(w in _MODEL_COUNT or w in _CURSOR_WORDS for w in words)
+    return not (counted and words[-1].endswith(("token", "tokens")) and not any(t in "".join(words) for t in _CONTAINED))
 
 
 # A bare key-ish word that cannot be a secret term: checked before the regex below on hot-path text.

@@ -128,7 +128,7 @@ private("confusable_in_token", "-----BEGIN RSA PRIV\u0410TE KEY-----")
 private("confusable_in_token", "xo\u0445b-" + rs(DG, 12) + "-" + rs(DG, 13) + "-" + mixed(24))
 
 # ---------------------------------------------------------------- secrets under secret-named keys
-KEYS = ["apiKey", "API-KEY", "x-api-key", "X-Api-Key", "clientSecret", "ClientSecret", "client_secret", "passwd", "pwd",
+KEYS = ["stripeKey", "githubToken", "csrf_token", "API-KEY", "x-api-key", "X-Api-Key", "clientSecret", "ClientSecret", "client_secret", "passwd", "pwd",
         "private_key", "privateKey", "auth_token", "authToken", "AUTH_TOKEN", "bearer", "session_id", "sessionToken",
         "password", "Password", "DB_PASSWORD", "dbPass", "db_pass", "secretAccessKey", "aws_secret_access_key", "accessToken",
         "refresh_token", "id_token", "X-Auth-Token", "Proxy-Authorization", "connectionString", "conn_str", "signingKey",
@@ -194,7 +194,7 @@ for v in ["alice.smith@quillmoor.io", "bob+tag@hooli.xyz", "ops@acme.internal", 
 for v in ["https://wiki.acme.systems/page?id=3", "ftp://files.quillmoor.corp/pub", "s3://acme-private/dump.sql", "ssh://deploy@bastion/repo",
           "visit www.hooli.online"]:
     private("url", v)
-for v in ["10.0.0.1", "host 192.168.1.254 is down", "fe80::1ff:fe23:4567:890a%eth0", "2001:db8:85a3::8a2e:370:7334", "[::1]:8443"]:
+for v in ["10.0.0.1", "host 192.168.1.254 is down", "scan 10.0.0.1-10.0.0.9", "fe80::1ff:fe23:4567:890a%eth0", "2001:db8:85a3::8a2e:370:7334", "[::1]:8443"]:
     private("ip_address", v)
 for v in ["HOME=/root", "export PWH_PRIVATE_NAMES=acme", "PATH=/usr/bin:/bin", "${HOME}/x", "cd $HOME", "%USERPROFILE%\\x",
           "USER=dmitri", "export FOO_MODE=1", "AWS_REGION=eu-west-1"]:
@@ -250,7 +250,8 @@ for v in ["2026-08-26T00:00:00Z", "2026-08-26T12:30:45.123456Z"]:
 
 # ---------------------------------------------------------------- legitimate: free data
 for v in ["v1.2.3", "2.1.1", "1.0.0-rc.1", "v2.0.0-beta.3+build.7", "release-2026.08", "10.2", "python3.11", "loopx==2.1.1",
-          "1.2.3.4567", "v10.0.0.1-rc", "20.04.6", "pkg@1.2.3", "loopx@2.1.1"]:
+          "1.2.3.4567", "v10.0.0.1-rc", "20.04.6", "pkg@1.2.3", "loopx@2.1.1", "1.0.0+build.io", "v2.0.0-beta.app",
+          "10.0.0.1-rc", "5.4.0.1+ubuntu.1", "8.3.0.dev.local", "0.1.0.dev.co"]:
     legit("version_string", v)
 for v in ["mode=fast", "PAGE_SIZE=50", "retries=3", "LOG_LEVEL=debug", "threshold=0.8", "a=b;c=d", "MAX_HOOKS=8",
           "window=7d", "k=v", "RETRY_LIMIT=3", "FEATURE_X=on", "x_y=1"]:
@@ -267,7 +268,9 @@ for v in ["the weekly digest is due", "3 of 5 segments completed", "no credentia
 for field, v in [("token_budget", 1000), ("max_tokens", 512), ("prompt_tokens", 1200), ("password_policy", "min_length_12"),
                  ("secret_name", "db_main"), ("token_type", "bearer"), ("auth_method", "oauth"), ("key", "periodic_report"),
                  ("keyword", "digest"), ("tokens_used", 42), ("credential_values_recorded", False), ("max_result_bytes", 16384),
-                 ("session_count", 3), ("api_key_required", True), ("passage", "the third passage"), ("author", "the capability")]:
+                 ("session_count", 3), ("api_key_required", True), ("passage", "the third passage"), ("author", "the capability"),
+                 ("next_page_token", "page_0002"), ("public_key", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5"), ("sort_key", "committed_at"),
+                 ("cache_key", "report:weekly"), ("idempotency_key", "receipt_0042")]:
     legit("secret_metadata_key", v, field=field)
 
 path = Path(__file__).resolve().parent.parent / "pwh" / "corpus" / "boundary.jsonl"

@@ -371,3 +371,19 @@ def test_the_substring_gates_never_hide_a_match() -> None:
                 hay = text.lower() if ignore_case else text
                 assert not hints or any(h in hay for h in hints), (pattern.pattern[:40], hints)
     assert matched > 200
+
+
+def test_a_version_is_not_a_host_or_an_address() -> None:
+    for text in ("1.0.0+build.io", "v2.0.0-beta.app", "8.3.0.dev.local", "10.0.0.1-rc", "5.4.0.1+ubuntu.1", "loopx-2.1.1.md",
+                 "release v1.2.3-rc.1 is out"):
+        assert scan_value(text) == [], text
+    for text in ("10.0.0.1", "scan 10.0.0.1-10.0.0.9", "build.acme.io", "at ci.acme.systems:8443"):
+        assert scan_value(text), text
+
+
+def test_any_vendor_key_is_secret_but_a_data_structure_key_or_a_public_key_is_not() -> None:
+    for key in ("stripeKey", "mapbox_key", "AlgoliaKey", "deploy-key", "license_key", "githubToken", "csrf_token"):
+        assert is_secret_key(key), key
+    for key in ("sort_key", "cacheKey", "partition-key", "public_key", "publicKey", "ssh_host_key", "idempotency_key",
+                "next_page_token", "pageToken", "sync_token", "completion_tokens", "key", "keys"):
+        assert not is_secret_key(key), key
