@@ -68,18 +68,19 @@ def tlds() -> frozenset[str]:
     """Every top-level label of the ICANN section of the packaged Public Suffix List, lower case,
     IDN TLDs in their ``xn--`` form, plus :data:`SPECIAL_USE`."""
     out: set[str] = set(SPECIAL_USE)
-    try:  # the package's data file, found without running the package's own code
+    labels: set[str] = set()
+    try:  # the package's data file, found without running the package's own code, read line by line
         spec = importlib.util.find_spec("publicsuffixlist")
         folder = next(iter(spec.submodule_search_locations or ())) if spec is not None else None
         with open(os.path.join(folder, "public_suffix_list.dat"), encoding="utf-8") as fh:  # type: ignore[arg-type]
-            text = fh.read()
+            for line in fh:
+                if line.startswith("// ===END ICANN DOMAINS==="):
+                    break
+                line = line.strip()
+                if line and not line.startswith("//"):
+                    labels.add(line.split()[0].lstrip("!*.").rsplit(".", 1)[-1].lower())
     except (ImportError, OSError, TypeError, StopIteration):  # no list: the original gTLDs and special-use names still count
         return frozenset(out | ORIGINAL_GTLDS)
-    labels: set[str] = set()
-    for line in text[: text.find("// ===END ICANN DOMAINS===")].splitlines():
-        line = line.strip()
-        if line and not line.startswith("//"):
-            labels.add(line.split()[0].lstrip("!*.").rsplit(".", 1)[-1].lower())
     for label in labels:
         if label.isascii():
             out.add(label)
