@@ -1,0 +1,700 @@
+"""Run provider calls in a worker process the dispatcher can kill: the reference's default runner.
+
+A thread cannot be stopped: a provider inside one C call that holds the interpreter lock, a call
+to ``os._exit``, ``os.fork``, ``signal.alarm``, ``os.chdir`` or ``_thread.interrupt_main`` reaches
+the whole host. A process boundary holds against all of them, so providers run in a *worker*:
+
+- **Forked, pre-started, reused.** Providers are arbitrary callables installed in the host (often
+  closures), which only ``fork`` can carry into another process. A worker is forked the first time
+  a batch names a producer the current worker does not know (so, in practice, after the registry
+  last changed) and then serves every later batch while it is healthy: one fork per registry
+  change, not per dispatch. What a provider keeps between calls lives in the worker (and is lost
+  when the worker is replaced); what the host changes after the fork is not seen by the provider.
+- **One hand-off per batch.** The host writes every call of a batch (the producer's index, its
+  plain input as JSON, its byte budget) into the worker's pipe at once; the worker answers each
+  call as it ends, so the host checks answers while later providers run. Each call's limit
+  counts from the moment the worker started it (the worker's monotonic clock is the host's).
+- **Killed and replaced.** A call that overruns its ``timeout_ms`` gets the worker's whole process
+  group (and every descendant it adopted) SIGKILLed and reaped, ``producer_timed_out``, and the
+  rest of the batch goes to a fresh worker. A worker that dies (``os._exit``, a signal, a crash)
+  ends its call as ``raised`` (the dispatcher's ``producer_failed``) and is replaced the same way.
+  Nothing is left behind: no thread, no process, no zombie.
+- **Answers cross back as data.** The worker sends the provider's value as JSON text, with tags
+  for whatever is not plain JSON (NaN, a set, a 65-bit integer, a non-string key, a subclass, a
+  value nested deeper than core reads, a value past its byte budget), decoded in the host into a
+  value that the host's own checks judge exactly as they would have judged the original (same
+  path, same reason). Nothing the worker says is trusted beyond being a value to validate
+  (RFC §9); nothing is unpickled. The input is handed to the provider deep-frozen, as in the host.
+- **After each call** the worker cancels the provider's timers, restores its working directory and
+  SIGKILLs any process the provider left running (it is a child subreaper, so daemonised
+  grandchildren are its children too); a forked copy of the worker that returns from the provider
+  exits at once and never answers.
+- **Its own process group**, so a Ctrl-C at the terminal reaches the host alone; it dies with the
+  host (``PR_SET_PDEATHSIG``), and every live worker is killed at exit and when its runner is
+  garbage-collected.
+
+Linux-first: the descendants' clean-up uses ``prctl`` and ``/proc``; where ``fork`` is missing
+(or ``PWH_RUNNER=thread``) :func:`default_runner` gives the thread runner.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import gc
+import json
+import math
+import os
+import select
+import signal
+import struct
+import sys
+import time
+import types
+import weakref
+from collections.abc import Callable, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from ._canonical import MAX_DEPTH, QuickCopyUnsure, quick_copy
+from ._freeze import freeze
+from ._runner import RAISED, RETURNED, TIMED_OUT, Call, CallVerdict
+
+# -- wire format ---------------------------------------------------------------------------------
+#
+# host -> worker: one frame per batch: 4-byte length, then JSON [[producer index, byte budget,
+# input], ...]. worker -> host: one frame per call: kind (1 byte), the monotonic time the worker
+# started the *next* call of the batch (0.0 when none), length, then the value's JSON text.
+
+_HEAD = struct.Struct("<cdI")
+_LEN = struct.Struct("<I")
+_PLAIN, _TAGGED, _RAISED = b"P", b"T", b"X"
+TAG = "\u0000pwh"  # the key of a tagged node; a genuine dict holding it is sent tagged itself
+_MAX_FRAME = 64 * 1024 * 1024
+
+# Non-JSON built-in types whose name a rejection spells out (pwh/_canonical.py's list, same
+# order): the host rebuilds one of the same type so the same words come out.
+_NAMED: dict[type, str] = {
+    set: "set", frozenset: "frozenset", bytes: "bytes", bytearray: "bytearray", memoryview: "memoryview",
+    complex: "complex", range: "range", type: "type", types.GeneratorType: "generator",
+    types.FunctionType: "function", types.BuiltinFunctionType: "builtin_function_or_method",
+    types.ModuleType: "module",
+}
+
+
+class _Foreign:
+    """A value the worker saw but that is not plain JSON and has no named built-in type."""
+
+    __slots__ = ()
+
+
+def _sample_generator() -> Any:
+    yield None
+
+
+_SAMPLES: dict[str, Callable[[], Any]] = {
+    "set": set, "frozenset": frozenset, "bytes": bytes, "bytearray": bytearray,
+    "memoryview": lambda: memoryview(b""), "complex": complex, "range": lambda: range(0), "type": lambda: _Foreign,
+    "generator": _sample_generator, "function": lambda: (lambda: None), "builtin_function_or_method": lambda: len,
+    "module": lambda: types.ModuleType("m"),
+}
+
+
+def encode_value(value: Any, max_bytes: int) -> tuple[bytes, bytes]:
+    """``(kind, JSON bytes)`` for a provider's value, in the worker. Plain JSON (exact types,
+    within ``max_bytes`` by the host's own lower-bound count) goes as it is; anything else tagged."""
+    try:
+        plain = quick_copy(value, 0, [max_bytes])
+        return _PLAIN, json.dumps(plain, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except (QuickCopyUnsure, UnicodeEncodeError, RecursionError, ValueError, TypeError):
+        pass
+    budget = [max_bytes]
+    tagged = _tag(value, 0, budget)
+    return _TAGGED, json.dumps(tagged, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _charge(budget: list[int], n: int) -> bool:
+    budget[0] -= n
+    return budget[0] < 0
+
+
+def _tag(value: Any, depth: int, budget: list[int]) -> Any:
+    """The value as JSON with tagged nodes, charging the same lower bound ``to_plain`` charges and
+    stopping (an ``over`` tag) exactly where it would stop on the budget; deeper than core reads, a
+    ``deep`` tag (``to_plain`` refuses any node there whatever it is)."""
+    if depth > MAX_DEPTH:
+        return {TAG: "deep"}
+    kind = type(value)
+    if kind is str:
+        return {TAG: "over"} if _charge(budget, len(value) + 2) else value
+    if value is None or kind is bool:
+        return {TAG: "over"} if _charge(budget, 4) else value
+    if kind is int:
+        if value.bit_length() > 64:
+            return {TAG: "bigint"}
+        return {TAG: "over"} if _charge(budget, 1) else value
+    if kind is float:
+        if math.isnan(value) or math.isinf(value):
+            return {TAG: "float", "v": repr(value)}
+        return {TAG: "over"} if _charge(budget, 1) else value
+    if kind is MappingProxyType:
+        referents = gc.get_referents(value)
+        if len(referents) == 1 and type(referents[0]) is dict:
+            value, kind = referents[0], dict
+        else:
+            return {TAG: "proxy"}
+    if kind is dict:
+        try:
+            items = list(value.items())
+        except RuntimeError:
+            return {TAG: "changing"}
+        if _charge(budget, 2):
+            return {TAG: "over"}
+        plain_keys = all(type(k) is str for k, _ in items) and TAG not in value
+        pairs: list[list[Any]] = []
+        for key, item in items:
+            if type(key) is str:
+                if _charge(budget, len(key) + 3):
+                    pairs.append([key, {TAG: "over"}])
+                    break
+                out_key: Any = key
+            else:
+                out_key = _key(key)
+            pairs.append([out_key, _tag(item, depth + 1, budget)])
+            if budget[0] < 0:
+                break
+        if plain_keys:
+            return {k: v for k, v in pairs}
+        return {TAG: "dict", "items": pairs}
+    if kind is list or kind is tuple:
+        if _charge(budget, 2):
+            return {TAG: "over"}
+        out: list[Any] = []
+        for item in value:
+            out.append(_tag(item, depth + 1, budget))
+            if budget[0] < 0:
+                break
+        return out
+    return {TAG: "other", "t": _NAMED.get(kind, "")}
+
+
+def _key(key: Any) -> Any:
+    kind = type(key)
+    if key is None or kind in (bool, int) or (kind is float and not (math.isnan(key) or math.isinf(key))):
+        if kind is int and key.bit_length() > 64:
+            return {TAG: "other", "t": ""}
+        return {TAG: "key", "v": key}
+    return {TAG: "other", "t": _NAMED.get(kind, "")}
+
+
+def decode_value(kind: bytes, data: bytes, max_bytes: int) -> Any:
+    """The host's reading of an answer: a value its checks judge as they would the original."""
+    if kind == _PLAIN:
+        return json.loads(data)
+    return json.loads(data, object_hook=lambda node: _untag(node, max_bytes))
+
+
+def _untag(node: dict[str, Any], max_bytes: int) -> Any:
+    tag = node.get(TAG)
+    if tag is None or len(node) > 2 or type(tag) is not str:
+        return node
+    if tag == "dict":
+        return {(k if type(k) is not list else _Foreign()): v for k, v in node.get("items", [])}
+    if tag == "key":
+        return node.get("v")
+    if tag == "over":
+        return "x" * (max_bytes + 1)  # the host's budget runs out here, as it did in the worker
+    if tag == "deep":
+        return None  # beyond the depth to_plain reads: it is refused here whatever it is
+    if tag == "bigint":
+        return 1 << 65
+    if tag == "float":
+        return float(node.get("v", "nan"))
+    if tag == "proxy":
+        return MappingProxyType(_ForeignMapping())
+    if tag == "changing":
+        return _Foreign()
+    if tag == "other":
+        make = _SAMPLES.get(node.get("t", ""))
+        return make() if make is not None else _Foreign()
+    return node
+
+
+class _ForeignMapping(dict):  # type: ignore[type-arg]
+    """Stands for the mapping behind a read-only view that was not an exact dict."""
+
+
+# -- the worker (runs in the forked child) -------------------------------------------------------
+
+_LIBC: Any = None
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+
+
+def _prctl(option: int, value: int) -> None:
+    global _LIBC
+    try:
+        if _LIBC is None:
+            _LIBC = ctypes.CDLL(None, use_errno=True)
+        _LIBC.prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks: list[bytes] = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _children(pid: int) -> list[int]:
+    """The live children of ``pid``, read from /proc (no per-task ``children`` file needed)."""
+    out: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            out.append(int(name))
+    return out
+
+
+def _descendants(root: int) -> list[int]:
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        kids = _children(todo.pop())
+        found.extend(kids)
+        todo.extend(kids)
+    return found
+
+
+def _wait_dead(pids: list[int], within: float = 2.0) -> None:
+    """Wait (briefly) until each SIGKILLed process is really gone: a kill is delivered
+    asynchronously, and 'nothing outlives the call' should hold when the call returns."""
+    deadline = time.monotonic() + within
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as handle:
+                    state = handle.read().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                break
+            if state in (b"Z", b"X"):
+                break
+            time.sleep(0.001)
+
+
+def _reap_leftovers(me: int) -> None:
+    """Kill whatever the provider left running (the worker is a subreaper: orphans are ours)."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # no child at all: the usual case, one system call
+        if pid:
+            continue
+        for kid in _descendants(me):
+            try:
+                os.kill(kid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _worker_main(producers: list[Callable[[Any], Any]], req: int, resp: int, host: int) -> None:
+    me = os.getpid()
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    if os.getppid() != host:  # the host died before the death signal was armed
+        os._exit(0)
+    for sig in (signal.SIGTERM, signal.SIGALRM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    home = os.open(".", os.O_RDONLY)
+    while True:
+        head = _read_exact(req, _LEN.size)
+        if head is None:
+            os._exit(0)
+        body = _read_exact(req, _LEN.unpack(head)[0])
+        if body is None:
+            os._exit(0)
+        calls = json.loads(body)
+        last = len(calls) - 1
+        for index, (which, max_bytes, argument) in enumerate(calls):
+            try:
+                value = producers[which](freeze(argument))
+                if os.getpid() != me:
+                    os._exit(0)  # a forked copy returning from the provider: it never answers
+                kind, data = encode_value(value, max_bytes)
+            except BaseException:  # noqa: BLE001 - isolating the producer is the point
+                if os.getpid() != me:
+                    os._exit(0)
+                kind, data = _RAISED, b""
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                os.fchdir(home)
+                _reap_leftovers(me)
+            except BaseException:  # noqa: BLE001
+                os._exit(1)
+            started = time.monotonic() if index < last else 0.0
+            _write_all(resp, _HEAD.pack(kind, started, len(data)) + data)
+
+
+# -- host side -----------------------------------------------------------------------------------
+
+_LIVE: dict[int, _Worker] = {}  # every worker any runner started and has not reaped
+_ALL_FDS: set[int] = set()  # the host's ends of every worker's pipes (closed in each new worker)
+
+
+class _Worker:
+    """The host's handle on one worker process."""
+
+    def __init__(self, producers: list[Callable[[Any], Any]]) -> None:
+        self.producers = producers
+        self.index = {id(p): i for i, p in enumerate(producers)}
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        host = os.getpid()
+        for stream in (sys.stdout, sys.stderr):  # or the worker would inherit, and print, the host's buffer
+            with contextlib.suppress(Exception):  # a closed or odd stream: nothing to lose
+                stream.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child; measured through its answers
+            try:
+                for fd in _ALL_FDS:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+                os.close(req_w)
+                os.close(resp_r)
+                _worker_main(producers, req_r, resp_w, host)
+            finally:
+                os._exit(0)
+        os.close(req_r)
+        os.close(resp_w)
+        self.pid = pid
+        self.req, self.resp = req_w, resp_r
+        _ALL_FDS.update((req_w, resp_r))
+        try:
+            self.pidfd: int | None = os.pidfd_open(pid)
+            _ALL_FDS.add(self.pidfd)
+        except (AttributeError, OSError):
+            self.pidfd = None
+        self.poller = select.poll()
+        self.poller.register(resp_r, select.POLLIN | select.POLLHUP | select.POLLERR)
+        if self.pidfd is not None:
+            self.poller.register(self.pidfd, select.POLLIN)
+        self.buffer = b""
+        self.dead = False
+        self.busy = False  # a batch was handed over and not every answer was read
+        _LIVE[pid] = self
+
+    def send(self, payload: bytes) -> bool:
+        try:
+            _write_all(self.req, _LEN.pack(len(payload)) + payload)
+            return True
+        except OSError:
+            return False
+
+    def answer(self, deadline: float) -> tuple[bytes, float, bytes] | None:
+        """The next answer frame, or None when the deadline passed or the worker died first. An
+        answer already waiting in the pipe when the host looks counts (the host may have been busy
+        judging the previous one), as it does for the thread runner."""
+        while True:
+            frame = self._frame()
+            if frame is not None:
+                return frame
+            if self.dead:
+                return None
+            remaining = deadline - time.monotonic()
+            events = self.poller.poll(max(0, math.ceil(remaining * 1000)))
+            if not events:
+                if remaining <= 0:
+                    return None
+                continue
+            for fd, _event in events:
+                if fd == self.resp:
+                    try:
+                        chunk = os.read(self.resp, 1 << 20)
+                    except OSError:
+                        chunk = b""
+                    if chunk:
+                        self.buffer += chunk
+                    else:
+                        self.dead = True
+                elif fd == self.pidfd:
+                    self._drain()
+                    frame = self._frame()
+                    if frame is not None:
+                        return frame
+                    self.dead = True
+
+    def _drain(self) -> None:
+        """Whatever the worker wrote before it died."""
+        while True:
+            ready = select.select([self.resp], [], [], 0)[0]
+            if not ready:
+                return
+            try:
+                chunk = os.read(self.resp, 1 << 20)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.buffer += chunk
+
+    def _frame(self) -> tuple[bytes, float, bytes] | None:
+        if len(self.buffer) < _HEAD.size:
+            return None
+        kind, started, size = _HEAD.unpack_from(self.buffer)
+        if size > _MAX_FRAME or kind not in (_PLAIN, _TAGGED, _RAISED):
+            self.dead = True  # not our protocol (something else wrote to the pipe): not trusted
+            self.buffer = b""
+            return None
+        end = _HEAD.size + size
+        if len(self.buffer) < end:
+            return None
+        data = self.buffer[_HEAD.size:end]
+        self.buffer = self.buffer[end:]
+        return kind, started, data
+
+    def kill(self) -> None:
+        """SIGKILL the worker, its process group and every descendant; reap the worker."""
+        _LIVE.pop(self.pid, None)
+        try:
+            os.killpg(self.pid, signal.SIGSTOP)  # freeze the group so nothing forks meanwhile
+        except OSError:
+            pass
+        family = _descendants(self.pid) if self.busy or self.dead else []
+        for pid in [self.pid, *family]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._reap()
+        _wait_dead(family)
+        self._close_fds()
+
+    def stop(self) -> None:
+        """End an idle worker: it reads end-of-file and exits; killed if it does not at once."""
+        _LIVE.pop(self.pid, None)
+        try:
+            os.close(self.req)
+        except OSError:
+            pass
+        _ALL_FDS.discard(self.req)
+        self.req = -1
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._reap()
+        self._close_fds()
+
+    def _reap(self) -> None:
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                pid, _status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid:
+                return
+            if time.monotonic() > deadline:  # pragma: no cover - a process stuck in the kernel
+                return
+            time.sleep(0.001)
+
+    def _close_fds(self) -> None:
+        for fd in (self.req, self.resp, self.pidfd):
+            if fd is not None and fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+                _ALL_FDS.discard(fd)
+        self.req = self.resp = -1
+        self.pidfd = None
+
+
+def _kill_all() -> None:
+    for worker in list(_LIVE.values()):
+        worker.stop()
+
+
+atexit.register(_kill_all)
+
+
+class ProcessBatch:
+    """The calls of one dispatch, answered in order by :meth:`next_verdict`."""
+
+    def __init__(self, runner: ProcessRunner, calls: Sequence[Call]) -> None:
+        self._runner = runner
+        self._calls = list(calls)
+        self._budgets = [_budget(call) for call in self._calls]
+        self._next = 0
+        self._worker: _Worker | None = None
+        self._started = 0.0  # when the call self._next began, on the worker's clock
+        self._sent_upto = 0  # calls [._first, ._sent_upto) were handed to ._worker
+        if self._calls:
+            self._hand_over(0)
+
+    def next_verdict(self) -> CallVerdict:
+        index = self._next
+        self._next += 1
+        worker = self._worker
+        timeout = self._calls[index][2] / 1000.0
+        frame = worker.answer(self._started + timeout) if worker is not None else None
+        if frame is not None:
+            kind, started, data = frame
+            if index + 1 == self._sent_upto:
+                worker.busy = False  # type: ignore[union-attr]
+            else:  # the worker's clock reading, never later than now nor earlier than the last
+                self._started = min(max(started, self._started), time.monotonic())
+            if kind == _RAISED:
+                return CallVerdict(RAISED)
+            try:
+                return CallVerdict(RETURNED, decode_value(kind, data, self._budgets[index]))
+            except (ValueError, RecursionError, TypeError):
+                return CallVerdict(RAISED)  # not data the host can read: the producer's failure
+        died = worker is not None and worker.dead
+        self._runner._replace(worker)
+        if index + 1 < len(self._calls):
+            self._hand_over(index + 1)
+        return CallVerdict(RAISED if died or worker is None else TIMED_OUT)
+
+    def close(self) -> None:
+        """Start nothing more of this batch: a worker still running any of it is killed (a crash,
+        an error or a Ctrl-C mid-dispatch), so no producer outlives the dispatch that called it."""
+        worker = self._worker
+        if worker is not None and self._next < self._sent_upto:
+            self._runner._replace(worker)
+        self._worker = None
+
+    def _hand_over(self, first: int) -> None:
+        calls = self._calls[first:]
+        worker = self._runner._worker_for([c[0] for c in calls])
+        payload = json.dumps(
+            [[worker.index[id(c[0])], self._budgets[first + i], c[1]] for i, c in enumerate(calls)],
+            ensure_ascii=False, separators=(",", ":"),
+        ).encode("utf-8")
+        self._started = time.monotonic()
+        self._sent_upto = len(self._calls)
+        worker.busy = True
+        self._worker = worker
+        if not worker.send(payload):
+            worker.dead = True
+
+
+def _budget(call: Call) -> int:
+    """The byte budget the host judges a call's answer by (``max_result_bytes``, the optional
+    fourth item of a call); without one, the most any registration may have."""
+    return call[3] if len(call) > 3 else DEFAULT_RESULT_BYTES  # type: ignore[misc]
+
+
+DEFAULT_RESULT_BYTES = 1 << 20
+
+
+class ProcessRunner:
+    """Calls producers in a forked worker process, killing and replacing it when one hangs or
+    kills it. The default runner of the reference dispatcher (see the module's docstring)."""
+
+    copies_input = True  # the input crosses as JSON and is frozen in the worker: the host need not copy it
+
+    def __init__(self) -> None:
+        self._worker: _Worker | None = None
+        self._producers: list[Callable[[Any], Any]] = []
+        self._known: dict[int, int] = {}
+        self.abandoned = 0
+        self.forks = 0
+        self._holder: list[_Worker | None] = [None]  # the live worker, for the finaliser below
+        self._finalizer = weakref.finalize(self, ProcessRunner._finish, self._holder)
+
+    def start(self, calls: Sequence[Call]) -> ProcessBatch:
+        """Hand every call to the worker now; collect the verdicts with :meth:`ProcessBatch.next_verdict`."""
+        return ProcessBatch(self, calls)
+
+    def _worker_for(self, producers: list[Callable[[Any], Any]]) -> _Worker:
+        worker = self._worker
+        if worker is not None and (worker.dead or worker.busy):
+            self._replace(worker)
+            worker = None
+        fresh = [p for p in producers if id(p) not in self._known or self._producers[self._known[id(p)]] is not p]
+        for producer in fresh:
+            self._known[id(producer)] = len(self._producers)
+            self._producers.append(producer)
+        if worker is not None and not fresh:
+            return worker
+        if worker is not None:
+            worker.stop()
+        if len(self._producers) > 4 * max(16, len(producers)):  # forget producers nobody names any more
+            self._producers = list(dict.fromkeys(producers))
+            self._known = {id(p): i for i, p in enumerate(self._producers)}
+        worker = self._worker = _Worker(list(self._producers))
+        self._holder[0] = worker
+        self.forks += 1
+        return worker
+
+    def _replace(self, worker: _Worker | None) -> None:
+        if worker is None:
+            return
+        worker.kill()
+        self.abandoned += 1
+        if self._worker is worker:
+            self._worker = None
+            self._holder[0] = None
+
+    @staticmethod
+    def _finish(holder: list[_Worker | None]) -> None:
+        worker = holder[0]
+        if worker is not None:
+            holder[0] = None
+            worker.stop()
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+            self._holder[0] = None
+
+
+def fork_available() -> bool:
+    return hasattr(os, "fork") and sys.platform.startswith("linux")
