@@ -124,13 +124,18 @@ class HookProbe:
         self.hook_id = hook_id
         self.behaviour = behaviour
         self.log = log
+        self._base = 0  # calls made before this world's log began (a model's real-crash child)
 
     def _calls(self) -> list[dict[str, Any]]:
         return self.log.calls(self.hook_id) if self.log is not None else []
 
     @property
     def calls(self) -> int:
-        return len(self._calls())
+        return self._base + len(self._calls())
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self._base = value - len(self._calls())
 
     @property
     def inputs(self) -> list[Mapping[str, Any]]:
@@ -199,7 +204,7 @@ class World:
         self.workdir = workdir
         self.profile = Profile(phase_enabled=False)
         self.segment_size = 3
-        self.log = CallLog(workdir / "provider-calls.jsonl")
+        self.log = CallLog(workdir / f"provider-calls-{os.getpid()}-{id(self):x}.jsonl")  # this world's own
         self.release = SharedFlag()
         self.private_values: dict[str, str] = {}
         self.hooks: dict[str, HookProbe] = {}
@@ -277,7 +282,7 @@ class World:
         log, hook_id, orch = self.log, probe.hook_id, self
 
         def produce(hook_input: Mapping[str, Any]) -> Any:
-            number = len(log.calls(hook_id)) + 1
+            number = probe.calls + 1
             inside = orch.inside_append()
             log.note({"e": "call", "h": hook_id, "i": _plain_input(hook_input), "r": inside, "p": os.getpid()})
             return body(hook_input, CallContext(number, self.release, self.private_values))  # type: ignore[arg-type]

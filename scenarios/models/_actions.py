@@ -129,7 +129,7 @@ def _producer(world: World, probe: HookProbe, body: Body, on_call: OnCall | None
         return produce_inner
 
     def produce(hook_input: Mapping[str, Any]) -> Any:
-        number = len(world.log.calls(probe.hook_id)) + 1
+        number = probe.calls + 1
         on_call(probe.hook_id, hook_input, number, world.inside_append())
         return produce_inner(hook_input)
 
