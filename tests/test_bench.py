@@ -82,12 +82,12 @@ def test_the_breakdown_splits_a_durable_dispatch_into_its_measured_parts() -> No
     }
     parts = breakdown(w)
     assert parts == {
-        "durable_dispatch_ms": 1.0, "in_memory_dispatch_ms": 0.4, "thread_handoff_ms": 0.15,
+        "durable_dispatch_ms": 1.0, "in_memory_dispatch_ms": 0.4, "process_handoff_ms": 0.15,
         "commit_added_ms": 0.6, "commit_floor_ms": 0.45,
     }
     assert breakdown({k: v for k, v in w.items() if k != "handoff_after_idle"}) is None
     table = render_table({"workloads": {}, "ratios": {}, "breakdown": parts})
-    assert "1 hook durable 1.000 ms = in memory 0.400 (of which the thread hand-off alone 0.150) + the durable commit 0.600 (raw floor 0.450)" in table
+    assert "1 hook durable 1.000 ms = in memory 0.400 (of which the process hand-off alone 0.150) + the durable commit 0.600 (raw floor 0.450)" in table
 
 
 def test_the_hand_off_workload_times_real_thread_round_trips(tmp_path: Path) -> None:
