@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 import re2
+from jsonschema import Draft202012Validator, ValidationError, validators
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a refused pattern is a rejection, not a line on stderr
@@ -72,6 +73,46 @@ def patterns_in(schema: Any) -> list[str]:
         elif type(node) is list:
             todo.extend(node)
     return found
+
+
+def _linear_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    if validator.is_type(instance, "string") and compile_linear(pattern).search(instance) is None:
+        yield ValidationError("does not match the pattern")
+
+
+def _linear_pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        rx = compile_linear(pattern)
+        for key, value in instance.items():
+            if rx.search(key) is not None:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _linear_additional_properties(validator: Any, extra_schema: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    known = schema.get("properties", {})
+    patterns = [compile_linear(p) for p in schema.get("patternProperties", {})]
+    extras = [k for k in instance if k not in known and not any(rx.search(k) is not None for rx in patterns)]
+    if validator.is_type(extra_schema, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], extra_schema, path=extra)
+    elif extra_schema is False and extras:
+        yield ValidationError("additional properties are not allowed")
+
+
+# Draft 2020-12 with every keyword that matches a regular expression (pattern, patternProperties,
+# and additionalProperties, which reads patternProperties) on the linear engine.
+PayloadValidator = validators.extend(
+    Draft202012Validator,
+    {
+        "pattern": _linear_pattern,
+        "patternProperties": _linear_pattern_properties,
+        "additionalProperties": _linear_additional_properties,
+    },
+)
 
 
 def python_equivalent(pattern: str) -> re.Pattern[str]:

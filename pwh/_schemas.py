@@ -13,13 +13,13 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from ._codes import Rejection, json_path
 from ._fastschema import compile_check
-from ._linear_regex import compile_linear, patterns_in
+from ._linear_regex import PayloadValidator, compile_linear, patterns_in
 
 SCHEMA_NAMES: tuple[str, ...] = (
     "registration",
@@ -75,45 +75,7 @@ def compile_schema(schema: dict[str, Any]) -> Draft202012Validator:
             raise UnresolvableReference("a $ref of the schema cannot be resolved") from None
     for pattern in patterns_in(schema):
         compile_linear(pattern)
-    return _PayloadValidator(schema, registry=_registry())
-
-
-def _linear_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
-    if validator.is_type(instance, "string") and compile_linear(pattern).search(instance) is None:
-        yield ValidationError("does not match the pattern")
-
-
-def _linear_pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Any:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        rx = compile_linear(pattern)
-        for key, value in instance.items():
-            if rx.search(key) is not None:
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _linear_additional_properties(validator: Any, extra_schema: Any, instance: Any, schema: Any) -> Any:
-    if not validator.is_type(instance, "object"):
-        return
-    known = schema.get("properties", {})
-    patterns = [compile_linear(p) for p in schema.get("patternProperties", {})]
-    extras = [k for k in instance if k not in known and not any(rx.search(k) is not None for rx in patterns)]
-    if validator.is_type(extra_schema, "object"):
-        for extra in extras:
-            yield from validator.descend(instance[extra], extra_schema, path=extra)
-    elif extra_schema is False and extras:
-        yield ValidationError("additional properties are not allowed")
-
-
-_PayloadValidator = validators.extend(
-    Draft202012Validator,
-    {
-        "pattern": _linear_pattern,
-        "patternProperties": _linear_pattern_properties,
-        "additionalProperties": _linear_additional_properties,
-    },
-)
+    return PayloadValidator(schema, registry=_registry())
 
 
 class UnresolvableReference(ValueError):
@@ -153,7 +115,7 @@ def _fast(check: Draft202012Validator) -> Any:
     """The compiled validity predicate for ``check``'s schema (cached; ``None`` if unsupported)."""
     key = id(check)
     if key not in _FAST:
-        regex = compile_linear if isinstance(check, _PayloadValidator) else None
+        regex = compile_linear if isinstance(check, PayloadValidator) else None
         _FAST[key] = (check, compile_check(check.schema, _resolve, regex=regex))  # keep check alive: ids stay unique
     return _FAST[key][1]
 

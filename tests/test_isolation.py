@@ -31,7 +31,8 @@ from pwh import (
 )
 from pwh._canonical import CanonicalError, to_plain
 from pwh._examples import example_receipt, example_registration
-from pwh._process_runner import ProcessRunner, _children, decode_value, encode_value
+from pwh._process_runner import ProcessRunner, decode_value
+from pwh._process_worker import _children, encode_value
 from pwh._registry import RegistrationRejected
 from pwh._runner import RAISED, RETURNED, TIMED_OUT, ThreadRunner
 
