@@ -97,32 +97,26 @@ def decode_value(kind: bytes, data: bytes, max_bytes: int) -> Any:
 
 def _untag(node: dict[str, Any], max_bytes: int) -> Any:
     tag = node.get(TAG)
-    if tag is None or len(node) > 2 or type(tag) is not str:
-        return node
-    if tag == "dict":
-        return {(k if type(k) is not list else _Foreign()): v for k, v in node.get("items", [])}
-    if tag == "key":
-        return node.get("v")
-    if tag == "over":
-        return "x" * (max_bytes + 1)  # the host's budget runs out here, as it did in the worker
-    if tag == "deep":
-        return None  # beyond the depth to_plain reads: it is refused here whatever it is
-    if tag == "bigint":
-        return 1 << 65
-    if tag == "float":
-        return float(node.get("v", "nan"))
-    if tag == "proxy":
-        return MappingProxyType(_ForeignMapping())
-    if tag == "changing":
-        return _Foreign()
-    if tag == "other":
-        make = _SAMPLES.get(node.get("t", ""))
-        return make() if make is not None else _Foreign()
-    return node
+    decode = _UNTAG.get(tag) if type(tag) is str and len(node) <= 2 else None
+    return node if decode is None else decode(node, max_bytes)
 
 
 class _ForeignMapping(dict):  # type: ignore[type-arg]
     """Stands for the mapping behind a read-only view that was not an exact dict."""
+
+
+# What each tag decodes to: a value the host's checks judge as they would have judged the original.
+_UNTAG: dict[str, Callable[[dict[str, Any], int], Any]] = {
+    "dict": lambda node, _: {(k if type(k) is not list else _Foreign()): v for k, v in node.get("items", [])},
+    "key": lambda node, _: node.get("v"),
+    "over": lambda _, limit: "x" * (limit + 1),  # the host's budget runs out here, as it did in the worker
+    "deep": lambda node, _: None,  # beyond the depth to_plain reads: refused there whatever it is
+    "bigint": lambda node, _: 1 << 65,
+    "float": lambda node, _: float(node.get("v", "nan")),
+    "proxy": lambda node, _: MappingProxyType(_ForeignMapping()),
+    "changing": lambda node, _: _Foreign(),
+    "other": lambda node, _: _SAMPLES.get(node.get("t", ""), _Foreign)(),
+}
 
 
 # -- host side -----------------------------------------------------------------------------------
@@ -161,15 +155,12 @@ class _Worker:
         self.pid = pid
         self.req, self.resp = req_w, resp_r
         _ALL_FDS.update((req_w, resp_r))
-        try:
-            self.pidfd: int | None = os.pidfd_open(pid)
-            _ALL_FDS.add(self.pidfd)
-        except (AttributeError, OSError):
-            self.pidfd = None
+        self.pidfd: int | None = os.pidfd_open(pid)  # readable once the worker has exited (Linux 5.3+)
+        _ALL_FDS.add(self.pidfd)
+        os.set_blocking(resp_r, False)
         self.poller = select.poll()
         self.poller.register(resp_r, select.POLLIN | select.POLLHUP | select.POLLERR)
-        if self.pidfd is not None:
-            self.poller.register(self.pidfd, select.POLLIN)
+        self.poller.register(self.pidfd, select.POLLIN)
         self.buffer = b""
         self.dead = False
         self.busy = False  # a batch was handed over and not every answer was read
@@ -188,44 +179,25 @@ class _Worker:
         judging the previous one), as it does for the thread runner."""
         while True:
             frame = self._frame()
-            if frame is not None:
+            if frame is not None or self.dead:
                 return frame
-            if self.dead:
-                return None
             remaining = deadline - time.monotonic()
             events = self.poller.poll(max(0, math.ceil(remaining * 1000)))
-            if not events:
-                if remaining <= 0:
-                    return None
-                continue
-            for fd, _event in events:
-                if fd == self.resp:
-                    try:
-                        chunk = os.read(self.resp, 1 << 20)
-                    except OSError:
-                        chunk = b""
-                    if chunk:
-                        self.buffer += chunk
-                    else:
-                        self.dead = True
-                elif fd == self.pidfd:
-                    self._drain()
-                    frame = self._frame()
-                    if frame is not None:
-                        return frame
-                    self.dead = True
+            if events:
+                self._pull(exited=any(fd == self.pidfd for fd, _event in events))
+            elif remaining <= 0:
+                return None
 
-    def _drain(self) -> None:
-        """Whatever the worker wrote before it died."""
+    def _pull(self, *, exited: bool) -> None:
+        """Read all the pipe holds now (it is non-blocking). The worker is dead at end of file, or
+        when it has exited and the pipe is empty (a process it left may still hold the pipe open)."""
         while True:
-            ready = select.select([self.resp], [], [], 0)[0]
-            if not ready:
-                return
             try:
-                chunk = os.read(self.resp, 1 << 20)
-            except OSError:
-                return
+                chunk: bytes | None = os.read(self.resp, 1 << 20)
+            except BlockingIOError:
+                chunk = None
             if not chunk:
+                self.dead = self.dead or chunk == b"" or exited
                 return
             self.buffer += chunk
 
@@ -336,12 +308,12 @@ class ProcessBatch:
         index = self._next
         self._next += 1
         worker = self._worker
-        timeout = self._calls[index][2] / 1000.0
-        frame = worker.answer(self._started + timeout) if worker is not None else None
+        assert worker is not None  # a batch with calls always has one
+        frame = worker.answer(self._started + self._calls[index][2] / 1000.0)
         if frame is not None:
             kind, started, data = frame
             if index + 1 == self._sent_upto:
-                worker.busy = False  # type: ignore[union-attr]
+                worker.busy = False
             else:  # the worker's clock reading, never later than now nor earlier than the last
                 self._started = min(max(started, self._started), time.monotonic())
             if kind == _RAISED:
@@ -350,11 +322,11 @@ class ProcessBatch:
                 return CallVerdict(RETURNED, decode_value(kind, data, self._budgets[index]))
             except (ValueError, RecursionError, TypeError):
                 return CallVerdict(RAISED)  # not data the host can read: the producer's failure
-        died = worker is not None and worker.dead
+        died = worker.dead
         self._runner._replace(worker)
         if index + 1 < len(self._calls):
             self._hand_over(index + 1)
-        return CallVerdict(RAISED if died or worker is None else TIMED_OUT)
+        return CallVerdict(RAISED if died else TIMED_OUT)
 
     def close(self) -> None:
         """Start nothing more of this batch: a worker still running any of it is killed (a crash,
@@ -375,8 +347,7 @@ class ProcessBatch:
         self._sent_upto = len(self._calls)
         worker.busy = True
         self._worker = worker
-        if not worker.send(payload):
-            worker.dead = True
+        worker.dead = not worker.send(payload)  # a worker gone before the hand-over: its death shows at once
 
 
 def _budget(call: Call) -> int:
@@ -420,17 +391,14 @@ class ProcessRunner:
             return worker
         if worker is not None:
             worker.stop()
-        if len(self._producers) > 4 * max(16, len(producers)):  # forget producers nobody names any more
-            self._producers = list(dict.fromkeys(producers))
-            self._known = {id(p): i for i, p in enumerate(self._producers)}
+        # Every producer ever named stays known (and referenced, so ids stay unique): a host that
+        # installs a new producer per dispatch pays a fork per dispatch, whatever is forgotten.
         worker = self._worker = _Worker(list(self._producers))
         self._holder[0] = worker
         self.forks += 1
         return worker
 
-    def _replace(self, worker: _Worker | None) -> None:
-        if worker is None:
-            return
+    def _replace(self, worker: _Worker) -> None:
         worker.kill()
         self.abandoned += 1
         if self._worker is worker:
@@ -452,4 +420,4 @@ class ProcessRunner:
 
 
 def fork_available() -> bool:
-    return hasattr(os, "fork") and sys.platform.startswith("linux")
+    return hasattr(os, "fork") and hasattr(os, "pidfd_open") and sys.platform.startswith("linux")

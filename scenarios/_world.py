@@ -279,13 +279,13 @@ class World:
         self.periodic_report = True
 
     def _producer(self, probe: HookProbe, body: Callable[..., Any]) -> Callable[[Mapping[str, Any]], Any]:
-        log, hook_id, orch = self.log, probe.hook_id, self
+        log, hook_id, orch, host = self.log, probe.hook_id, self, os.getpid()
 
         def produce(hook_input: Mapping[str, Any]) -> Any:
             number = probe.calls + 1
             inside = orch.inside_append()
             log.note({"e": "call", "h": hook_id, "i": _plain_input(hook_input), "r": inside, "p": os.getpid()})
-            return body(hook_input, CallContext(number, self.release, self.private_values))  # type: ignore[arg-type]
+            return body(hook_input, CallContext(number, self.release, self.private_values, host))  # type: ignore[arg-type]
 
         return produce
 
