@@ -575,7 +575,37 @@ def render_svg(result: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def isolation_ab(journal: str = "memory", blocks: int = 12, per_block: int = 50) -> dict[str, float]:
+    """What the process boundary costs a 1-hook dispatch, measured in one process: the same
+    dispatch with the process runner and the thread runner, alternating blocks, medians in ms
+    (``python -m pwh._bench ab [memory|sqlite]``). Alternating in one process keeps the machine's
+    drift out of the difference, which separate child processes cannot."""
+    suts = {r: make_sut(1, journal, Path(tempfile.mkdtemp(prefix="pwh-ab-")), r) for r in ("process", "thread")}
+    times: dict[str, list[float]] = {r: [] for r in suts}
+    try:
+        for sut in suts.values():
+            sut.dispatch(receipt(10**9))
+        n = 0
+        for _ in range(blocks):
+            for runner, sut in suts.items():
+                for _ in range(per_block):
+                    n += 1
+                    started = time.perf_counter()
+                    sut.dispatch(receipt(n))
+                    times[runner].append(time.perf_counter() - started)
+    finally:
+        for sut in suts.values():
+            sut.close()
+            shutil.rmtree(sut.workdir, ignore_errors=True)
+    out = {f"{r}_median_ms": round(statistics.median(ts) * 1000, 4) for r, ts in times.items()}
+    out["boundary_cost_ms"] = round(out["process_median_ms"] - out["thread_median_ms"], 4)
+    return out
+
+
 def _main(argv: list[str]) -> int:
+    if argv and argv[0] == "ab":
+        print(json.dumps(isolation_ab(argv[1] if len(argv) > 1 else "memory")))
+        return 0
     name, n, workdir = argv[0], int(argv[1]), Path(argv[2])
     result = run_workload(BY_NAME[name], n, workdir)
     print(json.dumps(result))
