@@ -325,6 +325,7 @@ def test_a_relative_journal_path_is_resolved_when_the_journal_is_made(tmp_path: 
     journal = SQLiteJournal("sidecar.sqlite3")
     try:
         os.chdir("/")  # whoever changes the process's directory later (a thread runner's provider)
+        assert journal.path == tmp_path / "sidecar.sqlite3"  # what a reopen or a fault injection uses
         registry, d = _dispatcher(journal=journal)
         registry.install(_registration("a.one"), lambda i: _proposed(i, {"n": 1}))
         d.dispatch(example_receipt(1))
