@@ -145,7 +145,7 @@ class SQLiteJournal(Journal):
     def __init__(
         self, path: str | os.PathLike[str], crash: CrashPlan | None = None, *, synchronous: str = "FULL"
     ) -> None:
-        self.path = Path(path)
+        self.path = Path(os.path.abspath(path))  # resolved now: a later chdir (anyone's) cannot move it
         self.crash = crash or CrashPlan()
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
