@@ -592,8 +592,6 @@ def test_a_sigint_while_a_child_is_started_is_held_not_lost() -> None:
     assert int(blocked.split()[1], 16) & (1 << (signal.SIGINT - 1))
 
 
-@pytest.mark.xfail(strict=True, reason="scenarios/models/_realcrash.py (not the CLI's to change) starts the real-crash "
-                   "child with the cwd first on PYTHONPATH, and `python -m` adds the child's cwd (the user's) first too")
 def test_a_real_crash_childs_import_path_never_holds_the_cwd(tmp_path: Path) -> None:
     marker = tmp_path / "MARKER"
     (tmp_path / "random.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\nraise ImportError('shadowed')\n")

@@ -33,6 +33,8 @@ def _die(point: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if os.environ.get("PWH_SUT_PATH"):  # an adapter the user named, found in their cwd: searched last
+        sys.path.append(os.environ["PWH_SUT_PATH"])
     spec = json.loads(Path(argv[0]).read_text("utf-8"))
     with open(spec["calls_log"], "a", encoding="utf-8", buffering=1) as log:
 

@@ -45,8 +45,8 @@ def crash_in_child(system: ModelSystem, point: str, action: str) -> None:
     episode = Episode("dispatch", index, None, None, frozenset(system.hooks), final_records(system.journal()), in_child=True)
     with open(errors_path, "wb") as errors:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "scenarios.models._child", str(spec_path)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, env=_child_env(),
+            [sys.executable, "-P", "-m", "scenarios.models._child", str(spec_path)],  # -P: no cwd first
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, env=_child_env(system.sut_spec),
         )
         try:
             code = proc.wait(timeout=CHILD_TIMEOUT_S)
@@ -110,8 +110,11 @@ def _merge_calls(system: ModelSystem, episode: Episode, calls_path: Path) -> Non
         episode.calls.append(call)
 
 
-def _child_env() -> dict[str, str]:
-    """The child imports what the parent imported: the project and the working directory."""
-    root = str(Path(__file__).resolve().parents[2])
-    path = [os.getcwd(), root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(path))}
+def _child_env(sut_spec: str) -> dict[str, str]:
+    """The child imports what the gate's child may: the project, then the user's own PYTHONPATH;
+    the working directory only for an adapter the user named that was found there, and searched
+    last (``PWH_SUT_PATH``), so a stray ``random.py`` where pwh runs never runs in the child."""
+    from pwh._gate import adapter_dir_in_cwd, child_import_env
+
+    sut_dir = adapter_dir_in_cwd(sut_spec) if ":" in sut_spec else None
+    return {**os.environ, **child_import_env(sut_dir)}
