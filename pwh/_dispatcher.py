@@ -55,13 +55,16 @@ class _Tally:
 
 @dataclass(eq=False)
 class _Pending:
-    """A hook that passed every check made before its call; ``attempts`` counts prior tries."""
+    """A hook that passed every check made before its call; ``attempts`` counts prior tries (after
+    :meth:`Dispatcher._reserve_attempts`: as the journal counts them). ``ended`` is set when the
+    reservation ends the hook uncalled (the retry cap, or a journal that cannot count)."""
 
     hook: InstalledHook
     dispatch_id: str
     source: Mapping[str, Any]
     attempts: int
     hook_input: dict[str, Any] = field(default_factory=dict)
+    ended: tuple[HookOutcome, dict[str, Any] | None] | None = None
 
 
 class Dispatcher:
@@ -120,26 +123,27 @@ class Dispatcher:
         for record in prior.values():
             if record["status"] in FINAL_STATUSES:
                 self._take_slots(tally, record)
-        # Every hook's fate before its call is known up front (none depends on another's
-        # answer), so all calls go to the worker in one batch and are checked in order.
+        # Every hook's fate before its call is known up front (none depends on another's answer).
+        # The calls are made one at a time, each counted just before it (``_reserve_attempts``): a
+        # provider that takes the process down with it is charged its attempt, never the hooks
+        # after it, which it kept from being called.
         steps = [self._prepare_hook(hook, ids[hook.hook_id], plain, prior.get(ids[hook.hook_id]), tally) for hook in hooks]
-        pending = [step for step in steps if type(step) is _Pending]
-        batch = self.runner.start([self._call_spec(p.hook, p.hook_input) for p in pending])
         outcomes: list[HookOutcome] = []
         writes: list[dict[str, Any]] = []
-        try:
-            for step in steps:
-                if type(step) is _Pending:
-                    verdict = batch.next_verdict()
-                    self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
-                    outcome, receipt = self._finish_hook(step, verdict, tally)
-                else:
-                    outcome, receipt = step  # type: ignore[misc]
-                outcomes.append(outcome)
-                if receipt is not None:
-                    writes.append(receipt)
-        finally:
-            batch.close()
+        uncounted: str | None = None
+        for step in steps:
+            if type(step) is not _Pending:
+                outcome, receipt = step  # type: ignore[misc]
+            else:
+                uncounted = uncounted or self._reserve_attempts([step])
+                if step.ended is None and uncounted is not None:  # the journal failed on an earlier hook
+                    step.ended = self._uncalled(step, uncounted)
+                outcome, receipt = step.ended if step.ended is not None else self._call(step, tally)
+            outcomes.append(outcome)
+            if receipt is not None:
+                writes.append(receipt)
+        if uncounted is not None:  # a journal that cannot count calls cannot record their results
+            return DispatchOutcome(receipt_id, event_kind, True, hooks=tuple(outcomes), journal_error=uncounted)
         return self._record(receipt_id, event_kind, outcomes, writes)
 
     def close(self) -> None:
@@ -191,10 +195,52 @@ class Dispatcher:
         pending.hook_input = hook_input
         return pending
 
+    def _reserve_attempts(self, pending: list[_Pending]) -> str | None:
+        """Count the attempts about to be made, durably, right before the calls (SPEC §4): in one
+        journal write under its write lock, each hook's stored count is read and, under the
+        profile's retry cap, raised by one. A hook at the cap ends ``dispatch_budget_exhausted``
+        uncalled; so a crash during the call still counts it, a redelivery cannot start the count
+        over, and any number of processes together make at most the cap of calls. Call it once per
+        batch of calls, just before starting the batch; a batch with no call needs none.
+
+        Returns None, or the journal's code when the count could not be stored: then every hook of
+        the batch ends uncalled with that code (``ended``), since a call must never go uncounted."""
+        if not pending:
+            return None
+        cap = self.profile.max_attempts
+        try:
+            before = self.journal.reserve_attempts({p.dispatch_id: p.attempts for p in pending}, cap)
+        except JournalError as exc:
+            for p in pending:
+                p.ended = self._uncalled(p, exc.code)
+            return exc.code
+        for p in pending:
+            p.attempts = max(p.attempts, before.get(p.dispatch_id, p.attempts))
+            if p.attempts >= cap:
+                p.ended = self._fail(p, codes.DISPATCH_BUDGET_EXHAUSTED)
+        return None
+
+    @staticmethod
+    def _uncalled(pending: _Pending, code: str) -> tuple[HookOutcome, None]:
+        """A hook not called because the journal could not count the call: nothing to record."""
+        hook, did = pending.hook, pending.dispatch_id
+        return HookOutcome(hook.hook_id, did, "failed", code, (), False, pending.attempts, False), None
+
+    def _call(self, pending: _Pending, tally: _Tally) -> tuple[HookOutcome, dict[str, Any] | None]:
+        """Call one counted hook on the runner and judge its answer."""
+        batch = self.runner.start([self._call_spec(pending.hook, pending.hook_input)])
+        try:
+            verdict = batch.next_verdict()
+            self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
+        finally:
+            batch.close()
+        return self._finish_hook(pending, verdict, tally)
+
     def _finish_hook(
         self, pending: _Pending, verdict: CallVerdict, tally: _Tally
     ) -> tuple[HookOutcome, dict[str, Any] | None]:
-        """Judge the provider's answer: its contract, the public boundary, the dispatch ceilings."""
+        """Judge the provider's answer: its contract, the public boundary, the dispatch ceilings.
+        The attempt it counts is the one :meth:`_reserve_attempts` stored before the call."""
         hook, did, reg = pending.hook, pending.dispatch_id, pending.hook.registration
         attempts = pending.attempts = pending.attempts + 1
         if verdict.kind == RAISED:
@@ -314,6 +360,8 @@ class Dispatcher:
                 )
             elif result.outcome == REPLAYED:
                 final.append(self._from_receipt(result.stored, replayed=True, recorded=True))
+            elif result.stored["attempts"] != outcome.attempts:  # a racing dispatcher counted more
+                final.append(self._from_receipt(result.stored, replayed=False, recorded=True))
             else:
                 final.append(_recorded(outcome))
         return DispatchOutcome(receipt_id, event_kind, True, hooks=tuple(final))

@@ -8,7 +8,11 @@ Rules it carries by itself, whatever the dispatcher does (SPEC §3):
 - a dispatch's records land in one atomic, durable commit;
 - a completed record is never overwritten: the same canonical result again is a no-op that
   returns the original (JNL-1), a different one is a conflict and the original stays (JNL-2);
-- a failed record may be replaced by a later attempt under the same identity (JNL-4);
+- a failed record may be replaced by a later attempt under the same identity (JNL-4), and the
+  attempts it counts never go down;
+- attempts are counted before a provider is called (:meth:`Journal.reserve_attempts`), in one write
+  transaction under the storage's write lock, so no redelivery, restart or other process can
+  call a hook past the retry cap (SPEC §4);
 - every record carries a checksum; one that does not verify, or (when the dispatcher is about
   to act on it) is not a valid sidecar receipt, is reported as corrupt and is never rebuilt
   from text (JNL-5).
@@ -19,8 +23,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,11 +64,16 @@ def checksum(blob: bytes) -> str:
 
 def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Decide what one write does to the record already there (the replay and conflict rules)."""
-    if existing is not None and existing["status"] in FINAL_STATUSES:
-        if new["status"] in FINAL_STATUSES and new["result_digest"] != existing["result_digest"]:
-            return CONFLICT, existing
-        return REPLAYED, existing
-    return RECORDED, new  # nothing there yet, or a failure a later attempt replaces (JNL-4)
+    if existing is not None:
+        if existing["status"] in FINAL_STATUSES:
+            if new["status"] in FINAL_STATUSES and new["result_digest"] != existing["result_digest"]:
+                return CONFLICT, existing
+            return REPLAYED, existing
+        # A failure a later attempt replaces (JNL-4). Its count never goes down: a dispatcher that
+        # reserved an earlier attempt may finish after one that reserved a later one.
+        if new.get("attempts", 0) < existing.get("attempts", 0):
+            return RECORDED, {**new, "attempts": existing["attempts"]}
+    return RECORDED, new
 
 
 def _blob(value: Any) -> bytes:
@@ -110,6 +120,16 @@ class Journal(ABC):
         """Apply the merge rule to every receipt in one atomic, durable commit."""
 
     @abstractmethod
+    def reserve_attempts(self, floors: Mapping[str, int], cap: int) -> dict[str, int]:
+        """Count attempts before the providers are called, in one write under the write lock.
+
+        For each dispatch id: the attempts made before, the larger of the stored count and
+        ``floors[id]`` (what the caller read); where that is under ``cap`` the stored count
+        becomes one more, and the caller may make the call. Stored counts never go down.
+        :class:`JournalError` ``journal_write_failed`` when the count cannot be stored: then no
+        call may be made."""
+
+    @abstractmethod
     def records(self) -> list[dict[str, Any]]:
         """Every record, in the order first recorded."""
 
@@ -138,62 +158,240 @@ CREATE TABLE IF NOT EXISTS sidecar_receipts (
 );
 """
 
+# Attempts made per dispatch identity, counted before each call (``reserve_attempts``); a table of
+# its own, so a sidecar receipt stays what a dispatch concluded. Made beside an older journal, it
+# starts from the counts that journal's receipts carry.
+_ATTEMPTS_SCHEMA = """
+CREATE TABLE sidecar_attempts (dispatch_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO sidecar_attempts (dispatch_id, attempts)
+    SELECT dispatch_id, json_extract(CAST(receipt AS TEXT), '$.attempts') FROM sidecar_receipts
+    WHERE json_valid(CAST(receipt AS TEXT))
+      AND json_type(CAST(receipt AS TEXT), '$.attempts') = 'integer';
+"""
+
+_DAMAGED = "the journal's file was replaced, truncated or removed while it was open"
+
+
+def _mark(path: str) -> tuple[int, int, int] | None:
+    """(device, inode, size) of the file at ``path`` now, or None if there is none. A plain stat:
+    opening and closing a descriptor on a SQLite file would drop this process's locks on it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size
+
 
 class SQLiteJournal(Journal):
-    """The embedded default: WAL, ``synchronous=FULL``, one transaction per dispatch."""
+    """The embedded default: WAL, ``synchronous=FULL``, one durable transaction per dispatch.
+
+    Usable from any thread: one connection (``check_same_thread=False``) behind one lock, held for
+    a whole transaction. A dispatch is a few short transactions and SQLite's write lock admits one
+    writer at a time anyway, so a connection per thread would add descriptors, not throughput.
+
+    It notices its files changed under it. Before and after every commit it compares the database
+    file and its ``-wal`` with what it opened (same device and inode; neither smaller than it last
+    saw: pwh never vacuums or truncates them). A database file removed from its path is put back
+    from this connection, which still reads it, before anything is acknowledged; any other change
+    (a file replaced, or truncated) makes every later write ``journal_write_failed`` and every
+    read ``journal_read_failed``, and no commit into it is acknowledged.
+    """
 
     def __init__(
         self, path: str | os.PathLike[str], crash: CrashPlan | None = None, *, synchronous: str = "FULL"
     ) -> None:
         self.path = Path(path)
         self.crash = crash or CrashPlan()
+        self._synchronous = str(synchronous).upper()
+        # The reservation survives any process crash without an fsync of its own (WAL with
+        # synchronous=NORMAL); the dispatch's FULL commit syncs it with the rest.
+        self._reserve_sync = "NORMAL" if self._synchronous in ("FULL", "EXTRA", "2", "3") else None
+        self._lock = threading.RLock()
+        self._damaged = False
+        self._closed = False
+        self._db = self._connect()
+        self._files = self._marks()
+
+    # -- opening and watching the files ---------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
-            self._db.execute(f"PRAGMA synchronous={synchronous}")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
+            db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0, check_same_thread=False)
         except sqlite3.Error:
             raise JournalError("journal_open_failed", "the journal database could not be opened") from None
-        self._closed = False
-
-    def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        ids = list(dispatch_ids)
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
         try:
-            rows = self._db.execute(
-                f"SELECT dispatch_id, receipt, checksum FROM sidecar_receipts WHERE dispatch_id IN ({marks})",
-                ids,
-            ).fetchall()
+            db.execute(f"PRAGMA synchronous={self._synchronous}")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            made = self._add_attempts_table(db)
+            if made:  # a new journal: its tables in the main file, not only in the -wal
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error:
-            raise JournalError("journal_read_failed", "the journal could not be read") from None
-        return {did: _decode(did, _blob(blob), s) for did, blob, s in rows}
+            db.close()
+            raise JournalError("journal_open_failed", "the journal database could not be opened") from None
+        return db
+
+    @staticmethod
+    def _add_attempts_table(db: sqlite3.Connection) -> bool:
+        exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sidecar_attempts'"
+        if db.execute(exists).fetchone():
+            return False
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute(exists).fetchone():  # another process made it first
+                db.execute("ROLLBACK")
+                return False
+            for statement in _ATTEMPTS_SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return True
+
+    def _marks(self) -> tuple[tuple[int, int, int] | None, tuple[int, int, int] | None]:
+        return _mark(str(self.path)), _mark(str(self.path) + "-wal")
+
+    def _files_changed(self) -> str | None:
+        """``"removed"``: the database file is gone from its path; ``"damaged"``: it or its -wal
+        was replaced or got smaller; None: both are as this connection left them (then remember
+        their sizes now: other writers only make them grow)."""
+        (db0, wal0), (db1, wal1) = self._files, self._marks()
+        if db0 is None:
+            return None  # not a file on disk (":memory:"): nothing to watch
+        if db1 is None:
+            return "removed"
+        if db1[:2] != db0[:2] or db1[2] < db0[2]:
+            return "damaged"
+        if wal0 is not None and (wal1 is None or wal1[:2] != wal0[:2] or wal1[2] < wal0[2]):
+            return "damaged"
+        self._files = (db1, wal1)
+        return None
+
+    def _restore(self) -> bool:
+        """The database file was removed from its path while open: write what this connection
+        still reads to a new file, link it into place only if the path is still free (never over
+        a file someone put there), and continue on it. False: it could not be done."""
+        spare = self.path.with_name(f"{self.path.name}.restore-{os.getpid()}-{threading.get_ident()}")
+        try:
+            copy = sqlite3.connect(spare, isolation_level=None)
+            try:
+                self._db.backup(copy)
+            finally:
+                copy.close()
+            # Close first: SQLite removes "<path>-wal" when its last connection closes, and the
+            # old -wal must not be taken for the restored file's.
+            self._db.close()
+            try:
+                os.link(spare, self.path)
+            finally:
+                os.unlink(spare)
+            self._db = self._connect()
+        except (OSError, sqlite3.Error, JournalError):
+            try:
+                os.unlink(spare)
+            except OSError:
+                pass
+            return False
+        self._files = self._marks()
+        return True
+
+    def _broken(self) -> JournalError:
+        self._damaged = True
+        return JournalError("journal_write_failed", _DAMAGED)
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def _write(self, body: Callable[[], Any], *, synchronous: str | None = None, crash_points: bool = False) -> Any:
+        """Run ``body`` in one write transaction and acknowledge it only if the files are still
+        this journal's: checked before the commit (nothing is written into a damaged -wal) and
+        after it (a commit into a file that is gone is not reported done)."""
+        with self._lock:
+            if self._damaged or self._closed:
+                raise JournalError("journal_write_failed", _DAMAGED if self._damaged else "the journal is closed")
+            for _ in range(2):  # a second time only after the file was put back
+                db = self._db
+                if synchronous is not None:
+                    self._pragma_sync(synchronous)
+                try:
+                    try:
+                        db.execute("BEGIN IMMEDIATE")
+                    except sqlite3.Error:
+                        raise JournalError("journal_write_failed", "the journal could not start a transaction") from None
+                    try:
+                        result = body()
+                        if crash_points:
+                            self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)
+                        changed = self._files_changed()
+                        if changed is not None:
+                            self._abandon()
+                            if changed == "removed" and self._restore():
+                                continue
+                            raise self._broken()
+                        db.execute("COMMIT" if db.in_transaction else "SELECT 1")
+                    except BaseException as exc:
+                        self._abandon()
+                        if isinstance(exc, sqlite3.Error):
+                            raise JournalError("journal_write_failed", "the journal could not be written") from None
+                        raise
+                finally:
+                    if synchronous is not None and db is self._db:
+                        self._pragma_sync(self._synchronous)
+                changed = self._files_changed()
+                if changed == "removed" and self._restore():  # the copy holds this commit too
+                    changed = None
+                if changed is not None:
+                    raise self._broken()
+                if crash_points:
+                    self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
+                return result
+            raise self._broken()
+
+    def _pragma_sync(self, level: str) -> None:
+        try:
+            self._db.execute(f"PRAGMA synchronous={level}")
+        except sqlite3.Error:
+            pass  # the transaction that follows reports the journal's state
 
     def commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error:
-            raise JournalError("journal_write_failed", "the journal could not start a transaction") from None
-        try:
+        def body() -> list[RecordResult]:
             results = self._insert_all_new(receipts)
-            if results is None:
-                results = self._merge_each(receipts)
-            self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)
-            db.execute("COMMIT")
-        except BaseException as exc:
-            self._abandon()
-            if isinstance(exc, sqlite3.Error):
-                raise JournalError("journal_write_failed", "the journal could not be written") from None
-            raise
-        self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
-        return results
+            return results if results is not None else self._merge_each(receipts)
+
+        return self._write(body, crash_points=True)  # type: ignore[no-any-return]
+
+    def reserve_attempts(self, floors: Mapping[str, int], cap: int) -> dict[str, int]:
+        ids = list(floors)
+        if not ids:
+            return {}
+
+        def body() -> dict[str, int]:
+            marks = ",".join("?" * len(ids))
+            stored = dict(
+                self._db.execute(
+                    f"SELECT dispatch_id, attempts FROM sidecar_attempts WHERE dispatch_id IN ({marks})", ids
+                ).fetchall()
+            )
+            prior = {did: max(_count(stored.get(did)), floors[did]) for did in ids}
+            counted = [(did, n + 1) for did, n in prior.items() if n < cap]
+            if counted:
+                self._db.executemany(
+                    "INSERT INTO sidecar_attempts (dispatch_id, attempts) VALUES (?, ?) "
+                    "ON CONFLICT(dispatch_id) DO UPDATE SET attempts = max(attempts, excluded.attempts)",
+                    counted,
+                )
+            else:
+                self._db.execute("ROLLBACK")  # nothing to count: nothing to commit
+            return prior
+
+        return self._write(body, synchronous=self._reserve_sync)  # type: ignore[no-any-return]
 
     def _merge_each(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
         """Some record exists: apply the merge rule to each receipt against what is stored."""
         # Read inside the write lock: another process may have recorded since we looked.
-        existing = self.get_many(r["dispatch_id"] for r in receipts)
+        existing = self._get_many(r["dispatch_id"] for r in receipts)
         results = []
         for receipt in receipts:
             did = receipt["dispatch_id"]
@@ -234,14 +432,16 @@ class SQLiteJournal(Journal):
         return None
 
     def make_read_only(self) -> None:
-        self._db.execute("PRAGMA query_only=ON")
+        with self._lock:
+            self._db.execute("PRAGMA query_only=ON")
 
     def corrupt_last_record(self) -> None:
-        row = self._db.execute("SELECT seq, receipt FROM sidecar_receipts ORDER BY seq DESC LIMIT 1").fetchone()
-        if row is not None:
-            blob = bytearray(row[1])
-            blob[len(blob) // 2] ^= 0x01
-            self._db.execute("UPDATE sidecar_receipts SET receipt = ? WHERE seq = ?", (bytes(blob), row[0]))
+        with self._lock:
+            row = self._db.execute("SELECT seq, receipt FROM sidecar_receipts ORDER BY seq DESC LIMIT 1").fetchone()
+            if row is not None:
+                blob = bytearray(row[1])
+                blob[len(blob) // 2] ^= 0x01
+                self._db.execute("UPDATE sidecar_receipts SET receipt = ? WHERE seq = ?", (bytes(blob), row[0]))
 
     def _abandon(self) -> None:
         try:
@@ -250,17 +450,50 @@ class SQLiteJournal(Journal):
         except sqlite3.Error:
             pass
 
-    def records(self) -> list[dict[str, Any]]:
+    # -- reads --------------------------------------------------------------------------------
+
+    def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if self._damaged:
+                raise JournalError("journal_read_failed", _DAMAGED)
+            return self._get_many(dispatch_ids)
+
+    def _get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        ids = list(dispatch_ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
         try:
             rows = self._db.execute(
-                "SELECT dispatch_id, receipt, checksum FROM sidecar_receipts ORDER BY seq"
+                f"SELECT dispatch_id, receipt, checksum FROM sidecar_receipts WHERE dispatch_id IN ({marks})",
+                ids,
             ).fetchall()
         except sqlite3.Error:
             raise JournalError("journal_read_failed", "the journal could not be read") from None
+        return {did: _decode(did, _blob(blob), s) for did, blob, s in rows}
+
+    def records(self) -> list[dict[str, Any]]:
+        with self._lock:
+            if self._damaged:
+                raise JournalError("journal_read_failed", _DAMAGED)
+            try:
+                rows = self._db.execute(
+                    "SELECT dispatch_id, receipt, checksum FROM sidecar_receipts ORDER BY seq"
+                ).fetchall()
+            except sqlite3.Error:
+                raise JournalError("journal_read_failed", "the journal could not be read") from None
         return [_decode(did, _blob(blob), s, typed=False) for did, blob, s in rows]
 
     def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._abandon()
-            self._db.close()
+        """Close the connection. After damage, SQLite's own close finds the -wal short and
+        checkpoints nothing, so the database file keeps what it held (it is never overwritten
+        from a truncated -wal: nothing is written into one)."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._abandon()
+                self._db.close()
+
+
+def _count(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
