@@ -1,9 +1,8 @@
 Feature: M07 — survivors of the mutation campaign: what a hook outcome reports, and why a result is rejected
   Written for the open survivors of tests/mutation/survivors.md: a hook outcome says how many
   attempts are on record and, as booleans, whether it was replayed and whether it is recorded (also
-  when the sidecar cannot be written: then no provider is called, since an attempt that cannot be
-  counted before the call is not made), and every rejection of a result gives a stable code and a
-  non-empty, public-safe reason (never judged by its wording).
+  when the sidecar cannot be written, and no attempt that cannot be counted is made), and every
+  rejection of a result gives a stable code and a non-empty, public-safe reason (never judged by its wording).
 
   @M07
   Scenario: a fresh proposal is reported as one attempt, not a replay, recorded

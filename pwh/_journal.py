@@ -443,6 +443,23 @@ class SQLiteJournal(Journal):
                 blob[len(blob) // 2] ^= 0x01
                 self._db.execute("UPDATE sidecar_receipts SET receipt = ? WHERE seq = ?", (bytes(blob), row[0]))
 
+    def damage(self, how: str) -> None:
+        """Fault injection: change the files under the open connection as an operator or a
+        cleanup job would. ``removed``: the database, its -wal and -shm unlinked; ``replaced``:
+        another database moved onto its path; ``wal_truncated``: its -wal cut to zero bytes."""
+        base = str(self.path)
+        if how == "removed":
+            for suffix in ("", "-wal", "-shm"):
+                Path(base + suffix).unlink(missing_ok=True)
+        elif how == "replaced":
+            other = base + ".other"
+            sqlite3.connect(other).close()  # an empty database file
+            os.replace(other, base)
+        elif how == "wal_truncated":
+            os.truncate(base + "-wal", 0)
+        else:
+            raise KeyError(how)
+
     def _abandon(self) -> None:
         try:
             if self._db.in_transaction:
