@@ -2,7 +2,7 @@ Feature: M07 — a sidecar journal changed under the dispatcher is reported, nev
   An operator's rm, a temp cleaner or a log rotation may change the journal's files while the
   dispatcher has them open. A removed file is put back from the open journal before anything is
   acknowledged; a replaced file or a truncated write-ahead log is reported as journal_write_failed
-  and nothing more is acknowledged. Second deliveries count their attempts like any other, so the
+  and nothing more is acknowledged (later reads report journal_read_failed). Second deliveries count their attempts like any other, so the
   profile's retry bound holds across them too.
 
   @M07
@@ -29,6 +29,9 @@ Feature: M07 — a sidecar journal changed under the dispatcher is reported, nev
     And the orchestrator commits a todo_completed writeback
     Then the dispatch reports the journal error "journal_write_failed"
     And the outcome of hook "a.reporter" reports 0 attempts, not a replay, not recorded
+    When the orchestrator commits a todo_completed writeback
+    Then the dispatch reports the journal error "journal_read_failed"
+    And hook "a.reporter" was called 1 time
     And the primary receipt and the quota-spend eligibility are unchanged
     And the quota was spent exactly once for each committed receipt
 

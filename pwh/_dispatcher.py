@@ -201,12 +201,10 @@ class Dispatcher:
         profile's retry cap, raised by one. A hook at the cap ends ``dispatch_budget_exhausted``
         uncalled; so a crash during the call still counts it, a redelivery cannot start the count
         over, and any number of processes together make at most the cap of calls. Call it once per
-        batch of calls, just before starting the batch; a batch with no call needs none.
+        batch of calls, just before starting the batch, and only for a batch that makes a call.
 
         Returns None, or the journal's code when the count could not be stored: then every hook of
         the batch ends uncalled with that code (``ended``), since a call must never go uncounted."""
-        if not pending:
-            return None
         cap = self.profile.max_attempts
         try:
             before = self.journal.reserve_attempts({p.dispatch_id: p.attempts for p in pending}, cap)
@@ -360,10 +358,9 @@ class Dispatcher:
                 )
             elif result.outcome == REPLAYED:
                 final.append(self._from_receipt(result.stored, replayed=True, recorded=True))
-            elif result.stored["attempts"] != outcome.attempts:  # a racing dispatcher counted more
-                final.append(self._from_receipt(result.stored, replayed=False, recorded=True))
-            else:
-                final.append(_recorded(outcome))
+            else:  # recorded, with the larger count if a racing dispatcher counted more
+                same = result.stored["attempts"] == outcome.attempts
+                final.append(_recorded(outcome) if same else self._from_receipt(result.stored, replayed=False, recorded=True))
         return DispatchOutcome(receipt_id, event_kind, True, hooks=tuple(final))
 
     @staticmethod

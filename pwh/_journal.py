@@ -20,6 +20,7 @@ Rules it carries by itself, whatever the dispatcher does (SPEC §3):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -64,16 +65,14 @@ def checksum(blob: bytes) -> str:
 
 def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Decide what one write does to the record already there (the replay and conflict rules)."""
-    if existing is not None:
-        if existing["status"] in FINAL_STATUSES:
-            if new["status"] in FINAL_STATUSES and new["result_digest"] != existing["result_digest"]:
-                return CONFLICT, existing
-            return REPLAYED, existing
-        # A failure a later attempt replaces (JNL-4). Its count never goes down: a dispatcher that
-        # reserved an earlier attempt may finish after one that reserved a later one.
-        if new.get("attempts", 0) < existing.get("attempts", 0):
-            return RECORDED, {**new, "attempts": existing["attempts"]}
-    return RECORDED, new
+    if existing is not None and existing["status"] in FINAL_STATUSES:
+        if new["status"] in FINAL_STATUSES and new["result_digest"] != existing["result_digest"]:
+            return CONFLICT, existing
+        return REPLAYED, existing
+    # Nothing there yet, or a failure a later attempt replaces (JNL-4). Its count never goes down:
+    # a dispatcher that reserved an earlier attempt may finish after one that reserved a later one.
+    before = existing.get("attempts", 0) if existing is not None else 0
+    return RECORDED, {**new, "attempts": max(new.get("attempts", 0), before)}
 
 
 def _blob(value: Any) -> bytes:
@@ -162,11 +161,13 @@ CREATE TABLE IF NOT EXISTS sidecar_receipts (
 # its own, so a sidecar receipt stays what a dispatch concluded. Made beside an older journal, it
 # starts from the counts that journal's receipts carry.
 _ATTEMPTS_SCHEMA = """
-CREATE TABLE sidecar_attempts (dispatch_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO sidecar_attempts (dispatch_id, attempts)
+BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS sidecar_attempts (dispatch_id TEXT PRIMARY KEY, attempts INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO sidecar_attempts (dispatch_id, attempts)
     SELECT dispatch_id, json_extract(CAST(receipt AS TEXT), '$.attempts') FROM sidecar_receipts
     WHERE json_valid(CAST(receipt AS TEXT))
       AND json_type(CAST(receipt AS TEXT), '$.attempts') = 'integer';
+COMMIT;
 """
 
 _DAMAGED = "the journal's file was replaced, truncated or removed while it was open"
@@ -205,10 +206,8 @@ class SQLiteJournal(Journal):
         self._synchronous = str(synchronous).upper()
         # The reservation survives any process crash without an fsync of its own (WAL with
         # synchronous=NORMAL); the dispatch's FULL commit syncs it with the rest.
-        self._reserve_sync = "NORMAL" if self._synchronous in ("FULL", "EXTRA", "2", "3") else None
+        self._reserve_sync = "NORMAL" if self._synchronous in ("FULL", "EXTRA", "2", "3") else self._synchronous
         self._lock = threading.RLock()
-        self._damaged = False
-        self._closed = False
         self._db = self._connect()
         self._files = self._marks()
 
@@ -233,23 +232,14 @@ class SQLiteJournal(Journal):
 
     @staticmethod
     def _add_attempts_table(db: sqlite3.Connection) -> bool:
+        """Make the attempts table if this journal has none (new, or from before it), filled from
+        the receipts' counts; True if it was made here. Safe against a second process doing the
+        same: ``IF NOT EXISTS`` and ``OR IGNORE`` inside one write transaction."""
         exists = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sidecar_attempts'"
-        if db.execute(exists).fetchone():
-            return False
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute(exists).fetchone():  # another process made it first
-                db.execute("ROLLBACK")
-                return False
-            for statement in _ATTEMPTS_SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        return True
+        made = db.execute(exists).fetchone() is None
+        if made:
+            db.executescript(_ATTEMPTS_SCHEMA)
+        return made
 
     def _marks(self) -> tuple[tuple[int, int, int] | None, tuple[int, int, int] | None]:
         return _mark(str(self.path)), _mark(str(self.path) + "-wal")
@@ -259,13 +249,10 @@ class SQLiteJournal(Journal):
         was replaced or got smaller; None: both are as this connection left them (then remember
         their sizes now: other writers only make them grow)."""
         (db0, wal0), (db1, wal1) = self._files, self._marks()
-        if db0 is None:
-            return None  # not a file on disk (":memory:"): nothing to watch
-        if db1 is None:
+        if db1 is None or db0 is None:
             return "removed"
-        if db1[:2] != db0[:2] or db1[2] < db0[2]:
-            return "damaged"
-        if wal0 is not None and (wal1 is None or wal1[:2] != wal0[:2] or wal1[2] < wal0[2]):
+        wal_changed = wal0 is not None and (wal1 is None or wal1[:2] != wal0[:2] or wal1[2] < wal0[2])
+        if db1[:2] != db0[:2] or db1[2] < db0[2] or wal_changed:
             return "damaged"
         self._files = (db1, wal1)
         return None
@@ -290,82 +277,74 @@ class SQLiteJournal(Journal):
                 os.unlink(spare)
             self._db = self._connect()
         except (OSError, sqlite3.Error, JournalError):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(spare)
-            except OSError:
-                pass
             return False
         self._files = self._marks()
         return True
 
     def _broken(self) -> JournalError:
-        self._damaged = True
+        """Take the journal out of use: close the connection now (SQLite finds a truncated -wal
+        short and checkpoints nothing, so the database file keeps what it held; nothing more is
+        written into the damaged files) and answer every later statement with an error, so every
+        later read and write reports its journal error through the ordinary paths."""
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        self._db = _OUT_OF_USE  # type: ignore[assignment]
         return JournalError("journal_write_failed", _DAMAGED)
 
     # -- writes -------------------------------------------------------------------------------
 
-    def _write(self, body: Callable[[], Any], *, synchronous: str | None = None, crash_points: bool = False) -> Any:
-        """Run ``body`` in one write transaction and acknowledge it only if the files are still
-        this journal's: checked before the commit (nothing is written into a damaged -wal) and
-        after it (a commit into a file that is gone is not reported done)."""
+    def _write(self, body: Callable[[], Any], *, synchronous: str, crash_points: bool = False) -> Any:
+        """Run ``body`` in one write transaction at ``synchronous`` and acknowledge it only if the
+        files are still this journal's: checked before the commit (nothing is written into a
+        damaged -wal) and after it (a commit into a file that is gone is not reported done)."""
         with self._lock:
-            if self._damaged or self._closed:
-                raise JournalError("journal_write_failed", _DAMAGED if self._damaged else "the journal is closed")
-            for _ in range(2):  # a second time only after the file was put back
-                db = self._db
-                if synchronous is not None:
-                    self._pragma_sync(synchronous)
-                try:
-                    try:
-                        db.execute("BEGIN IMMEDIATE")
-                    except sqlite3.Error:
-                        raise JournalError("journal_write_failed", "the journal could not start a transaction") from None
-                    try:
-                        result = body()
-                        if crash_points:
-                            self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)
-                        changed = self._files_changed()
-                        if changed is not None:
-                            self._abandon()
-                            if changed == "removed" and self._restore():
-                                continue
-                            raise self._broken()
-                        db.execute("COMMIT" if db.in_transaction else "SELECT 1")
-                    except BaseException as exc:
-                        self._abandon()
-                        if isinstance(exc, sqlite3.Error):
-                            raise JournalError("journal_write_failed", "the journal could not be written") from None
-                        raise
-                finally:
-                    if synchronous is not None and db is self._db:
-                        self._pragma_sync(self._synchronous)
-                changed = self._files_changed()
-                if changed == "removed" and self._restore():  # the copy holds this commit too
-                    changed = None
-                if changed is not None:
-                    raise self._broken()
+            db = self._db
+            try:
+                db.execute(f"PRAGMA synchronous={synchronous}")
+                db.execute("BEGIN IMMEDIATE")
+                result = body()
                 if crash_points:
-                    self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
-                return result
-            raise self._broken()
+                    self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)
+                if not self._files_ok():  # put back from this connection, without this write: again
+                    return self._write(body, synchronous=synchronous, crash_points=crash_points)
+                db.execute("COMMIT" if db.in_transaction else "SELECT 1")
+            except BaseException as exc:
+                self._abandon()
+                if isinstance(exc, sqlite3.Error):
+                    raise JournalError("journal_write_failed", "the journal could not be written") from None
+                raise
+            finally:
+                with contextlib.suppress(sqlite3.Error):  # a broken connection reports itself next time
+                    self._db.execute(f"PRAGMA synchronous={self._synchronous}")
+            self._files_ok()  # put back after the commit: the copy holds it
+            if crash_points:
+                self.crash.hit(_crash.JOURNAL_AFTER_RECORD)
+            return result
 
-    def _pragma_sync(self, level: str) -> None:
-        try:
-            self._db.execute(f"PRAGMA synchronous={level}")
-        except sqlite3.Error:
-            pass  # the transaction that follows reports the journal's state
+    def _files_ok(self) -> bool:
+        """True if the files are as this connection left them; False if the database file had
+        been removed and is now put back from this connection (what an open transaction held is
+        not in the copy). Any other change: :class:`JournalError` ``journal_write_failed``, and
+        the journal is out of use (:meth:`_broken`)."""
+        changed = self._files_changed()
+        if changed is None:
+            return True
+        self._abandon()
+        if changed == "removed" and self._restore():
+            return False
+        raise self._broken()
 
     def commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
         def body() -> list[RecordResult]:
             results = self._insert_all_new(receipts)
             return results if results is not None else self._merge_each(receipts)
 
-        return self._write(body, crash_points=True)  # type: ignore[no-any-return]
+        return self._write(body, synchronous=self._synchronous, crash_points=True)  # type: ignore[no-any-return]
 
     def reserve_attempts(self, floors: Mapping[str, int], cap: int) -> dict[str, int]:
         ids = list(floors)
-        if not ids:
-            return {}
 
         def body() -> dict[str, int]:
             marks = ",".join("?" * len(ids))
@@ -448,17 +427,16 @@ class SQLiteJournal(Journal):
         cleanup job would. ``removed``: the database, its -wal and -shm unlinked; ``replaced``:
         another database moved onto its path; ``wal_truncated``: its -wal cut to zero bytes."""
         base = str(self.path)
-        if how == "removed":
+
+        def removed() -> None:
             for suffix in ("", "-wal", "-shm"):
                 Path(base + suffix).unlink(missing_ok=True)
-        elif how == "replaced":
-            other = base + ".other"
-            sqlite3.connect(other).close()  # an empty database file
-            os.replace(other, base)
-        elif how == "wal_truncated":
-            os.truncate(base + "-wal", 0)
-        else:
-            raise KeyError(how)
+
+        def replaced() -> None:
+            sqlite3.connect(base + ".other").close()  # an empty database file
+            os.replace(base + ".other", base)
+
+        {"removed": removed, "replaced": replaced, "wal_truncated": lambda: os.truncate(base + "-wal", 0)}[how]()
 
     def _abandon(self) -> None:
         try:
@@ -471,8 +449,6 @@ class SQLiteJournal(Journal):
 
     def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         with self._lock:
-            if self._damaged:
-                raise JournalError("journal_read_failed", _DAMAGED)
             return self._get_many(dispatch_ids)
 
     def _get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -491,8 +467,6 @@ class SQLiteJournal(Journal):
 
     def records(self) -> list[dict[str, Any]]:
         with self._lock:
-            if self._damaged:
-                raise JournalError("journal_read_failed", _DAMAGED)
             try:
                 rows = self._db.execute(
                     "SELECT dispatch_id, receipt, checksum FROM sidecar_receipts ORDER BY seq"
@@ -502,14 +476,27 @@ class SQLiteJournal(Journal):
         return [_decode(did, _blob(blob), s, typed=False) for did, blob, s in rows]
 
     def close(self) -> None:
-        """Close the connection. After damage, SQLite's own close finds the -wal short and
-        checkpoints nothing, so the database file keeps what it held (it is never overwritten
-        from a truncated -wal: nothing is written into one)."""
+        """Close the connection (again: nothing happens)."""
         with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._abandon()
-                self._db.close()
+            self._abandon()
+            self._db.close()
+
+
+class _OutOfUse:
+    """Stands in for the connection of a journal whose files changed under it."""
+
+    in_transaction = False
+
+    def execute(self, *args: Any) -> Any:
+        raise sqlite3.OperationalError("the journal is out of use")
+
+    executemany = executescript = execute
+
+    def close(self) -> None:
+        pass
+
+
+_OUT_OF_USE = _OutOfUse()
 
 
 def _count(value: Any) -> int:
