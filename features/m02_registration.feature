@@ -92,3 +92,14 @@ Feature: M02 — an invalid or over-budget registration is rejected before any p
       | shape                          |
       | a list                         |
       | an object with a NaN budget    |
+
+  @M02
+  Scenario Outline: an intent kind whose payload schema refers to <target> is refused when registered
+    Given the intent kind "synthetic.report" is registered with a payload schema whose $ref is <target>
+    Then the intent kind registration is rejected
+
+    Examples:
+      | target                     |
+      | a local pointer to nothing |
+      | a remote address           |
+      | a relative file            |

@@ -23,7 +23,7 @@ from ._identity import dispatch_id, intent_id
 from ._journal import Journal, JournalError, SQLiteJournal
 from ._memory_journal import MemoryJournal, MemoryStore
 from ._outcome import DispatchOutcome, HookOutcome
-from ._profile import CORE_CEILINGS, Profile
+from ._profile import CORE_CEILINGS, Profile, ProfileRejected
 from ._reference import ReferenceSUT
 from ._registry import IntentKindCatalog, RegistrationRejected, Registry
 from ._rules import RULE_IDS, RULES, Rule
@@ -53,6 +53,7 @@ __all__ = [
     # registry, profile, dispatcher
     "CORE_CEILINGS",
     "Profile",
+    "ProfileRejected",
     "IntentKindCatalog",
     "Registry",
     "RegistrationRejected",

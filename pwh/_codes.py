@@ -37,6 +37,7 @@ SOURCE_NOT_COMMITTED = "source_not_committed"  # prepared / rejected / inferred 
 SOURCE_NOT_DURABLE = "source_not_durable"  # no durable checkpoint
 EFFECT_MISMATCH = "effect_mismatch"  # receipt effect id differs from the active plan's
 PHASE_DISABLED = "phase_disabled"  # the execution profile does not enable the phase
+PROFILE_REJECTED = "profile_rejected"  # the profile has a value of the wrong type or range
 NOT_A_HOOK_EVENT = "not_a_post_writeback_event"  # e.g. a plain progress writeback
 JOURNAL_WRITE_FAILED = "journal_write_failed"
 JOURNAL_RECORD_CORRUPT = "journal_record_corrupt"
@@ -49,6 +50,7 @@ DISPATCH_CODES: tuple[str, ...] = (
     SOURCE_NOT_DURABLE,
     EFFECT_MISMATCH,
     PHASE_DISABLED,
+    PROFILE_REJECTED,
     NOT_A_HOOK_EVENT,
     JOURNAL_WRITE_FAILED,
     JOURNAL_RECORD_CORRUPT,

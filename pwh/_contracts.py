@@ -231,6 +231,16 @@ def _result(
     return (None if found else plain), raw, found
 
 
+def _payload_rejections(check: Any, payload: Any, code: str, at: tuple[Any, ...]) -> list[Rejection]:
+    """The payload against its kind's schema. The catalog refuses a schema it cannot resolve, but
+    a validator that still fails (a catalog built some other way) rejects this intent only: it
+    never escapes the dispatch nor takes another hook with it."""
+    try:
+        return schema_rejections(check, payload, code, at)
+    except Exception:  # noqa: BLE001 - whatever the validator raises rejects this intent only
+        return [Rejection(code, json_path(at), "the payload could not be checked against its kind's schema")]
+
+
 def _intent_rejections(
     intent: Mapping[str, Any],
     index: int,
@@ -253,7 +263,7 @@ def _intent_rejections(
     if kind not in registration["intent_kinds"] or kind not in payload_validators:
         out.append(Rejection(code, json_path(at + ("intent_kind",)), "not an intent kind the hook registered"))
     else:
-        out.extend(schema_rejections(payload_validators[kind], intent["payload"], code, at + ("payload",)))
+        out.extend(_payload_rejections(payload_validators[kind], intent["payload"], code, at + ("payload",)))
     expected_id = intent_id(dispatch, kind, intent["policy_version"], intent["payload"])
     if intent["intent_id"] != expected_id:
         out.append(

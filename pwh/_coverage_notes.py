@@ -33,5 +33,8 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_dispatcher.py::Dispatcher._judge_in_full": "a valid answer the one-pass check leaves to the full checks is one in Python's own shapes (tuples, read-only views, 1.0 for an integer), not JSON and so not an RFC case; tests/test_fastresult.py and tests/test_dispatcher.py cover it",
     "pwh/_dispatcher.py::Dispatcher._record": "a record commit that fails after the attempts were counted (the disk fills between the two writes): the matrix shows an unwritable journal failing the count first; tests/test_dispatcher.py and the reliability campaign's full disk cover it",
     "pwh/_dispatcher.py::Dispatcher._receipt_id_refusal": "a receipt whose own id is a private value (the orchestrator makes opaque ids); covered by tests/test_reliability.py",
+    "pwh/_contracts.py::_payload_rejections": "a payload validator that fails while it checks: the catalog refuses every schema it cannot resolve, so only a catalog built some other way reaches it; tests/test_hook_isolation.py covers it",
+    "pwh/_dispatcher.py::Dispatcher._prepare_hook": "a hook id the dispatcher's scanner flags after install: the reference's registry refuses it at install with the same scanner, so only a host whose registry has no scanner, or whose dispatcher knows declared names the registry does not, reaches it; tests/test_hook_isolation.py covers it",
+    "pwh/_runner.py::Batch.__init__": "an empty batch: the dispatcher starts a batch only for calls it will make",
     "pwh/_schemas.py::_explain": "schema combinators (oneOf) appear only in the sidecar receipt schema, which the dispatcher builds itself and never has to reject",
 }

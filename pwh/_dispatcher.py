@@ -18,7 +18,6 @@ from . import _crash
 from ._boundary import BoundaryScanner
 from ._codes import Rejection
 from ._contracts import (
-    REGISTRATION_SCHEMA_VERSION,
     SIDECAR_SCHEMA_VERSION,
     admissibility,
     build_hook_input,
@@ -36,21 +35,17 @@ from ._profile import Profile
 from ._registry import InstalledHook, Registry
 from ._runner import RAISED, TIMED_OUT, Call, CallVerdict, ProducerRunner
 
-
 _FAST_RESULTS = FastResults()
 
 
 @dataclass
 class _Tally:
-    """Dispatch-wide ceilings; only results that are accepted take a slot (RFC §10). Also
-    remembers the boundary verdict per read scope: every hook's input is built from the same
-    source, and what differs (hook and capability ids, the dispatch digest) was validated at
-    install or made by pwh, so one check per scope and dispatch proves it for all."""
+    """Dispatch-wide ceilings; only results that are accepted take a slot (RFC §10, SPEC §4: a
+    failed hook does not use up another hook's slot)."""
 
     hooks: int = 0
     intents: int = 0
     result_bytes: int = 0
-    input_checks: dict[tuple[str, ...], Rejection | None] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -85,6 +80,7 @@ class Dispatcher:
         self.scanner = scanner or BoundaryScanner()
         self.runner = runner or ProducerRunner()
         self._reg_checks: dict[tuple[Any, ...], list[Rejection]] = {}
+        self._id_checks: dict[tuple[str, int], Rejection | None] = {}
 
     # -- public ---------------------------------------------------------------------------
 
@@ -104,6 +100,10 @@ class Dispatcher:
         private_id = self._receipt_id_refusal(receipt_id)
         if private_id is not None:  # the outcome must not repeat it either
             return DispatchOutcome(None, event_kind, False, private_id.code, private_id)
+        if self.profile.problems:  # an unusable profile does not enable the phase (ADM)
+            bad = self.profile.problems[0]
+            wrong = Rejection(codes.PROFILE_REJECTED, "$.profile." + bad.field, bad.reason)
+            return DispatchOutcome(receipt_id, event_kind, False, wrong.code, wrong)
         refusal = admissibility(plain, self.profile.phase_enabled)
         if refusal is not None:
             return DispatchOutcome(receipt_id, event_kind, False, refusal.code, refusal)
@@ -123,31 +123,63 @@ class Dispatcher:
         for record in prior.values():
             if record["status"] in FINAL_STATUSES:
                 self._take_slots(tally, record)
-        # Every hook's fate before its call is known up front (none depends on another's answer).
-        # The calls are made one at a time, each counted just before it (``_reserve_attempts``): a
-        # provider that takes the process down with it is charged its attempt, never the hooks
-        # after it, which it kept from being called.
-        steps = [self._prepare_hook(hook, ids[hook.hook_id], plain, prior.get(ids[hook.hook_id]), tally) for hook in hooks]
+        # Every hook's fate before its call is known up front (none depends on another's
+        # answer); only the slots do: a hook that fails frees its slot for a later one, so calls
+        # go to the runner in batches no larger than the slots still free, in hook order, each
+        # batch's attempts counted just before it starts (``_run_batch``).
+        steps: list[_Pending | tuple[HookOutcome, dict[str, Any] | None]] = [
+            self._prepare_hook(hook, ids[hook.hook_id], plain, prior.get(ids[hook.hook_id]), tally) for hook in hooks
+        ]
+        waiting = [i for i, step in enumerate(steps) if type(step) is _Pending]
+        uncounted: str | None = None
+        while waiting:
+            free = self._free_slots(tally)
+            if free <= 0 or uncounted is not None:  # no slot left, or a journal that cannot count
+                for i in waiting:
+                    steps[i] = self._uncalled(steps[i], uncounted) if uncounted else self._fail(steps[i], codes.DISPATCH_BUDGET_EXHAUSTED)  # type: ignore[arg-type]
+                break
+            chunk, waiting = waiting[:free], waiting[free:]
+            uncounted = self._run_batch(steps, chunk, tally)
         outcomes: list[HookOutcome] = []
         writes: list[dict[str, Any]] = []
-        uncounted: str | None = None
-        for step in steps:
-            if type(step) is not _Pending:
-                outcome, receipt = step  # type: ignore[misc]
-            else:
-                uncounted = uncounted or self._reserve_attempts([step])
-                if step.ended is None and uncounted is not None:  # the journal failed on an earlier hook
-                    step.ended = self._uncalled(step, uncounted)
-                outcome, receipt = step.ended if step.ended is not None else self._call(step, tally)
+        for outcome, receipt in steps:  # type: ignore[misc]
             outcomes.append(outcome)
             if receipt is not None:
                 writes.append(receipt)
-        if uncounted is not None:  # a journal that cannot count calls cannot record their results
+        if uncounted is not None:  # nothing more was called, and a journal that cannot count cannot record
             return DispatchOutcome(receipt_id, event_kind, True, hooks=tuple(outcomes), journal_error=uncounted)
         return self._record(receipt_id, event_kind, outcomes, writes)
 
     def close(self) -> None:
         self.runner.close()
+
+    def _free_slots(self, tally: _Tally) -> int:
+        """Hooks that may still be called: the profile's ceiling less the results accepted so far."""
+        return self.profile.max_hooks_per_dispatch - tally.hooks
+
+    def _run_batch(self, steps: list[Any], chunk: list[int], tally: _Tally) -> str | None:
+        """Call the providers of ``chunk`` (indexes into ``steps``) in hook order and replace each
+        pending step by its judged outcome. Each runner batch is counted just before it starts
+        (:meth:`_reserve_attempts`), and one that may end the process runs last in its batch.
+        Returns the journal's code if the count could not be stored: then nothing more is called."""
+        while chunk:
+            taken, uncounted = self._reserve_attempts([steps[i] for i in chunk])
+            now, chunk = chunk[:taken], chunk[taken:]
+            batch = self.runner.start([self._call_spec(steps[i].hook, steps[i].hook_input) for i in now if steps[i].ended is None])
+            try:
+                for i in now:
+                    step = steps[i]
+                    if step.ended is not None:  # at the retry cap, or not counted
+                        steps[i] = step.ended
+                        continue
+                    verdict = batch.next_verdict()
+                    self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
+                    steps[i] = self._finish_hook(step, verdict, tally)
+            finally:
+                batch.close()
+            if uncounted is not None:
+                return uncounted
+        return None
 
     # -- steps (small methods, so a broken test adapter can replace exactly one rule) ------
 
@@ -166,17 +198,19 @@ class Dispatcher:
         prior: dict[str, Any] | None,
         tally: _Tally,
     ) -> _Pending | tuple[HookOutcome, dict[str, Any] | None]:
-        """Everything decided before the provider is called: replay of a final record, the
-        dispatch and attempt budgets, the registration ceilings and the input boundary. Returns
-        the hook's outcome when it ends here, else the call to make."""
+        """Everything decided before the provider is called, from this hook's own registration
+        and input alone: replay of a final record, the ids it would write, the attempt budget,
+        the registration ceilings and the input boundary. Returns the hook's outcome when it
+        ends here, else the call to make. ``tally`` is not charged here: only an accepted
+        result takes a slot, so a hook's slot is decided when its call is due (``_free_slots``)."""
         reg = hook.registration
         if prior is not None and prior["status"] in FINAL_STATUSES:
             return self._from_receipt(prior, replayed=True, recorded=True), None
         attempts = prior["attempts"] if prior is not None else 0
         pending = _Pending(hook, did, source, attempts)
-        tally.hooks += 1
-        if tally.hooks > self.profile.max_hooks_per_dispatch:
-            return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
+        private_id = self._hook_id_refusal(hook)
+        if private_id is not None:  # refused, and never journaled: its record would carry the id
+            return self._fail(pending, codes.REGISTRATION_REJECTED, private_id)[0], None
         # Retries across attempts of one identity are bounded by the profile's retry policy (§10
         # "有界 policy"); max_invocations_per_dispatch bounds calls within one attempt, and V0
         # calls a hook once per attempt (SPEC.md section 0, "Budgets, read precisely").
@@ -186,53 +220,48 @@ class Dispatcher:
         if over:
             return self._fail(pending, codes.REGISTRATION_REJECTED, over[0])
         hook_input = build_hook_input(source, reg, did)
-        scope = tuple(reg["requested_read_scope"])
-        if scope not in tally.input_checks:
-            tally.input_checks[scope] = self._boundary_rejection(hook_input)
-        boundary = tally.input_checks[scope]
+        boundary = self._boundary_rejection(hook_input)  # this hook's own input: ids differ per hook
         if boundary is not None:
             return self._fail(pending, codes.INPUT_BOUNDARY_REJECTED, boundary)
         pending.hook_input = hook_input
         return pending
 
-    def _reserve_attempts(self, pending: list[_Pending]) -> str | None:
+    def _reserve_attempts(self, pending: list[_Pending]) -> tuple[int, str | None]:
         """Count the attempts about to be made, durably, right before the calls (SPEC §4): in one
         journal write under its write lock, each hook's stored count is read and, under the
         profile's retry cap, raised by one. A hook at the cap ends ``dispatch_budget_exhausted``
         uncalled; so a crash during the call still counts it, a redelivery cannot start the count
-        over, and any number of processes together make at most the cap of calls. Call it once per
-        batch of calls, just before starting the batch, and only for a batch that makes a call.
+        over, and any number of processes together make at most the cap of calls.
 
-        Returns None, or the journal's code when the count could not be stored: then every hook of
-        the batch ends uncalled with that code (``ended``), since a call must never go uncounted."""
+        The journal counts the batch in hook order up to and including the first hook that has
+        an attempt its record does not show (its call may have ended the process that made it):
+        that one is called last in its batch, so if it ends this process too, no hook after it
+        is charged for a call it never got. Returns how many of ``pending`` were counted (the
+        caller starts those, and counts the rest next), and None, or the journal's code when the
+        count could not be stored: then every hook given ends uncalled with it (``ended``),
+        since a call must never go uncounted. Call it only for hooks that are to be called."""
         cap = self.profile.max_attempts
         try:
             before = self.journal.reserve_attempts({p.dispatch_id: p.attempts for p in pending}, cap)
         except JournalError as exc:
             for p in pending:
                 p.ended = self._uncalled(p, exc.code)
-            return exc.code
+            return len(pending), exc.code
+        taken = 0
         for p in pending:
-            p.attempts = max(p.attempts, before.get(p.dispatch_id, p.attempts))
+            if p.dispatch_id not in before:
+                break
+            taken += 1
+            p.attempts = max(p.attempts, before[p.dispatch_id])
             if p.attempts >= cap:
                 p.ended = self._fail(p, codes.DISPATCH_BUDGET_EXHAUSTED)
-        return None
+        return taken, None
 
     @staticmethod
     def _uncalled(pending: _Pending, code: str) -> tuple[HookOutcome, None]:
         """A hook not called because the journal could not count the call: nothing to record."""
         hook, did = pending.hook, pending.dispatch_id
         return HookOutcome(hook.hook_id, did, "failed", code, (), False, pending.attempts, False), None
-
-    def _call(self, pending: _Pending, tally: _Tally) -> tuple[HookOutcome, dict[str, Any] | None]:
-        """Call one counted hook on the runner and judge its answer."""
-        batch = self.runner.start([self._call_spec(pending.hook, pending.hook_input)])
-        try:
-            verdict = batch.next_verdict()
-            self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
-        finally:
-            batch.close()
-        return self._finish_hook(pending, verdict, tally)
 
     def _finish_hook(
         self, pending: _Pending, verdict: CallVerdict, tally: _Tally
@@ -255,6 +284,7 @@ class Dispatcher:
             or tally.result_bytes + len(raw) > self.profile.max_result_bytes_per_dispatch
         ):
             return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
+        tally.hooks += 1
         tally.intents += len(plain["intents"])
         tally.result_bytes += len(raw)
         receipt = self._receipt(
@@ -312,6 +342,21 @@ class Dispatcher:
             return Rejection(codes.INPUT_BOUNDARY_REJECTED, found[0].path, reason)
         bad = validate_hook_input(hook_input)
         return bad[0] if bad else None
+
+    def _hook_id_refusal(self, hook: InstalledHook) -> Rejection | None:
+        """The hook and capability ids are written into every sidecar receipt of the hook
+        (JNL-6): ids this dispatcher's scanner flags (a host name, a declared private name) are
+        refused before the call, and nothing is journaled for the hook. Cached per installed
+        hook: registrations are immutable and the scanner is this dispatcher's."""
+        key = (hook.hook_id, id(hook))
+        if key not in self._id_checks:
+            ids = {"hook_id": hook.hook_id, "capability_id": hook.registration["capability_id"]}
+            found = [] if self.scanner.quickly_clean(ids) else self.scanner.scan_value(ids)
+            self._id_checks[key] = (
+                None if not found else
+                Rejection(codes.REGISTRATION_REJECTED, "$", f"an id would carry a {found[0].category.replace('_', ' ')} into the journal")
+            )
+        return self._id_checks[key]
 
     def _receipt_id_refusal(self, receipt_id: str) -> Rejection | None:
         """The receipt id is written into every sidecar receipt of the dispatch (JNL-6): one that

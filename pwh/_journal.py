@@ -75,6 +75,21 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> tuple[str, di
     return RECORDED, {**new, "attempts": max(new.get("attempts", 0), before)}
 
 
+def to_count(stored: Mapping[str, int], floors: Mapping[str, int], cap: int) -> dict[str, int]:
+    """Which of ``floors`` (dispatch id -> attempts its record shows, in call order) one write
+    counts, each with the attempts made before: all, up to and including the first that will be
+    called although the store counts more attempts than its record shows. That one's last call
+    may have ended the process that made it: it is called last in its batch, so that if it ends
+    this process too, no hook after it is charged a call it never got."""
+    prior: dict[str, int] = {}
+    for did, floor in floors.items():
+        n = stored.get(did, 0)
+        prior[did] = max(n, floor)
+        if floor < n < cap:
+            break
+    return prior
+
+
 def _blob(value: Any) -> bytes:
     """Stored bytes as bytes; a column whose type was changed underneath decodes to something
     its checksum will not match."""
@@ -122,11 +137,11 @@ class Journal(ABC):
     def reserve_attempts(self, floors: Mapping[str, int], cap: int) -> dict[str, int]:
         """Count attempts before the providers are called, in one write under the write lock.
 
-        For each dispatch id: the attempts made before, the larger of the stored count and
-        ``floors[id]`` (what the caller read); where that is under ``cap`` the stored count
-        becomes one more, and the caller may make the call. Stored counts never go down.
-        :class:`JournalError` ``journal_write_failed`` when the count cannot be stored: then no
-        call may be made."""
+        For the ids of :func:`to_count` (in order, up to the first that runs alone): the attempts
+        made before, the larger of the stored count and ``floors[id]`` (what the caller read from
+        its record); where that is under ``cap`` the stored count becomes one more, and the caller
+        may make the call. Stored counts never go down. :class:`JournalError`
+        ``journal_write_failed`` when the count cannot be stored: then no call may be made."""
 
     @abstractmethod
     def records(self) -> list[dict[str, Any]]:
@@ -353,7 +368,7 @@ class SQLiteJournal(Journal):
                     f"SELECT dispatch_id, attempts FROM sidecar_attempts WHERE dispatch_id IN ({marks})", ids
                 ).fetchall()
             )
-            prior = {did: max(_count(stored.get(did)), floors[did]) for did in ids}
+            prior = to_count({did: _count(n) for did, n in stored.items()}, floors, cap)
             counted = [(did, n + 1) for did, n in prior.items() if n < cap]
             if counted:
                 self._db.executemany(

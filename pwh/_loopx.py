@@ -173,7 +173,7 @@ class LoopxSUT:
         """Only LoopX's one mode is expressible: the default profile with the phase on."""
         given = profile.to_json()
         for key, r in family("profile.").items():
-            if given[key] != r.only:
+            if given[key] != r.only or type(given[key]) is not type(r.only):  # 1 == True, yet not LoopX's mode
                 raise lacks(f"profile.{key}")
 
     def dispatch(self, source: Mapping[str, Any], *, primary: PrimaryAccess | None = None) -> DispatchOutcome:

@@ -13,7 +13,15 @@ from typing import Any
 from . import _crash
 from ._canonical import dumps_plain
 from ._crash import CrashPlan
-from ._journal import RECORDED, Journal, JournalError, RecordResult, _decode, checksum
+from ._journal import (
+    RECORDED,
+    Journal,
+    JournalError,
+    RecordResult,
+    _decode,
+    checksum,
+    to_count,
+)
 
 
 class MemoryStore:
@@ -62,7 +70,7 @@ class MemoryJournal(Journal):
 
     def reserve_attempts(self, floors: Mapping[str, int], cap: int) -> dict[str, int]:
         with _LOCK:
-            prior = {did: max(self.store.attempts.get(did, 0), floor) for did, floor in floors.items()}
+            prior = to_count(self.store.attempts, floors, cap)
             counted = {did: n + 1 for did, n in prior.items() if n < cap}
             if counted and self.store.read_only:
                 raise JournalError("journal_write_failed", "the journal could not be written")

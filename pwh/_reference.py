@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ._boundary import BoundaryScanner
 from ._codes import Rejection
 from ._crash import SIDECAR_CRASH_POINTS, CrashPlan
 from ._dispatcher import Dispatcher
@@ -18,7 +19,6 @@ from ._outcome import DispatchOutcome
 from ._profile import Profile
 from ._registry import RegistrationRejected, Registry
 from ._sut import PrimaryAccess, Producer, Unsupported
-
 
 SYNCHRONOUS_ENV = "PWH_SQLITE_SYNCHRONOUS"
 
@@ -57,7 +57,7 @@ class ReferenceSUT:
         self._synchronous = synchronous or sqlite_synchronous()
         self._store = MemoryStore()
         self.crash = CrashPlan(SIDECAR_CRASH_POINTS)
-        self.registry = Registry()
+        self.registry = Registry(scanner=BoundaryScanner())  # the dispatcher's scanner is the default one too
         self.profile = Profile()
         self.dispatcher = self._make_dispatcher()
 

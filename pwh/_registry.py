@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _codes as codes
+from ._boundary import BoundaryScanner
 from ._canonical import to_plain
 from ._codes import Rejection, json_path
 from ._contracts import validate_registration
 from ._profile import CORE_CEILINGS
-from ._schemas import compile_schema
+from ._schemas import UnresolvableReference, compile_schema
 
 Producer = Callable[[Mapping[str, Any]], Any]
 
@@ -54,6 +55,10 @@ class IntentKindCatalog:
             )
         try:
             self._validators[kind] = compile_schema(schema)
+        except UnresolvableReference:
+            raise RegistrationRejected(
+                [Rejection(codes.REGISTRATION_REJECTED, "$.payload_schema", "a $ref cannot be resolved (only local pointers and pwh's own schemas do)")]
+            ) from None
         except Exception:
             raise RegistrationRejected(
                 [Rejection(codes.REGISTRATION_REJECTED, "$.payload_schema", "not a valid JSON Schema")]
@@ -73,8 +78,12 @@ class IntentKindCatalog:
 class Registry:
     """Installed hooks, always listed in ``hook_id`` order whatever order they were installed in."""
 
-    def __init__(self, catalog: IntentKindCatalog | None = None) -> None:
+    def __init__(self, catalog: IntentKindCatalog | None = None, *, scanner: BoundaryScanner | None = None) -> None:
+        """``scanner``: refuse at install a hook or capability id it flags (a host name, a
+        declared private name), since every sidecar record carries both. Without one, the
+        dispatcher still refuses such a hook before its call, with its own scanner."""
         self.catalog = catalog or IntentKindCatalog()
+        self.scanner = scanner
         self._hooks: dict[str, InstalledHook] = {}
         self._ordered: tuple[InstalledHook, ...] = ()
 
@@ -89,6 +98,8 @@ class Registry:
         found = validate_registration(registration, known_intent_kinds=self.catalog.kinds, ceilings=ceilings)
         if not callable(producer):
             found.append(Rejection(codes.REGISTRATION_REJECTED, "$", "the provider is not callable"))
+        if not found and self.scanner is not None:
+            found = self._private_ids(registration)
         if found:
             raise RegistrationRejected(found)
         plain = to_plain(registration)
@@ -100,6 +111,16 @@ class Registry:
         self._hooks[hook.hook_id] = hook
         self._ordered = tuple(self._hooks[k] for k in sorted(self._hooks))
         return hook
+
+    def _private_ids(self, registration: Mapping[str, Any]) -> list[Rejection]:
+        assert self.scanner is not None
+        out = []
+        for key in ("hook_id", "capability_id"):
+            found = self.scanner.scan_value(registration[key], json_path((key,)))
+            if found:
+                reason = f"the id would carry a {found[0].category.replace('_', ' ')} into every sidecar record"
+                out.append(Rejection(codes.REGISTRATION_REJECTED, json_path((key,)), reason))
+        return out
 
     def hooks(self) -> tuple[InstalledHook, ...]:
         return self._ordered

@@ -9,12 +9,13 @@ jsonschema's own messages quote the offending value; a rejection here says only 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from ._codes import Rejection, json_path
 from ._fastschema import compile_check
@@ -34,7 +35,7 @@ SCHEMA_NAMES: tuple[str, ...] = (
 MAX_ERRORS = 8
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict[str, Any]:
     """The parsed schema document ``name`` (one of :data:`SCHEMA_NAMES`)."""
     text = resources.files("pwh").joinpath("schemas", f"{name}.json").read_text("utf-8")
@@ -49,15 +50,53 @@ def _registry() -> Registry:
     return Registry().with_resources(resources_)
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(load_schema(name), registry=_registry())
 
 
 def compile_schema(schema: dict[str, Any]) -> Draft202012Validator:
-    """A validator for a schema supplied at run time (an intent kind's payload schema)."""
+    """A validator for a schema supplied at run time (an intent kind's payload schema).
+
+    Raises ``ValueError`` for a schema that is not valid 2020-12 or holds a reference that
+    cannot be resolved here: refused when it is registered, it can never fail a dispatch later
+    (nothing is ever fetched from the network; only local pointers and pwh's own schemas resolve).
+    """
     Draft202012Validator.check_schema(schema)
+    base = "urn:pwh:payload-schema"
+    resolver = _registry().with_resource(base, Resource.from_contents(schema, default_specification=DRAFT202012)).resolver(base)
+    for ref in _references(schema):
+        try:
+            resolver.lookup(ref)
+        except Exception:  # noqa: BLE001 - any failure to resolve refuses the schema
+            raise UnresolvableReference("a $ref of the schema cannot be resolved") from None
     return Draft202012Validator(schema, registry=_registry())
+
+
+class UnresolvableReference(ValueError):
+    """A payload schema refers to something that cannot be resolved here."""
+
+
+# Keywords whose values are data, not subschemas: a {"$ref": ...} inside them is not a reference.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def _references(schema: Any) -> list[str]:
+    """Every ``$ref`` / ``$dynamicRef`` string in ``schema``, without recursion (a deep schema
+    must not exhaust the stack)."""
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                    found.append(value)
+                elif key not in _DATA_KEYWORDS:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def _resolve(ref: str) -> dict[str, Any]:

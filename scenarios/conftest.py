@@ -16,6 +16,7 @@ from pwh._sut_guard import AdapterGuard, guarded_close
 
 from ._world import World
 from .steps_checks import *  # noqa: F401,F403
+from .steps_isolation import *  # noqa: F401,F403
 from .steps_models import *  # noqa: F401,F403
 from .steps_mutation import *  # noqa: F401,F403
 from .steps_seed003 import *  # noqa: F401,F403

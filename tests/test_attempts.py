@@ -30,7 +30,7 @@ from pwh import _codes as codes
 from pwh import _crash
 from pwh._crash import CrashPlan, SimulatedCrash
 from pwh._dispatcher import Dispatcher
-from pwh._journal import Journal, JournalError, SQLiteJournal
+from pwh._journal import Journal, JournalError, SQLiteJournal, to_count
 from pwh._memory_journal import MemoryJournal, MemoryStore
 from pwh._profile import Profile
 from pwh._registry import IntentKindCatalog, Registry
@@ -138,6 +138,13 @@ def test_stored_counts_never_go_down(host: Host) -> None:
     assert host.journal.reserve_attempts({did: 0}, CAP) == {did: 3}
 
 
+def test_a_hook_with_an_attempt_its_record_does_not_show_is_counted_last_in_its_batch() -> None:
+    counts = to_count({"b": 1}, {"a": 0, "b": 0, "c": 0}, CAP)  # b's last call may have ended its process
+    assert counts == {"a": 0, "b": 1}  # a and b are called now, b last; c is counted after them
+    assert to_count({"b": CAP}, {"a": 0, "b": 0, "c": 0}, CAP) == {"a": 0, "b": CAP, "c": 0}  # b is refused, not called
+    assert to_count({"b": 1}, {"a": 0, "b": 1, "c": 0}, CAP) == {"a": 0, "b": 1, "c": 0}  # its record shows it
+
+
 def test_a_late_failure_never_lowers_the_recorded_count(host: Host) -> None:
     """Two dispatchers reserved attempts 1 and 2; the one holding attempt 1 records last."""
     first = {**_failed_record(2)}
@@ -221,7 +228,10 @@ _POISON_HOST = textwrap.dedent('''
 
 def test_a_provider_that_kills_its_process_is_called_at_most_the_cap_and_the_next_hook_is_recorded(tmp_path: Path) -> None:
     """r02: the host re-dispatches its committed receipt on every start (JNL-4); the poison's
-    attempt is counted before each call, so the 4th start refuses it and runs the witness."""
+    attempt is counted before each call, so the 4th start refuses it and runs the witness. The
+    witness is charged one attempt it never made, once: on the first start both were counted in
+    one batch; from then on the poison, with an attempt its record does not show, is called last
+    in its batch, alone before the witness, so its later deaths charge the witness nothing."""
     script, journal, calls = tmp_path / "host.py", tmp_path / "j.sqlite3", tmp_path / "calls.txt"
     script.write_text(_POISON_HOST)
     ends = []
@@ -234,7 +244,7 @@ def test_a_provider_that_kills_its_process_is_called_at_most_the_cap_and_the_nex
     j = SQLiteJournal(journal)
     try:
         assert {r["hook_id"]: (r["status"], r["attempts"]) for r in j.records()} == {
-            "a.poison": ("failed", CAP), "z.witness": ("not_applicable", 1)}
+            "a.poison": ("failed", CAP), "z.witness": ("not_applicable", 2)}
     finally:
         j.close()
 

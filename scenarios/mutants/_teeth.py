@@ -154,6 +154,7 @@ PROFILE_MUTANTS: dict[str, str] = {
     "budget_clamped": "M02",  # a max_intents_per_dispatch over the ceiling, or zero, clamped instead of rejected
     "token_bounds_exclusive": "M02",  # 8 intent kinds, or a 64-character hook-id segment, refused
     "lenient_token_bounds": "M02",  # over-long intent-kind arrays and hook-id segments cut to size
+    "ids_never_scanned": "M02",  # a hook id that names a host installed and spelled out in its records
 }
 
 
@@ -547,12 +548,8 @@ def late_answer_recorded(**kw: Any) -> ReferenceSUT:
 
 
 class _HooksCeilingExclusive(Dispatcher):
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
-        tally.hooks += 1
-        try:
-            return super()._prepare_hook(hook, did, source, prior, tally)
-        finally:
-            tally.hooks -= 1
+    def _free_slots(self, tally):  # type: ignore[no-untyped-def]
+        return super()._free_slots(tally) - 1
 
 
 class _DispatchBytesExclusive(Dispatcher):
@@ -679,3 +676,47 @@ class _RecordsExceptionType(Dispatcher):
 @mutant("records_exception_type", "M13", "§9 JNL-6: a failure record keeps the provider's exception class name")
 def records_exception_type(**kw: Any) -> ReferenceSUT:
     return _adapter("records_exception_type", dispatcher_class=_RecordsExceptionType)(**kw)
+
+
+# -- issue 16: slots a failed hook must not take, ids that must not reach the journal ----------------
+
+
+class _FailedHookTakesSlot(Dispatcher):
+    """Every hook that ends failed still takes one of the profile's hook slots."""
+
+    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+        return self._charge(super()._prepare_hook(hook, did, source, prior, tally), tally)
+
+    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+        return self._charge(super()._finish_hook(pending, verdict, tally), tally)
+
+    @staticmethod
+    def _charge(step, tally):  # type: ignore[no-untyped-def]
+        if type(step) is tuple and step[0].status == "failed":
+            tally.hooks += 1
+        return step
+
+
+@mutant("failed_hook_takes_slot", "M08", "§10, SPEC §4: a hook that fails uses up a slot of the profile's hook ceiling")
+def failed_hook_takes_slot(**kw: Any) -> ReferenceSUT:
+    return _adapter("failed_hook_takes_slot", dispatcher_class=_FailedHookTakesSlot)(**kw)
+
+
+class _IdsNeverScanned(Dispatcher):
+    def _hook_id_refusal(self, hook):  # type: ignore[no-untyped-def]
+        return None
+
+
+class _InstallsAnyId(ReferenceSUT):
+    """Neither the registry nor the dispatcher scans the ids every sidecar record carries."""
+
+    name = "broken:ids_never_scanned"
+    dispatcher_class = _IdsNeverScanned
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.registry.scanner = None
+
+
+def ids_never_scanned(**kw: Any) -> ReferenceSUT:
+    return _InstallsAnyId(**kw)

@@ -1,0 +1,202 @@
+"""Hooks that must not reach each other, and configuration that must not reach a dispatch unchecked
+(issue 16: repros r03, r04, r17, r23, r24 in the project's own words).
+
+Built on the public API, as a host would compose the dispatcher: a registry with or without a
+scanner of its own, and a dispatcher whose scanner knows the host's declared private names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from fakes._packets import (
+    GENERIC_INTENT_KIND,
+    GENERIC_PAYLOAD_SCHEMA,
+    intent_for,
+    not_applicable,
+    proposed,
+    registration,
+    source,
+)
+from pwh import (
+    BoundaryScanner,
+    Dispatcher,
+    IntentKindCatalog,
+    MemoryJournal,
+    Profile,
+    ProfileRejected,
+    RegistrationRejected,
+    Registry,
+)
+from pwh import _codes as codes
+
+ON = Profile(phase_enabled=True)
+
+
+def compose(*, profile: Profile = ON, scanner: BoundaryScanner | None = None, registry_scanner: BoundaryScanner | None = None,
+            payload_schema: Mapping[str, Any] = GENERIC_PAYLOAD_SCHEMA) -> tuple[Registry, Dispatcher]:
+    catalog = IntentKindCatalog()
+    catalog.register(GENERIC_INTENT_KIND, payload_schema)
+    registry = Registry(catalog, scanner=registry_scanner)
+    return registry, Dispatcher(registry, MemoryJournal(), profile, scanner=scanner)
+
+
+def calling(log: list[str], answer: Callable[[Mapping[str, Any]], Any] | None = None) -> Callable[[Mapping[str, Any]], Any]:
+    def produce(hook_input: Mapping[str, Any]) -> Any:
+        log.append(hook_input["hook_id"])
+        return answer(hook_input) if answer else proposed(intent_for(hook_input))
+
+    return produce
+
+
+def ends(outcome: Any) -> dict[str, tuple[str, str | None]]:
+    return {h.hook_id: (h.status, h.failure_code) for h in outcome.hooks}
+
+
+# -- each hook judged on its own input and ids (r03, r04) ------------------------------------------
+
+
+@pytest.mark.parametrize("order", [("a.ci.acme.com", "b.reporter", "c.reporter"), ("a.reporter", "b.reporter", "z.ci.acme.com")])
+def test_a_flagged_id_refuses_only_its_own_hook_wherever_it_sorts(order: tuple[str, ...]) -> None:
+    registry, dispatcher = compose()  # the registry does not scan: the dispatcher must
+    log: list[str] = []
+    for hook_id in order:
+        registry.install(registration(hook_id), calling(log))
+    outcome = dispatcher.dispatch(source())
+    flagged = next(h for h in order if "acme" in h)
+    assert ends(outcome)[flagged] == ("failed", codes.REGISTRATION_REJECTED)
+    assert sorted(log) == sorted(h for h in order if h != flagged)
+    assert all(ends(outcome)[h] == ("proposed", None) for h in order if h != flagged)
+    assert "acme" not in json.dumps(dispatcher.journal.records())
+
+
+def test_a_declared_private_name_in_an_id_never_reaches_the_journal() -> None:
+    registry, dispatcher = compose(scanner=BoundaryScanner(private_names=["acme"]))
+    log: list[str] = []
+    registry.install(registration("acme_ops.sync"), calling(log))
+    registry.install(registration("b.witness"), calling(log, lambda i: not_applicable()))
+    outcome = dispatcher.dispatch(source())
+    assert ends(outcome) == {"acme_ops.sync": ("failed", codes.REGISTRATION_REJECTED), "b.witness": ("not_applicable", None)}
+    assert log == ["b.witness"]
+    records = dispatcher.journal.records()
+    assert [r["hook_id"] for r in records] == ["b.witness"] and "acme" not in json.dumps(records)
+
+
+def test_a_registry_with_a_scanner_refuses_the_id_at_install() -> None:
+    registry, _ = compose(registry_scanner=BoundaryScanner(private_names=["acme"]))
+    for hook_id, path in (("build.ci.acme.com", "$.hook_id"), ("acme_ops.sync", "$.hook_id")):
+        with pytest.raises(RegistrationRejected) as caught:
+            registry.install(registration(hook_id), calling([]))
+        assert [r.path for r in caught.value.rejections][:1] == [path]
+        assert "acme" not in str(caught.value)
+    assert registry.hooks() == ()
+
+
+# -- a failed hook frees its slot (r23) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("first", ["raises", "times out", "answers badly", "is over a lowered ceiling"])
+def test_a_failed_hook_does_not_take_a_hook_slot(first: str) -> None:
+    import time
+
+    def boom(_: Any) -> Any:
+        raise RuntimeError("boom")
+
+    answers = {"raises": boom, "times out": lambda i: time.sleep(0.5), "answers badly": lambda i: {"status": "maybe"},
+               "is over a lowered ceiling": None}
+    profile = ON.with_(max_hooks_per_dispatch=2)
+    if first == "is over a lowered ceiling":
+        profile = profile.with_(budget_ceilings={**profile.budget_ceilings, "timeout_ms": 20000})
+    registry, dispatcher = compose(profile=profile)
+    log: list[str] = []
+    registry.install(registration("a.first", budget={"timeout_ms": {"times out": 20, "is over a lowered ceiling": 25000}.get(first, 200)}), calling(log, answers[first]))
+    for hook_id in ("b.ok", "c.ok", "d.late"):
+        registry.install(registration(hook_id), calling(log, lambda i: not_applicable()))
+    outcome = dispatcher.dispatch(source())
+    got = ends(outcome)
+    assert got["a.first"][0] == "failed"
+    assert got["b.ok"] == got["c.ok"] == ("not_applicable", None)
+    assert got["d.late"] == ("failed", codes.DISPATCH_BUDGET_EXHAUSTED)  # both slots taken by accepted results
+    assert "d.late" not in log
+
+
+# -- registration and profile validated (r17, r24) --------------------------------------------------
+
+
+@pytest.mark.parametrize("ref", ["#/definitions/nope", "https://schemas.invalid/note.json", "other.json#/x"])
+def test_an_unresolvable_payload_schema_is_refused_when_registered(ref: str) -> None:
+    catalog = IntentKindCatalog()
+    with pytest.raises(RegistrationRejected) as caught:
+        catalog.register("synthetic.note", {"type": "object", "properties": {"n": {"$ref": ref}}})
+    assert [(r.code, r.path) for r in caught.value.rejections] == [(codes.REGISTRATION_REJECTED, "$.payload_schema")]
+    assert "synthetic.note" not in catalog.kinds
+
+
+def test_resolvable_references_and_ref_shaped_data_are_accepted() -> None:
+    catalog = IntentKindCatalog()
+    catalog.register("synthetic.a", {"$defs": {"n": {"type": "integer"}}, "properties": {"n": {"$ref": "#/$defs/n"}}})
+    catalog.register("synthetic.b", {"const": {"$ref": "not a reference, a value"}})
+    assert catalog.kinds == {"synthetic.a", "synthetic.b"}
+
+
+def test_a_payload_validator_that_fails_rejects_its_intent_only() -> None:
+    registry, dispatcher = compose()
+
+    class Broken:
+        @property
+        def schema(self) -> Any:
+            raise LookupError("a validator that cannot run")
+
+        def is_valid(self, _: Any) -> bool:
+            raise LookupError("a validator that cannot run")
+
+        def iter_errors(self, _: Any) -> Any:
+            raise LookupError("a validator that cannot run")
+
+    registry.catalog._validators[GENERIC_INTENT_KIND] = Broken()  # a catalog built some other way
+    log: list[str] = []
+    registry.install(registration("a.hook"), calling(log))
+    registry.install(registration("z.witness"), calling(log, lambda i: not_applicable()))
+    outcome = dispatcher.dispatch(source())
+    assert ends(outcome) == {"a.hook": ("failed", codes.RESULT_CONTRACT_REJECTED), "z.witness": ("not_applicable", None)}
+    assert [r["hook_id"] for r in dispatcher.journal.records()] == ["a.hook", "z.witness"]
+
+
+BAD_PROFILES = [
+    ({"phase_enabled": "false"}, "phase_enabled"),
+    ({"phase_enabled": 1}, "phase_enabled"),
+    ({"phase_enabled": True, "allowlist": "billing.report"}, "allowlist"),
+    ({"phase_enabled": True, "allowlist": ["ok.hook", ""]}, "allowlist"),
+    ({"phase_enabled": True, "max_hooks_per_dispatch": "4"}, "max_hooks_per_dispatch"),
+    ({"phase_enabled": True, "max_attempts": 0}, "max_attempts"),
+    ({"phase_enabled": True, "max_result_bytes_per_dispatch": 2.5}, "max_result_bytes_per_dispatch"),
+    ({"phase_enabled": True, "max_intents_per_dispatch": True}, "max_intents_per_dispatch"),
+    ({"phase_enabled": True, "budget_ceilings": {"timeout_ms": "500"}}, "budget_ceilings.timeout_ms"),
+    ({"phase_enabled": True, "budget_ceilings": {"timeout": 500}}, "budget_ceilings"),
+    ({"phase_enabled": True, "budget_ceilings": [("timeout_ms", 5)]}, "budget_ceilings"),
+]
+
+
+@pytest.mark.parametrize(("values", "field"), BAD_PROFILES)
+def test_a_profile_of_the_wrong_type_calls_nothing_and_names_its_field(values: dict[str, Any], field: str) -> None:
+    profile = Profile(**values)
+    assert [p.field for p in profile.problems][:1] == [field]
+    with pytest.raises(ProfileRejected, match=rf"^Profile\.{field.split('.')[0]}"):
+        profile.check()
+    registry, dispatcher = compose(profile=profile)
+    log: list[str] = []
+    registry.install(registration("billing.rep"), calling(log))
+    outcome = dispatcher.dispatch(source())
+    assert (outcome.admitted, outcome.code, outcome.rejection.path if outcome.rejection else None) == (
+        False, codes.PROFILE_REJECTED, f"$.profile.{field}")
+    assert log == [] and dispatcher.journal.records() == []
+
+
+def test_a_well_typed_profile_has_no_problems_and_an_allowlist_matches_whole_ids() -> None:
+    profile = Profile(phase_enabled=True, allowlist=["billing.report"]).check()
+    assert profile.problems == () and profile.allowlist == frozenset({"billing.report"})
+    assert profile.admits("billing.report") and not profile.admits("billing.rep")
