@@ -31,6 +31,7 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_canonical.py::_proxied_dict": "a read-only view over something other than a dict; covered by tests/test_reliability.py",
     "pwh/_identity.py::dispatch_id": "the public, defensive form (it copies its input first); the dispatcher uses plain_dispatch_id on inputs it has validated, and tests/test_identity.py holds the two to the same digest",
     "pwh/_dispatcher.py::Dispatcher._judge_in_full": "a valid answer the one-pass check leaves to the full checks is one in Python's own shapes (tuples, read-only views, 1.0 for an integer), not JSON and so not an RFC case; tests/test_fastresult.py and tests/test_dispatcher.py cover it",
+    "pwh/_dispatcher.py::Dispatcher._reserve_attempts": "a journal that answers a reservation for none of the hooks it was given (no journal of pwh's does): then none is called",
     "pwh/_dispatcher.py::Dispatcher._record": "a record commit that fails after the attempts were counted (the disk fills between the two writes): the matrix shows an unwritable journal failing the count first; tests/test_dispatcher.py and the reliability campaign's full disk cover it",
     "pwh/_dispatcher.py::Dispatcher._receipt_id_refusal": "a receipt whose own id is a private value (the orchestrator makes opaque ids); covered by tests/test_reliability.py",
     "pwh/_contracts.py::_payload_rejections": "a payload validator that fails while it checks: the catalog refuses every schema it cannot resolve, so only a catalog built some other way reaches it; tests/test_hook_isolation.py covers it",

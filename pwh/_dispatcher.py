@@ -255,6 +255,10 @@ class Dispatcher:
             p.attempts = max(p.attempts, before[p.dispatch_id])
             if p.attempts >= cap:
                 p.ended = self._fail(p, codes.DISPATCH_BUDGET_EXHAUSTED)
+        if not taken:  # a journal that counted none of them: nothing may be called uncounted
+            for p in pending:
+                p.ended = self._uncalled(p, codes.JOURNAL_WRITE_FAILED)
+            return len(pending), codes.JOURNAL_WRITE_FAILED
         return taken, None
 
     @staticmethod
