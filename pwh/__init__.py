@@ -4,7 +4,20 @@ The public API: the reference dispatcher and its parts, the SUT seam, and the ga
 a leading underscore are private; import from here.
 """
 
+import os as _os
+import sys as _sys
+
 __version__ = "0.1.0"
+
+# ``python -m pwh`` puts the working directory first on sys.path, ahead of the standard library,
+# before any of pwh runs: a stray random.py or json.py there would run as part of pwh. Unless pwh
+# itself lives there (a source checkout run from its root), drop that entry; an adapter named
+# with --sut is still found in the working directory, searched last (pwh._gate.searchable_cwd).
+if _sys.argv[:1] == ["-m"] and _sys.path and not _sys.flags.safe_path:
+    _cwd = _os.path.realpath(_os.getcwd())
+    if _os.path.realpath(_sys.path[0] or ".") == _cwd != _os.path.dirname(_os.path.dirname(_os.path.realpath(__file__))):
+        del _sys.path[0]
+    del _cwd
 
 from ._boundary import BoundaryScanner, Finding
 from ._canonical import CanonicalError, canonical_bytes, digest

@@ -13,10 +13,17 @@ substring test and short lowercase ids skip almost all of them. It never raises:
 inspected by exact type only, unknown objects are skipped without calling any of their methods,
 and deep or cyclic structures end in one ``unscannable`` finding instead of a ``RecursionError``.
 
-Detection is structural, tuned for zero false positives on the project's own public material:
-English prose, Gherkin steps, JSON Schema documents, snake_case and dotted ids, ``pwh_``/``pwi_``
-digests, ISO timestamps, version strings and JSON paths. This module reads no environment variable:
-the deny-list of private names is passed in by the caller (the CLI reads ``PWH_PRIVATE_NAMES``).
+Every string is first normalised (:mod:`pwh._boundary_text`: NFKC, invisible characters removed,
+the confusable skeleton), so look-alike spellings meet the same rules. Credentials come from
+detect-secrets' plugins and pwh's own shapes, and from keys that name a secret in any case style
+(:mod:`pwh._boundary_secrets`); host names from the Public Suffix List read by the name's shape
+(:mod:`pwh._boundary_hosts`); paths, e-mail, addresses, transcripts, logs and environment values
+from the rules below. A string in a field the contracts type as an opaque id (:data:`OPAQUE_FIELDS`)
+that matches the field's grammar is judged as an id (``billing.report`` is not a host there).
+The rates on a labelled corpus are in :mod:`pwh._boundary_corpus`; zero false positives on the
+project's own public material (prose, Gherkin, JSON Schema, ids, digests, timestamps, versions,
+JSON paths) is held by the reliability campaign. This module reads no environment variable: the
+deny-list of private names is passed in by the caller (the CLI reads ``PWH_PRIVATE_NAMES``).
 """
 
 from __future__ import annotations
@@ -28,6 +35,16 @@ import types
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from ._boundary_hosts import host_kind, user_at_host
+from ._boundary_secrets import (
+    _FAST_ID,
+    has_assignment,
+    has_token_shape,
+    is_placeholder,
+    is_secret_key,
+)
+from ._boundary_text import forms
 
 __all__ = [
     "CATEGORIES",
@@ -79,7 +96,6 @@ class Finding:
 # Strings made only of these characters are ids or tokens: only credential shapes and private
 # names can match them, so every other rule is skipped (the hot-path fast lanes). Of the token
 # shapes, only GitHub, Slack and "sk-" keys can be all lowercase.
-_LOWER_ID = re.compile(r"[a-z0-9_\-]*")
 _PLAIN = re.compile(r"[A-Za-z0-9_\-]*")
 # Lowercase dotted ids ("a_capability.runtime_trigger", "2.1.1"): only host names and IPv4
 # addresses need checking. A bare ISO timestamp ("2026-08-26T00:00:00Z") needs nothing.
@@ -92,8 +108,8 @@ _TIMESTAMP = re.compile(
 # url -------------------------------------------------------------------------------------------
 _URL = re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s\"'<>`]+")
 # JSON Schema documents carry their meta-schema URI in "$schema"; that one public site is allowed.
-_JSON_SCHEMA_URI = re.compile(r"https?://json-schema\.org(?:/[^\s\"'<>`#]*)?#?", re.I)
-_WWW = re.compile(r"(?<![A-Za-z0-9_.\-/@])www\.[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+", re.I)
+_JSON_SCHEMA_URI = re.compile(r"https?://json-schema\.org(?:/[^\s\"'<>`#]*)?#?", re.IGNORECASE)
+_WWW = re.compile(r"(?<![A-Za-z0-9_.\-/@])www\.[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+", re.IGNORECASE)
 
 # email -----------------------------------------------------------------------------------------
 _EMAIL = re.compile(
@@ -104,12 +120,28 @@ _EMAIL = re.compile(
 # absolute_path / home_dir ----------------------------------------------------------------------
 # A POSIX path starts a token (line start, whitespace, quote, "=", ":", "(", ",", "[", "{", "|", "`"),
 # so "$.a/b", "#/$defs/x", "1/2" and "and/or" never match; the "//" of a URL needs a segment char.
-_ABS_PATH = re.compile(
-    r"(?:^|(?<=[\s\"'=:(,\[{|`]))/[A-Za-z0-9._~\-]"
-    r"|(?<![A-Za-z0-9_])[A-Za-z]:(?:\\|/(?=[A-Za-z0-9._~\-$]))"  # C:\ or C:/x
-    r"|(?<!\\)\\\\[A-Za-z0-9._\-$]+\\[A-Za-z0-9._\-$]+",  # \\server\share
-    re.M,
+# A POSIX path starts a token: its "/" follows no word or path character, so "$.a/b", "#/$defs/x",
+# "1/2" and "and/or" never match, while "cat</etc/x", "→/srv" and "x;/opt" do; "</div>" is markup.
+# (Each pattern starts with a literal or is gated by one, so the regex engine scans fast.)
+_ABS_POSIX = re.compile(r"/(?<![A-Za-z0-9_.~\-/\\$#%@?!)\]}*+]/)(?![A-Za-z][A-Za-z0-9\-]*>)[A-Za-z0-9._~\-]")
+_ABS_DRIVE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]:(?:\\|/(?=[A-Za-z0-9._~\-$]))")  # C:\ or C:/x
+_ABS_UNC = re.compile(
+    r"\\\\+[?.]\\+"  # \\?\ and \\.\ device paths
+    r"|(?<![A-Za-z0-9:])\\\\+[A-Za-z0-9._\-$]+\\+[A-Za-z0-9._\-$]+"  # \\server\share (also JSON-escaped)
+    r"|(?<![A-Za-z0-9_\\])\\(?:Windows|Users|Program Files|ProgramData|inetpub|System32)\\",  # \Windows\
+    re.IGNORECASE,
 )
+_ABS_SLASHES = re.compile(r"(?<![A-Za-z0-9:/])//[A-Za-z0-9][A-Za-z0-9._\-]*/[A-Za-z0-9._\-$]+")  # //server/share
+
+
+def _has_absolute_path(text: str) -> bool:
+    if "/" in text and (_ABS_POSIX.search(text) or ("//" in text and _ABS_SLASHES.search(text))):
+        return True
+    if ":" in text and _ABS_DRIVE.search(text):
+        return True
+    return "\\" in text and _ABS_UNC.search(text) is not None
+
+
 _HOME_DIR = re.compile(
     r"(?<![A-Za-z0-9_~/.\-])~[A-Za-z0-9_.\-]*[/\\]"  # ~/x, ~user/x
     r"|(?<![A-Za-z0-9._\-])/(?:home|Users)/[A-Za-z0-9._\-]+"
@@ -118,52 +150,15 @@ _HOME_DIR = re.compile(
 )
 
 # credential ------------------------------------------------------------------------------------
-# (substrings that must occur, pattern): well-known token shapes.
-_TOKEN_SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
-    (("AKIA", "ASIA"), re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Z])")),  # AWS
-    (("gh", "github_pat_"), re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{20,})")),
-    (("xox",), re.compile(r"(?<![A-Za-z0-9])xox[abprse]-[A-Za-z0-9\-]{10,}")),  # Slack
-    (("sk-",), re.compile(r"(?<![A-Za-z0-9_\-])sk-(?=[A-Za-z0-9_\-]*[0-9])[A-Za-z0-9_\-]{20,}")),  # OpenAI-style
-    (("AIza",), re.compile(r"(?<![A-Za-z0-9_\-])AIza[0-9A-Za-z_\-]{35}")),  # Google API key
-    (("eyJ",), re.compile(r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")),  # JWT
-    (("PRIVATE KEY",), re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----")),
-    (
-        ("earer", "EARER"),
-        re.compile(r"(?<![A-Za-z])bearer[ \t]+(?=[A-Za-z0-9._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{12,}", re.I),
-    ),
-    (
-        ("uthorization", "UTHORIZATION"),
-        re.compile(
-            r"(?<![A-Za-z])authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-            r"(?:bearer|basic|digest|token|negotiate|bot|aws4-hmac-sha256)\b",
-            re.I,
-        ),
-    ),
-)
-# "password=...", '"api_key": "..."', "token: s3cr3t": a secret-named field with a real value. A bare
-# "name: value" is also how prose reads ("the secret: any ..."), so there the value must hold a
-# digit or symbol; after "=" or a quoted name any non-placeholder value counts.
-_SECRET_ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z])(?:password|passwd|passphrase|client[_\-]?secret|secret[_\-]?key|secret"
-    r"|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key"
-    r"|auth[_\-]?token|access[_\-]?token|refresh[_\-]?token|token)"
-    r"(?P<q>[\"']?)[ \t]*(?P<sep>[:=])[ \t]*[\"']?(?P<v>[^\s\"',;{}\[\]()<>]+)",
-    re.I,
-)
-_PLACEHOLDERS = frozenset(
-    "false true null none nil redacted omitted hidden masked required optional string".split()
-)
-# Dict keys that name a secret: any real string value under them is a credential.
-_SECRET_KEYS = frozenset({"token", "authorization", "cookie", "set_cookie"})
-_SECRET_KEY_SUFFIXES = (
-    "password", "passwd", "passphrase", "secret", "api_key", "apikey",
-    "access_key", "secret_key", "private_key", "access_token", "auth_token", "refresh_token",
-)
+# Token shapes, secret-named keys and assignments live in pwh._boundary_secrets (detect-secrets'
+# plugins plus pwh's own shapes). A cheap pre-test keeps them off strings too short to hold one.
+_CREDENTIAL_MIN = 8
 
 # ip_address ------------------------------------------------------------------------------------
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 # Exactly four octets: "2.1.1" (three parts) and "1.2.3.4.5" are not addresses.
-_IPV4 = re.compile(rf"(?<![0-9A-Za-z.]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9]|\.[0-9])")
+# A version's suffix ("10.0.0.1-rc", "5.4.0.1+ubuntu.1") makes the four numbers a version.
+_IPV4 = re.compile(rf"(?<![0-9A-Za-z.+]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9]|\.[0-9]|[\-+][A-Za-z])")
 # Candidates only; ipaddress decides, so "00:00:00" and "12:30:45" never pass.
 _IPV6 = re.compile(
     r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}"
@@ -171,25 +166,16 @@ _IPV6 = re.compile(
 )
 
 # hostname --------------------------------------------------------------------------------------
-# Only these last labels make a dotted token a host name: code ids ("pwh._boundary",
-# "a_capability.runtime_trigger") and file names ("README.md", "schema.json") never end in one.
-_TLDS = (
-    "com net org io dev internal local localdomain lan corp intranet cloud ai app co edu gov mil "
-    "info biz xyz tech cn de uk jp fr ru au ca br nl eu us ch se kr"
-).split()
-_TLD_HINT = re.compile(r"\.(?:" + "|".join(_TLDS) + r")(?![A-Za-z0-9_\-])", re.I)
-_TLD_HINT_LOWER = re.compile(r"\.(?:" + "|".join(_TLDS) + r")(?![a-z0-9_\-])")  # for lowercase text
+# Candidates only: pwh._boundary_hosts decides from the Public Suffix List and the name's shape.
+# "logging.info(", "typing.IO[" are code; a label after "_" or "$" is part of an identifier.
 _HOSTNAME = re.compile(
     r"(?<![A-Za-z0-9_.\-@/\\$#])(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.){1,126}"
-    r"(?P<tld>[A-Za-z]{2,63})(?![A-Za-z0-9_\-(\[]|\.[A-Za-z0-9_])"  # "logging.info(", "typing.IO[" are code
+    r"(?P<tld>[A-Za-z][A-Za-z0-9\-]{1,62})(?![A-Za-z0-9_\-(\[]|\.[A-Za-z0-9_])"
 )
-_TLD_SET = frozenset(_TLDS)
-# RFC 2606 documentation domains are public by definition (".test", ".example", ".invalid" are
-# not in the TLD list, so they are never flagged either).
-_RESERVED_DOMAINS = ("example.com", "example.net", "example.org")
+_LOCALHOST = re.compile(r"(?<![A-Za-z0-9_\-.])localhost(?![A-Za-z0-9_\-])", re.IGNORECASE)
 
 # transcript ------------------------------------------------------------------------------------
-_ROLE_LINE = re.compile(r"^[ \t>]*(?:User|Assistant|System|Human|AI)[ \t]*:[ \t]*\S", re.M)
+_ROLE_LINE = re.compile(r"^[ \t>]*(?:User|Assistant|System|Human|AI)[ \t]*:[ \t]*\S", re.MULTILINE)
 _CHAT_MARKUP = re.compile(r"<\|im_start\|>|<\|im_end\|>|<\|(?:start|end)_header_id\|>|<\|eot_id\|>|\[/?INST\]|<<SYS>>")
 _ROLE_JSON = re.compile(r"\"role\"\s*:\s*\"(?:user|assistant|system|tool|developer)\"")
 _TRANSCRIPT_ROLES = frozenset({"user", "assistant", "system", "tool", "developer", "human"})
@@ -208,22 +194,47 @@ _EXCEPTION_TEXT = re.compile(r"(?<!except )\b[A-Z][A-Za-z0-9]*(?:Error|Exception
 _SHELL_PROMPT = re.compile(
     r"^[ \t]*\$[ \t]+[A-Za-z./~_\-]"  # "$ make test"
     r"|(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]+@[A-Za-z0-9_.\-]+:[^\s#$]*[#$](?:[ \t]|$)",  # root@host:~#
-    re.M,
+    re.MULTILINE,
 )
-_REPL_PROMPT = re.compile(r"^[ \t]*>>>[ \t]+\S", re.M)
+_REPL_PROMPT = re.compile(r"^[ \t]*>>>[ \t]+\S", re.MULTILINE)
 
 # environment_value -----------------------------------------------------------------------------
-_ENV_NAME = (
-    r"(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|HOME|PATH|USER|USERNAME|SHELL|PWD|TOKEN|LANG|TMPDIR"
-    r"|HOSTNAME|LOGNAME|TERM|EDITOR|PYTHONPATH|PASSWORD|SECRET)"
+# NAME=VALUE is an environment value when NAME is a variable the process environment carries (a
+# well-known name or the prefix of a tool that reads its settings from the environment) or when the
+# text exports it; other KEY=VALUE text ("PAGE_SIZE=50", "mode=fast") is configuration, not environment.
+_ENV_WELL_KNOWN = frozenset(
+    ["HOME", "PATH", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "HOSTNAME", "HOST", "TMPDIR", "TEMP", "TMP", "LANG", "LANGUAGE", "TERM", "EDITOR", "VISUAL", "PAGER", "MAIL", "DISPLAY", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "LD_PRELOAD", "GNUPGHOME", "JAVA_HOME", "GOPATH", "GOROOT", "GOBIN", "CARGO_HOME", "RUSTUP_HOME", "KUBECONFIG", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "FTP_PROXY", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "HOMEPATH", "HOMEDRIVE", "COMPUTERNAME", "USERDOMAIN", "SYSTEMROOT", "WINDIR", "PROGRAMFILES", "PROGRAMDATA", "COMSPEC", "PATHEXT", "PS1", "HISTFILE", "SUDO_USER", "SUDO_UID", "MANPATH", "INFOPATH", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "PWH_PRIVATE_NAMES", "TOKEN", "PASSWORD", "SECRET", "API_KEY", "DATABASE_URL", "REDIS_URL"]
 )
-_ENV_NAME_FULL = re.compile(_ENV_NAME)
-_ENV_ASSIGN = re.compile(rf"(?<![A-Za-z0-9_$.\-]){_ENV_NAME}=(?=[^\s=])")  # HOME=/root
+_ENV_PREFIXES = (
+    "LC_", "XDG_", "SSH_", "GPG_", "GIT_", "GITHUB_", "GITLAB_", "CI_", "RUNNER_", "BUILDKITE_", "JENKINS_",
+    "TRAVIS_", "CIRCLE_", "AWS_", "AZURE_", "ARM_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_", "DOCKER_",
+    "NODE_", "NPM_", "NVM_", "YARN_", "PIP_", "CONDA_", "PYENV_", "DYLD_", "KUBE_", "HELM_", "VAULT_",
+    "TF_", "OPENAI_", "ANTHROPIC_", "HF_", "HUGGINGFACE_", "SLACK_", "STRIPE_", "SENTRY_", "PWH_", "LOOPX_",
+    "POSTGRES_", "PG", "MYSQL_", "REDIS_", "DATABASE_", "DB_",
+)
+_ENV_ASSIGN = re.compile(
+    r"(?<![A-Za-z0-9_$.\-])(?P<export>(?:export|setenv|set|env)[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?=[^\s=])"
+)
 _ENV_EXPAND = re.compile(
     r"\$\{[A-Z][A-Z0-9_]*[}:]"  # ${VAR}, ${VAR:-x}
     r"|(?<![A-Za-z0-9_$\\])\$[A-Z][A-Z0-9_]+(?![A-Za-z0-9_])"  # $HOME
 )
 _ENV_WINDOWS = re.compile(r"%[A-Z][A-Z0-9_]+%")  # %USERPROFILE%
+
+
+def is_env_name(name: str) -> bool:
+    """True for the name of a variable the process environment carries (see _ENV_WELL_KNOWN)."""
+    if name in _ENV_WELL_KNOWN:
+        return True
+    return name.isupper() and "_" in name and (name.startswith(_ENV_PREFIXES) or is_secret_key(name))
+
+
+def _has_env_assignment(text: str) -> bool:
+    for match in _ENV_ASSIGN.finditer(text):
+        name = match.group("name")
+        if is_env_name(name) or (match.group("export") and name.upper() == name):
+            return True
+    return False
 
 
 def _categories(text: str) -> list[str]:
@@ -235,30 +246,26 @@ def _categories(text: str) -> list[str]:
 
     if colon and "://" in text and any(
         _JSON_SCHEMA_URI.fullmatch(m.group()) is None for m in _URL.finditer(text)
-    ):
+    ) or dot and ("www." in text or "WWW." in text) and _WWW.search(text):
         out.append("url")
-    elif dot and ("www." in text or "WWW." in text) and _WWW.search(text):
-        out.append("url")
-    if "@" in text and _EMAIL.search(text):
+    if "@" in text and (_EMAIL.search(text) or user_at_host(text)):
         out.append("email")
-    if slash and _ABS_PATH.search(text):
+    if slash and _has_absolute_path(text):
         out.append("absolute_path")
     if ("~" in text or (slash and ("home" in text or "Users" in text or "root" in text))) and _HOME_DIR.search(text):
         out.append("home_dir")
     if _has_credential(text, colon):
         out.append("credential")
-    if dot and text.count(".") >= 3 and _IPV4.search(text):
+    if dot and text.count(".") >= 3 and _IPV4.search(text) or colon and ("::" in text or text.count(":") >= 6) and any(map(_is_ipv6, _IPV6.finditer(text))):
         out.append("ip_address")
-    elif colon and ("::" in text or text.count(":") >= 6) and any(map(_is_ipv6, _IPV6.finditer(text))):
-        out.append("ip_address")
-    if dot and _TLD_HINT.search(text) and any(map(_is_hostname, _HOSTNAME.finditer(text))):
+    if _has_hostname(text, dot, opaque=False):
         out.append("hostname")
     if _has_transcript(text, colon):
         out.append("transcript")
     if _has_raw_log(text, colon):
         out.append("raw_log")
     if (
-        ("=" in text and _ENV_ASSIGN.search(text))
+        ("=" in text and _has_env_assignment(text))
         or ("$" in text and _ENV_EXPAND.search(text))
         or ("%" in text and _ENV_WINDOWS.search(text))
     ):
@@ -266,43 +273,43 @@ def _categories(text: str) -> list[str]:
     return out
 
 
-def _has_token_shape(text: str) -> bool:
-    if not (
-        "AKIA" in text or "ASIA" in text or "gh" in text or "github_pat_" in text or "xox" in text or "sk-" in text or "AIza" in text
-        or "eyJ" in text or "PRIVATE KEY" in text or "earer" in text or "EARER" in text
-        or "uthorization" in text or "UTHORIZATION" in text
-    ):
-        return False
-    for hints, pattern in _TOKEN_SHAPES:
-        for hint in hints:
-            if hint in text:
-                if pattern.search(text):
-                    return True
-                break
-    return False
-
-
 def _has_credential(text: str, colon: bool) -> bool:
-    if _has_token_shape(text):
+    if len(text) >= _CREDENTIAL_MIN and has_token_shape(text):
         return True
-    if colon or "=" in text:
-        low = text.lower()
-        if "pass" in low or "secret" in low or "key" in low or "token" in low:
-            return any(map(_is_secret_value, _SECRET_ASSIGNMENT.finditer(text)))
+    return (colon or "=" in text or "-" in text) and has_assignment(text)
+
+
+def _has_hostname(text: str, dot: bool, *, opaque: bool) -> bool:
+    """A host name in ``text`` (pwh._boundary_hosts.host_kind). An id-shaped two-label name under a
+    generic TLD (``billing.report``, ``notify.app``) is an id in a typed opaque-id field
+    (``opaque``); in free data it is a host when it is the whole value or its TLD is one registered
+    mostly for machines (``hall.dev``), and an id inside longer text otherwise (``hook a.open``)."""
+    if ("ocalhost" in text or "OCALHOST" in text) and _LOCALHOST.search(text):
+        return True
+    if not dot:
+        return False
+    for match in _HOSTNAME.finditer(text):
+        kind = host_kind(match.group().split("."))
+        if kind is None or _in_version(text, match.start()):
+            continue
+        if kind == "host" or (not opaque and (kind == "likely" or (
+            kind == "ambiguous" and match.start() == 0 and match.end() == len(text)
+        ))):
+            return True
     return False
 
 
-def _is_secret_value(match: re.Match[str]) -> bool:
-    value = match.group("v")
-    if _is_placeholder(value):
-        return False
-    return match.group("sep") == "=" or bool(match.group("q")) or not value.isalpha()
+_VERSION_START = re.compile(r"[vV]?[0-9]+\.[0-9]+")
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.+-_~")
 
 
-def _is_placeholder(value: str) -> bool:
-    """``***``, ``<redacted>``, ``null``: a value that names no secret."""
-    bare = value.strip().strip("<>[]{}()\"'").lower()
-    return not bare.strip("*x.-_ ") or bare in _PLACEHOLDERS
+def _in_version(text: str, start: int) -> bool:
+    """True when the token around ``start`` is a version ("1.0.0+build.io", "8.3.0.dev.local"):
+    its labels are pre-release or build identifiers, not a host."""
+    begin = start
+    while begin > 0 and text[begin - 1] in _TOKEN_CHARS:
+        begin -= 1
+    return _VERSION_START.match(text, begin) is not None
 
 
 def _is_ipv6(match: re.Match[str]) -> bool:
@@ -313,13 +320,6 @@ def _is_ipv6(match: re.Match[str]) -> bool:
         return False
     # "a::b" is also a code path; demand a digit or at least three groups.
     return any(c.isdigit() for c in text) or sum(1 for g in text.split(":") if g) >= 3
-
-
-def _is_hostname(match: re.Match[str]) -> bool:
-    if match.group("tld").lower() not in _TLD_SET:
-        return False
-    host = match.group().lower()
-    return not any(host == d or host.endswith("." + d) for d in _RESERVED_DOMAINS)
 
 
 def _has_transcript(text: str, colon: bool) -> bool:
@@ -367,6 +367,52 @@ _KeyInfo = tuple[tuple[str, ...], str, int]  # (the key's own categories, its pa
 _ODD_KEY: _KeyInfo = ((), "[?]", 0)  # a key that is not a string: never read, shown as "[?]"
 
 
+# --------------------------------------------------------------------------------------------
+# Typed opaque-id fields (SPEC §2: the contracts' token grammars, pwh/schemas/*.json). A string in
+# one of these fields that matches the field's grammar is an opaque id: a dotted id is not refused
+# for looking like a host under a generic-word TLD (``billing.report``), while a real host
+# (``build.acme.com``), a credential, an address or a declared name still is. Every other string
+# is free data, judged by every rule. tests/test_boundary_fields.py holds this table equal to the
+# schemas' patterns.
+# --------------------------------------------------------------------------------------------
+
+_G_DOTTED = re.compile(r"[a-z][a-z0-9_]{0,63}(?:\.[a-z][a-z0-9_]{0,63}){0,3}")  # hook_id, intent_kind, ...
+_G_TOKEN = re.compile(r"[a-z][a-z0-9_]{0,63}")  # capability_id and the enumerated tokens
+_G_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")  # source identities and references
+_G_DISPATCH = re.compile(r"pwh_[0-9a-f]{64}")
+_G_INTENT = re.compile(r"pwi_[0-9a-f]{64}")
+_G_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_G_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?Z")
+OPAQUE_FIELDS: dict[str, re.Pattern[str]] = {
+    **dict.fromkeys(("hook_id", "intent_kind", "intent_kinds", "operation", "policy_version", "requested_write_scope"), _G_DOTTED),
+    **dict.fromkeys(
+        ("capability_id", "schema_version", "event_kind", "event_kinds", "transition", "step_kind", "step_status",
+         "phase", "status", "failure_policy", "requested_read_scope"),
+        _G_TOKEN,
+    ),
+    **dict.fromkeys(
+        ("receipt_id", "effect_id", "plan_effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id",
+         "state_revision", "segment_ref", "fact_refs", "source_receipt_id"),
+        _G_REF,
+    ),
+    **dict.fromkeys(("dispatch_id", "source_dispatch_id"), _G_DISPATCH),
+    "intent_id": _G_INTENT,
+    "result_digest": _G_DIGEST,
+    "committed_at": _G_TIME,
+}
+_SCHEMA_NAME_MAPS = (".properties", ".patternProperties", ".definitions", "['$defs']", ".$defs")
+_SECRET = object()  # walk context: everything below a key that names a secret
+_LAST_KEY = re.compile(r"(?:\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\]]*)'\])(?:\[[0-9]+\])?$")
+
+
+def _root_context(path: str) -> re.Pattern[str] | None:
+    """The grammar of the field a root path ends in (``$.receipt_id``, ``$.source.fact_refs[0]``)."""
+    match = _LAST_KEY.search(path) if type(path) is str else None
+    if match is None:
+        return None
+    return OPAQUE_FIELDS.get(match.group(1) if match.group(1) is not None else match.group(2))
+
+
 def _as_str_list(items: Iterable[str]) -> list[str]:
     """Accept one string or an iterable of strings; silently drop anything else (never str() it)."""
     if items is None:
@@ -391,7 +437,7 @@ class BoundaryScanner:
     never kept, so the scanner does not retain private data.
     """
 
-    __slots__ = ("_allow", "_allow_re", "_names_re", "_memo", "_key_memo", "_key_sets")
+    __slots__ = ("_allow", "_allow_re", "_key_memo", "_key_sets", "_memo", "_names_re", "_opaque_memo")
 
     def __init__(self, private_names: Iterable[str] = (), allow: Iterable[str] = ()) -> None:
         """``private_names``: an organisation's deny-list, matched case-insensitively as whole words
@@ -415,6 +461,7 @@ class BoundaryScanner:
         self._memo: dict[str, tuple[str, ...]] = {}
         self._key_memo: dict[str, _KeyInfo] = {}
         self._key_sets: dict[tuple[str, ...], bool] = {}
+        self._opaque_memo: dict[str, bool] = {}  # typed opaque ids found clean as ids
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -531,16 +578,20 @@ class BoundaryScanner:
         cached = self._memo.get(text)
         if cached is not None:
             return cached
-        if (text.isidentifier() and text.islower() and "gh" not in text and "github_pat_" not in text) or (
+        if (_FAST_ID.fullmatch(text) and "xox" not in text and "xapp" not in text and "localhost" not in text) or (
             text[:2].isdigit() and _TIMESTAMP.fullmatch(text)
         ):
-            # An opaque lowercase id ("receipt_7f3a9c"; of the token shapes only a GitHub token can
-            # look like one) or a bare timestamp: no structural rule applies, and such strings are
-            # unique per dispatch, so they are rechecked rather than memoised.
-            if self._names_re is None or text in self._allow or not self._has_private_name(text):
+            # An opaque lowercase id of words and numbers ("receipt_000042", _boundary_secrets.fast_clean,
+            # inlined) or a bare timestamp: no structural rule applies, only a declared name can be in it.
+            # Digests are unique per dispatch: rechecked, not memoised; the rest is memoised (the
+            # words recur in every input; the memo's bound keeps the numbered ids from piling up).
+            if self._names_re is not None and text not in self._allow and self._has_private_name(text):
+                return ("private_name",)
+            if len(text) > 60:
                 return ()
-            return ("private_name",)
-        result = self._scan_str_uncached(text)
+            result: tuple[str, ...] = ()
+        else:
+            result = self._scan_str_uncached(text)
         if not result and len(text) <= _MEMO_MAX_TEXT:  # only clean strings: the memo never holds private data
             if len(self._memo) >= _MEMO_MAX_ENTRIES:
                 self._memo.clear()
@@ -550,29 +601,80 @@ class BoundaryScanner:
     def _scan_str_uncached(self, text: str) -> tuple[str, ...]:
         if text in self._allow:
             return ()
+        variants = forms(text)
+        if len(variants) == 1 and variants[0] is text:
+            return self._rules(text)
+        out: list[str] = []
+        for form in variants:
+            if form in self._allow:
+                continue
+            out.extend(c for c in self._rules(form) if c not in out)
+        return tuple(out)
+
+    def _rules(self, text: str) -> tuple[str, ...]:
+        """Every rule on one (normalised) form, through the fast lanes of the usual id shapes."""
         if self._allow_re is not None:
             text = self._allow_re.sub(" ", text)
         out: list[str] = []
-        if _LOWER_ID.fullmatch(text):
-            if ("gh" in text or "github_pat_" in text or "xox" in text or "sk-" in text) and _has_token_shape(text):
+        if _PLAIN.fullmatch(text):  # [A-Za-z0-9_-]*: only token shapes (and "localhost") can match
+            if has_token_shape(text):
                 out.append("credential")
-        elif _PLAIN.fullmatch(text):
-            if _has_token_shape(text):
-                out.append("credential")
+            if ("ocalhost" in text or "OCALHOST" in text) and _LOCALHOST.search(text):
+                out.append("hostname")
         elif _DOTTED_ID.fullmatch(text):
             if text.count(".") >= 3 and _IPV4.search(text):
                 out.append("ip_address")
-            if _TLD_HINT_LOWER.search(text) and any(map(_is_hostname, _HOSTNAME.finditer(text))):
+            if _has_hostname(text, True, opaque=False):
                 out.append("hostname")
             if "www." in text and _WWW.search(text):
                 out.append("url")
-            if ("gh" in text or "github_pat_" in text or "xox" in text or "sk-" in text) and _has_token_shape(text):
+            if has_token_shape(text):
                 out.append("credential")
         elif not _TIMESTAMP.fullmatch(text):
             out = _categories(text)
         if self._names_re is not None and self._has_private_name(text):
             out.append("private_name")
         return tuple(out)
+
+    def _scan_opaque(self, text: str) -> tuple[str, ...]:
+        """A string that matches the grammar of the opaque-id field it sits in (SPEC §2: the
+        contracts type these fields as opaque ids): only what such an id can still carry is looked
+        for -- a credential, an IP address, a host name read as an id reads it (``billing.report``
+        is an id, ``build.acme.com`` a host), a declared private name. Memoised when clean."""
+        if text in self._opaque_memo:
+            return ()
+        out: list[str] = []
+        for form in forms(text):
+            if form in self._allow:
+                continue
+            if self._allow_re is not None:
+                form = self._allow_re.sub(" ", form)
+            if has_token_shape(form) and "credential" not in out:
+                out.append("credential")
+            if "ip_address" not in out and (
+                (form.count(".") >= 3 and _IPV4.search(form))
+                or (":" in form and ("::" in form or form.count(":") >= 6) and any(map(_is_ipv6, _IPV6.finditer(form))))
+            ):
+                out.append("ip_address")
+            if "hostname" not in out and _has_hostname(form, "." in form, opaque=True):
+                out.append("hostname")
+            if "private_name" not in out and self._names_re is not None and self._has_private_name(form):
+                out.append("private_name")
+        if not out and len(text) <= _MEMO_MAX_TEXT:
+            if len(self._opaque_memo) >= _MEMO_MAX_ENTRIES:
+                self._opaque_memo.clear()
+            self._opaque_memo[text] = True
+        return tuple(out)
+
+    def _scan_field(self, text: str, grammar: re.Pattern[str] | None) -> tuple[str, ...]:
+        """A string under a key: judged as free data, then, if that finds something and the key is
+        a typed opaque-id field whose grammar the string matches, as an opaque id."""
+        categories = self._memo.get(text)
+        if categories is None:
+            categories = self._scan_str(text)
+        if categories and grammar is not None and grammar.fullmatch(text):
+            return self._scan_opaque(text)
+        return categories
 
     def _has_private_name(self, text: str) -> bool:
         names, low = self._names_re, text.lower()
@@ -590,15 +692,18 @@ class BoundaryScanner:
         if info is not None:
             return info
         categories = self._scan_str(key)
+        if "hostname" in categories and _G_DOTTED.fullmatch(key) and host_kind(key.split(".")) == "ambiguous":
+            # a key is a field name: "secret.name" is an id; "hall.dev", "acme.com" stay hosts
+            categories = tuple(c for c in categories if c != "hostname")
         if categories or not _SAFE_KEY.fullmatch(key):
             suffix = "[?]"  # the key may itself be private: the path must not spell it out
         else:  # the same rendering as pwh._codes.json_path
             suffix = f".{key}" if key.isidentifier() else f"['{key}']"
-        normal = key.lower().replace("-", "_")
+        normal = forms(key)[-1]  # the confusable skeleton, if any: "pаssword" names a password
         flags = 0
-        if normal in _SECRET_KEYS or normal.endswith(_SECRET_KEY_SUFFIXES):
+        if is_secret_key(normal):
             flags |= _KEY_SECRET
-        if _ENV_NAME_FULL.fullmatch(key):
+        if is_env_name(normal):
             flags |= _KEY_ENV
         if key == "role":
             flags |= _KEY_ROLE
@@ -612,8 +717,10 @@ class BoundaryScanner:
         return info
 
     def _walk(self, root: Any, root_path: str, found: _Found) -> None:
-        """Iterative depth-first walk: no Python recursion, so no RecursionError at any depth."""
-        stack: list[Any] = [(root, root_path, 0)]
+        """Iterative depth-first walk: no Python recursion, so no RecursionError at any depth.
+        A stack item is (node, path, depth, context): context is None, a field grammar (the
+        items of a typed id list), or _SECRET (everything under a key that names a secret)."""
+        stack: list[Any] = [(root, root_path, 0, _root_context(root_path))]
         active: set[int] = set()  # ids of the containers on the current path, to spot cycles
         reported = False
         while stack:
@@ -622,11 +729,21 @@ class BoundaryScanner:
             if node is _EXIT:
                 active.discard(item[1])
                 continue
-            path = item[1]
+            path, context = item[1], item[3]
             kind = type(node)
             if issubclass(kind, str):
-                for category in self._scan_str(str.__str__(node)):
-                    found.add((path, category))
+                text = str.__str__(node)
+                if context is _SECRET:
+                    if text and not is_placeholder(text):
+                        found.add((path, "credential"))
+                    for category in self._scan_str(text):
+                        found.add((path, category))
+                else:
+                    for category in self._scan_field(text, context):
+                        found.add((path, category))
+                continue
+            if context is _SECRET and issubclass(kind, (int, float)) and not issubclass(kind, bool):
+                found.add((path, "credential"))  # a PIN, a numeric key: a number under a secret key
                 continue
             if kind is _PROXY:
                 node = _unwrap_proxy(node)
@@ -643,26 +760,34 @@ class BoundaryScanner:
             active.add(id(node))
             stack.append((_EXIT, id(node)))
             if is_dict:
-                self._walk_dict(node, path, depth + 1, found, stack)
+                self._walk_dict(node, path, depth + 1, found, stack, context is _SECRET)
             else:
                 items = list.__iter__(node) if issubclass(kind, list) else tuple.__iter__(node)
-                self._walk_items(items, path, depth + 1, found, stack)
+                self._walk_items(items, path, depth + 1, found, stack, context)
 
-    def _walk_items(self, items: Iterable[Any], path: str, depth: int, found: _Found, stack: list[Any]) -> None:
+    def _walk_items(
+        self, items: Iterable[Any], path: str, depth: int, found: _Found, stack: list[Any], context: Any
+    ) -> None:
         children = []
+        grammar = context if context is not _SECRET else None
         for i, child in enumerate(items):
             child_kind = type(child)
-            if child_kind is str:  # the common case, scanned inline to save a stack round trip
-                for category in self._scan_str(child):
+            if child_kind is str and context is not _SECRET:  # the common case, scanned inline
+                for category in self._scan_field(child, grammar):
                     found.add((f"{path}[{i}]", category))
-            elif not issubclass(child_kind, _SCALARS):
-                children.append((child, f"{path}[{i}]", depth))
+            elif context is _SECRET or not issubclass(child_kind, _SCALARS):
+                children.append((child, f"{path}[{i}]", depth, context))
         stack.extend(reversed(children))
 
-    def _walk_dict(self, node: dict[Any, Any], path: str, depth: int, found: _Found, stack: list[Any]) -> None:
+    def _walk_dict(
+        self, node: dict[Any, Any], path: str, depth: int, found: _Found, stack: list[Any], secret: bool = False
+    ) -> None:
         # dict.items() called on the instance reads the table directly: a subclass's overrides never
         # run, and no key is hashed or compared (a hostile key's __eq__/__hash__ stays uncalled).
         memo, key_memo = self._memo, self._key_memo
+        # The keys of a JSON Schema "properties" object name fields ("password": {"type": ...});
+        # they hold no values, so a secret-named one there marks nothing below it as a secret.
+        names_fields = path.endswith(_SCHEMA_NAME_MAPS)
         has_role = has_content = False
         children = []
         for key, child in dict.items(node):
@@ -671,26 +796,34 @@ class BoundaryScanner:
                 info = key_memo.get(key)
                 if info is None:
                     info = self._key_info(key)
+                grammar = OPAQUE_FIELDS.get(key)
             elif issubclass(key_kind, str):
                 info = self._key_info(str.__str__(key))
+                grammar = None
             else:
-                info = _ODD_KEY
+                info, grammar = _ODD_KEY, None
             key_categories, suffix, flags = info
+            if names_fields:
+                flags &= ~(_KEY_SECRET | _KEY_ENV)
+            under_secret = secret or bool(flags & _KEY_SECRET)
             child_kind = type(child)
             if child_kind is str:  # the common case, scanned inline to save a stack round trip
                 categories = memo.get(child)
-                if categories is None:
-                    categories = self._scan_str(child)
+                if categories is None or categories and grammar is not None:
+                    categories = self._scan_field(child, grammar)
             else:
                 categories = ()
-                if not issubclass(child_kind, _SCALARS):
-                    children.append((child, path + suffix, depth))
-            if not (categories or key_categories or flags):
+                if under_secret:
+                    if not issubclass(child_kind, type(None)) and not issubclass(child_kind, bool):
+                        children.append((child, path + suffix, depth, _SECRET))
+                elif not issubclass(child_kind, _SCALARS):
+                    children.append((child, path + suffix, depth, grammar))
+            if not (categories or key_categories or flags or secret):
                 continue  # the hot path ends here
             child_path = path + suffix
             found.update((child_path, category) for category in key_categories + categories)
             if child_kind is str and child:
-                if flags & _KEY_SECRET and not _is_placeholder(child):
+                if under_secret and not is_placeholder(child):
                     found.add((child_path, "credential"))
                 if flags & _KEY_ENV:
                     found.add((child_path, "environment_value"))

@@ -1,7 +1,8 @@
 """The ``pwh`` command line: one module, argparse, no tracebacks for a user.
 
 Exit codes: 0 success; 1 the judged implementation failed (a row failed, a check found problems);
-2 the command could not run (bad arguments, missing files, an unloadable SUT).
+2 the command could not run (bad arguments, missing files, an unloadable SUT); 3 an incomplete
+gate verdict; 130 a real Ctrl-C (every process pwh started is stopped first: ``_interrupt``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from . import _interrupt as ctrl_c
 from ._gate import GateError, locate, run_gate
 from ._packet import add_packet_commands
 from ._report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 from ._sut_faults import is_user_interrupt, sigint_count, track_user_interrupts
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_INTERRUPTED = ctrl_c.EXIT_INTERRUPTED
 
 
 class UsageError(Exception):
@@ -35,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     track_user_interrupts()
     since = sigint_count()
+    if argv is None:  # run as the program: orphaned descendants come back to pwh to be stopped
+        ctrl_c.become_subreaper()
+    restore = ctrl_c.install()  # a SIGINT stops every process pwh started, by PID (pwh._interrupt)
     try:
         return int(args.handler(args))
     except (UsageError, GateError) as exc:
@@ -43,15 +49,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         if not is_user_interrupt(exc, since):  # raised by code pwh ran (an adapter), not a Ctrl-C
             return _ended_by(exc)
-        print("pwh: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except (SystemExit, GeneratorExit) as exc:  # pwh's handlers return codes: this came from an adapter
         return _ended_by(exc)
     except Exception as exc:  # a bug in pwh: one line for the user, the traceback on request
         if os.environ.get("PWH_DEBUG"):
             raise
+        if ctrl_c.interrupted():  # a clean-up that failed as the Ctrl-C unwound it
+            return _interrupted()
         print(f"pwh: internal error ({type(exc).__name__}); rerun with PWH_DEBUG=1 to see where", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        restore()
+
+
+def _interrupted() -> int:
+    """A real Ctrl-C: whatever pwh started is stopped, one line, exit 130."""
+    ctrl_c.stop_descendants()
+    print("pwh: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _ended_by(exc: BaseException) -> int:
@@ -133,9 +149,40 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
             return _reliability(args)
         if args.minutes is None:
             raise UsageError("pwh soak needs --minutes N (or --campaign reliability)")
-        return int(models_handler(args))
+        if models_handler is _models_missing:
+            return _models_missing(args)
+        return _soak(args)
 
     soak.set_defaults(handler=handler)
+    replay = sub.choices.get("replay")
+    if replay is not None:  # the trace is read here, as data: it never chooses code to run (pwh._replay)
+        from ._replay import replay_command
+
+        replay.set_defaults(handler=replay_command)
+
+
+def _soak(args: argparse.Namespace) -> int:
+    """``pwh soak --minutes N [--sut ...]``: the models for a while. An adapter named with ``--sut``
+    (or ``$PWH_SUT``, the user's own environment) may come from the working directory, searched
+    last; a built-in SUT imports nothing from it."""
+    from ._gate import searchable_cwd
+    from ._sut import BUILTIN_SUTS, SUTLoadError
+
+    models = importlib.import_module(MODELS_PACKAGE)
+    model_error = importlib.import_module(f"{MODELS_PACKAGE}._system").ModelError
+    if not args.minutes > 0:
+        raise UsageError("--minutes must be positive")
+    sut = args.sut or os.environ.get("PWH_SUT") or "reference"
+    if sut not in BUILTIN_SUTS:
+        searchable_cwd()
+    try:
+        summary = models.soak(args.minutes, sut, args.seed, campaign=args.campaign,
+                              real_crashes=False if args.no_real_crashes else None, out=lambda line: print(line, flush=True))
+    except (SUTLoadError, model_error) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write counterexamples: {exc.strerror or 'write failed'}") from None
+    return EXIT_FAILED if summary["violations"] else EXIT_OK
 
 
 def _models_missing(args: argparse.Namespace) -> int:
@@ -147,6 +194,7 @@ def _models_missing(args: argparse.Namespace) -> int:
 def _reliability(args: argparse.Namespace) -> int:
     from ._reliability import failed, run_campaign
 
+    _check_outputs(args, "json")
     result = run_campaign(quick=bool(getattr(args, "quick", False)), seed=getattr(args, "seed", None) or 0,
                           out=lambda line: print(line, flush=True))
     _write(getattr(args, "json", None), json.dumps(result, indent=2, sort_keys=True) + "\n")
@@ -155,6 +203,7 @@ def _reliability(args: argparse.Namespace) -> int:
 
 def _gate(args: argparse.Namespace) -> int:
     rows = [r.strip() for r in args.rows.split(",")] if args.rows else None
+    _check_outputs(args, "json", "junit", "cucumber", "report")
     print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
     run = run_gate(args.sut, features=args.features, coverage=args.coverage, progress=not args.quiet, rows=rows, durable=args.durable)
     verdict = run.verdict()
@@ -217,7 +266,23 @@ def _write(path: str | None, text: str) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, "utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or 'write failed'}") from None
+        raise UsageError(f"cannot write {_shown_path(path)}: {exc.strerror or 'write failed'}") from None
+
+
+def _check_outputs(args: argparse.Namespace, *options: str) -> None:
+    """Before a long run: an output path that names a directory is refused at once, not after it."""
+    for option in options:
+        path = getattr(args, option, None)
+        if path and Path(path).is_dir():
+            raise UsageError(f"--{option} {_shown_path(path)} is a directory; name a file")
+
+
+def _shown_path(path: str) -> str:
+    """A path as pwh shows it: relative to the working directory when inside it, else its name."""
+    try:
+        return Path(os.path.abspath(path)).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return Path(path).name or "."
 
 
 def _scenarios_check(args: argparse.Namespace) -> int:

@@ -201,7 +201,7 @@ def run_gate(
         refuse_bad_matrix,  # exit 2 before any scenario: a matrix `pwh scenarios check` rejects
     )
     refuse_bad_matrix(feature_dir)
-    _check_sut_loads(sut)
+    sut_dir = _check_sut_loads(sut)
     root = project_root()
     with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=_fast_tmp()) as tmp:
         results = Path(tmp) / "results.json"
@@ -221,9 +221,8 @@ def run_gate(
         # Only the plugins the matrix needs: no third-party plugin installed on the machine may
         # change how the scenarios run or what they report.
         env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PWH_SUT": sut, "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL", "PWH_FEATURES": str(feature_dir), "PWH_FEATURES_ROOT": str(feature_dir.parent),
-               "TMPDIR": tmp,
-               "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), str(root), os.environ.get("PYTHONPATH", "")]))}
-        proc = subprocess.run(cmd, env=env, cwd=root, stdin=subprocess.DEVNULL)
+               "TMPDIR": tmp, **child_import_env(sut_dir)}
+        proc = _run_child(cmd, env=env, cwd=root)
         if not results.exists():
             raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
         payload = json.loads(results.read_text("utf-8"))
@@ -231,20 +230,91 @@ def run_gate(
     return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows)
 
 
-def _check_sut_loads(sut: str) -> None:
+def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run the scenario child with SIGINT blocked: a Ctrl-C at the terminal reaches the whole
+    process group, and the child would print its own traceback; pwh handles it instead (stops
+    the child by PID, exit 130: pwh._interrupt). The mask is inherited across exec."""
+    from ._interrupt import children_ignore_sigint
+
+    with children_ignore_sigint():
+        child = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
+    with child:
+        try:
+            child.wait()
+        except BaseException:
+            child.kill()  # by PID: this child only (its own children: pwh._interrupt)
+            raise
+    return subprocess.CompletedProcess(cmd, child.returncode)
+
+
+def _check_sut_loads(sut: str) -> str | None:
     """Fail fast, with the adapter's own reason, when the SUT cannot even be constructed (a
     missing extra, a typo in module:factory), instead of failing every scenario the same way.
     ``load_sut`` and ``close_sut`` turn anything the adapter raises, ``SystemExit`` included,
-    into a ``SUTLoadError`` naming it and the adapter's file:line."""
-    from ._sut import SUTLoadError, close_sut, load_sut
+    into a ``SUTLoadError`` naming it and the adapter's file:line.
 
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
+    Returns the working directory when an explicit ``module:factory`` was found there (the child
+    must search it too, last), else ``None``: a built-in SUT never imports from the cwd."""
+    from ._sut import BUILTIN_SUTS, SUTLoadError, close_sut, load_sut
+
+    builtin = sut in BUILTIN_SUTS
+    if not builtin:
+        searchable_cwd()
     try:
         close_sut(load_sut(sut), sut)
     except SUTLoadError as exc:
         raise GateError(str(exc)) from None
+    return None if builtin else adapter_dir_in_cwd(sut)
+
+
+# What the gate's child may import: the project, then whatever the user's own PYTHONPATH names,
+# then the standard library and site-packages. An explicit ``--sut module:factory`` found in the
+# working directory adds that directory *after* all of them (``PWH_SUT_PATH``, appended to
+# ``sys.path`` by the gate plugin), so no file in the cwd can shadow a module pwh or the stdlib
+# imports (a stray ``random.py`` or ``json.py``).
+SUT_PATH_ENV = "PWH_SUT_PATH"
+
+
+def searchable_cwd() -> None:
+    """Let an adapter the user named on the command line be found in the working directory, as
+    ``python -m`` would, but searched last: never ahead of the standard library."""
+    cwd = os.getcwd()
+    if not any(_same_entry(p, cwd) for p in sys.path):
+        sys.path.append(cwd)
+
+
+def adapter_dir_in_cwd(sut: str) -> str | None:
+    """The working directory, when ``sut``'s top-level module was imported from it."""
+    top = sut.partition(":")[0].partition(".")[0]
+    module = sys.modules.get(top)
+    spec = getattr(module, "__spec__", None)
+    if spec is None:
+        return None
+    places = list(spec.submodule_search_locations or []) or ([spec.origin] if spec.origin else [])
+    cwd = Path(os.getcwd()).resolve()
+    for place in places:
+        try:
+            if Path(place).resolve().parent == cwd:
+                return str(cwd)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def child_import_env(sut_dir: str | None) -> dict[str, str]:
+    """``PYTHONPATH`` (the project first, then the user's own entries) and ``PWH_SUT_PATH`` for a
+    child that runs scenarios; the working directory is never on ``PYTHONPATH``."""
+    root = str(project_root())
+    user = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys([root, *user])), SUT_PATH_ENV: sut_dir or ""}
+    return env
+
+
+def _same_entry(entry: str, directory: str) -> bool:
+    try:
+        return Path(entry or ".").resolve() == Path(directory).resolve()
+    except (OSError, ValueError):
+        return False
 
 
 def _fast_tmp() -> str | None:

@@ -168,7 +168,16 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _search_sut_dir_last()
     out = config.getoption(RESULTS_OPTION)
     if out:
         root = Path(os.environ.get("PWH_FEATURES_ROOT", os.getcwd()))
         config.pluginmanager.register(_Recorder(config, Path(out), root), "pwh-gate-recorder")
+
+
+def _search_sut_dir_last() -> None:
+    """The directory an explicit ``--sut module:factory`` was found in (``PWH_SUT_PATH``, set by
+    the gate), searched after the standard library and site-packages, never ahead of them."""
+    extra = os.environ.get("PWH_SUT_PATH", "")
+    if extra and extra not in sys.path:
+        sys.path.append(extra)

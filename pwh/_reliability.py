@@ -13,7 +13,11 @@ untrusted. The campaign (each part in its own module) tries:
 - journal faults (:mod:`pwh._reliability_journal`): full disk, read-only, corrupt records, a held
   lock, two processes on one receipt;
 - leaks (:mod:`pwh._reliability_leaks`): seeded Faker values followed into the journal, the
-  reports and the packet, and the scanner's false positives on the project's public files.
+  reports and the packet, and the scanner's false positives on the project's public files;
+- the scanner's corpus (:mod:`pwh._reliability_corpus`): evasion per kind and false positives
+  on the labelled corpus ``pwh/corpus/boundary.jsonl``, printed under the table and carried in
+  the result's ``scanner_corpus``; an expressible kind that gets through, or more than 2 % of the
+  legitimate opaque ids refused, fails the campaign.
 
 Per category it counts ``tried``, ``isolated`` (ended exactly as the rules say), ``uncaught`` (an
 exception escaped pwh), ``leaked`` (a planted value reached the journal, a report or a packet),
@@ -42,7 +46,7 @@ ORDER = (
     "hostile_network", "hostile_environment", "hostile_file",
     "journal_disk_full", "journal_read_only", "journal_corrupt", "journal_lock", "journal_two_processes",
     "leak_source", "leak_projection", "leak_result", "leak_exception", "leak_packet",
-    "scanner_false_positives",
+    "scanner_false_positives", "scanner_corpus",
 )
 MUST_BE_ZERO = ("uncaught", "leaked", "primary_changed", "false_positives")
 
@@ -60,7 +64,7 @@ class Plan:
     leak_batch: int
 
     @classmethod
-    def of(cls, quick: bool) -> "Plan":
+    def of(cls, quick: bool) -> Plan:
         if quick:
             return cls(mutations=150, hypothesis=4, hostile_rounds=1, journal_rounds=1, leak_values=72, leak_batch=72)
         return cls(mutations=25_000, hypothesis=250, hostile_rounds=20, journal_rounds=8, leak_values=10_000, leak_batch=500)
@@ -69,6 +73,7 @@ class Plan:
 def run_campaign(*, quick: bool, seed: int = 0, out: Callable[[str], Any] = print) -> dict[str, Any]:
     """Run every part; print the table through ``out`` and return
     ``{"categories": {name: counts}, "total": counts, "notes": ..., "seconds": ..., "quick", "seed"}``."""
+    from ._reliability_corpus import run_corpus
     from ._reliability_hostile import run_hostile
     from ._reliability_input import run_bad_input
     from ._reliability_journal import run_journal_faults
@@ -77,12 +82,14 @@ def run_campaign(*, quick: bool, seed: int = 0, out: Callable[[str], Any] = prin
     plan = Plan.of(quick)
     tallies: dict[str, Tally] = {}
     seconds: dict[str, float] = {}
+    corpus: dict[str, Any] = {}
     parts: list[tuple[str, Callable[[], None]]] = [
         ("bad input", lambda: run_bad_input(tallies, mutations=plan.mutations, hypothesis=plan.hypothesis, seed=seed)),
         ("hostile producers", lambda: run_hostile(tallies, rounds=plan.hostile_rounds, seed=seed)),
         ("journal faults", lambda: run_journal_faults(tallies, rounds=plan.journal_rounds)),
         ("leaks", lambda: run_leaks(tallies, values=plan.leak_values, batch=plan.leak_batch, packets=True, seed=seed)),
         ("scanner false positives", lambda: run_false_positives(tallies)),
+        ("scanner corpus", lambda: corpus.update(run_corpus(tallies))),
     ]
     out(f"pwh reliability campaign: {'quick' if quick else 'full'} run, seed {seed}")
     for name, part in parts:
@@ -91,6 +98,7 @@ def run_campaign(*, quick: bool, seed: int = 0, out: Callable[[str], Any] = prin
         seconds[name] = round(time.monotonic() - started, 2)
         out(f"  {name}: {seconds[name]:.1f}s")
     result = summarise(tallies, seconds, quick=quick, seed=seed)
+    result["scanner_corpus"] = corpus
     out(render_table(result))
     return result
 
@@ -116,9 +124,14 @@ def render_table(result: dict[str, Any]) -> str:
     for name, notes in result.get("notes", {}).items():
         for note in notes:
             lines.append(f"  {name}: {note}")
+    if "scanner_corpus" in result:
+        from ._reliability_corpus import render_corpus
+
+        lines.extend(render_corpus(result["scanner_corpus"]))
     return "\n".join(lines)
 
 
 def failed(result: dict[str, Any]) -> bool:
-    """True when any must-be-zero count is not zero (the CLI's exit code 1)."""
-    return any(result["total"][k] for k in MUST_BE_ZERO)
+    """True when any must-be-zero count is not zero, or the scanner missed its corpus targets
+    (the CLI's exit code 1)."""
+    return any(result["total"][k] for k in MUST_BE_ZERO) or not result.get("scanner_corpus", {}).get("target_met", True)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _codes as codes
+from ._interrupt import children_ignore_sigint
 from ._journal import JournalError, SQLiteJournal, checksum
 from ._memory_journal import MemoryJournal
 from ._reliability_packets import HOOK, dispatch_of, intent, proposed, source
@@ -306,8 +307,9 @@ def two_processes(folder: Path, tally: Tally, rounds: int) -> None:
     ctx = multiprocessing.get_context("spawn")
     start, meet, out = ctx.Barrier(2), ctx.Barrier(2), ctx.Queue()
     procs = [ctx.Process(target=_race_child, args=(str(path), plan, start, meet, out), daemon=True) for _ in range(2)]
-    for p in procs:
-        p.start()
+    with children_ignore_sigint():  # a Ctrl-C is pwh's to handle: it stops them by PID
+        for p in procs:
+            p.start()
     answers: dict[int, list[dict[str, Any]]] = {}
     deadline = time.monotonic() + 60 + 5 * len(plan)
     try:

@@ -8,6 +8,7 @@ every row and rule has at least one scenario. Problems name the file and line.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,8 +62,8 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
     root = root or features_dir.parent
     problems: list[Problem] = []
     per_rule = {r: 0 for r in RULE_IDS}
-    files = sorted(features_dir.rglob("*.feature"))
-    if not files:
+    files, problems = feature_files(features_dir, root)
+    if not files and not problems:
         problems.append(Problem(_rel(features_dir, root) + "/", 0, "no .feature files"))
     for path in files:
         shown = _rel(path, root)
@@ -95,6 +96,53 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
     return sorted(set(problems)), per_rule
 
 
+MAX_FEATURE_BYTES = 4 * 1024 * 1024  # the whole shipped matrix is a few hundred KB
+MAX_FEATURE_DEPTH = 16
+
+
+def feature_files(features_dir: Path, root: Path | None = None) -> tuple[list[Path], list[Problem]]:
+    """Every ``*.feature`` regular file under ``features_dir``, and a problem for anything the
+    gate must not read as one: a symbolic link (file or directory: never followed, so nothing
+    outside the directory is read), a directory, FIFO or device named ``*.feature``, a file over
+    :data:`MAX_FEATURE_BYTES`, a directory nested deeper than :data:`MAX_FEATURE_DEPTH` levels or
+    one that cannot be listed. The walk is iterative: no depth of tree can exhaust the stack."""
+    root = root or features_dir.parent
+    found: list[Path] = []
+    problems: list[Problem] = []
+    todo: list[tuple[Path, int]] = [(features_dir, 0)]
+    while todo:
+        folder, depth = todo.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            problems.append(Problem(_rel(folder, root) + "/", 0, "a directory that cannot be listed"))
+            continue
+        for entry in entries:
+            path = folder / entry.name
+            feature = entry.name.endswith(".feature")
+            try:
+                if entry.is_symlink():
+                    if feature or entry.is_dir():
+                        problems.append(Problem(_rel(path, root), 0, "a symbolic link (not followed: features live in the directory itself)"))
+                elif entry.is_dir(follow_symlinks=False):
+                    if depth + 1 >= MAX_FEATURE_DEPTH:
+                        problems.append(Problem(_rel(path, root) + "/", 0, f"nested more than {MAX_FEATURE_DEPTH} directories deep (not searched)"))
+                    elif feature:
+                        problems.append(Problem(_rel(path, root), 0, "a directory, not a feature file"))
+                    else:
+                        todo.append((path, depth + 1))
+                elif feature and not entry.is_file(follow_symlinks=False):
+                    problems.append(Problem(_rel(path, root), 0, "not a regular file"))
+                elif feature and entry.stat(follow_symlinks=False).st_size > MAX_FEATURE_BYTES:
+                    problems.append(Problem(_rel(path, root), 0, f"larger than {MAX_FEATURE_BYTES // (1024 * 1024)} MiB (not read)"))
+                elif feature:
+                    found.append(path)
+            except OSError:
+                problems.append(Problem(_rel(path, root), 0, "cannot be examined"))
+    return sorted(found), problems
+
+
 def parse_problems(shown: str, exc: Exception) -> list[Problem]:
     """One problem per error the Gherkin parser reported, at its line, with the parser's own
     ``(line:col): message``; pytest-bdd's own errors (a step out of place) at their line."""
@@ -123,7 +171,8 @@ def _public(text: str) -> str:
 
 
 def _rel(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` (a symbolic link named where it is, not where it points)."""
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
+        return (path.parent.resolve() / path.name).relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
         return path.name

@@ -32,9 +32,11 @@ PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
     "a windows path": ("open D:\\data\\x", "absolute path"),
     "a windows share": ("\\\\fileserver\\share", "absolute path"),
     "a home directory by tilde": ("cd ~/notes", "home dir"),
-    "a home directory after a semicolon": ("x;/home/alice", "home dir"),
-    "a mac home directory after a semicolon": ("x;/Users/bob", "home dir"),
-    "the root home after a semicolon": ("x;/root", "home dir"),
+    # A home directory is an absolute path too; since issue 16 a path after any non-path character
+    # (";" included) is found as one, and that category comes first (home_dir is still found).
+    "a home directory after a semicolon": ("x;/home/alice", "absolute path"),
+    "a mac home directory after a semicolon": ("x;/Users/bob", "absolute path"),
+    "the root home after a semicolon": ("x;/root", "absolute path"),
     "an AWS access key": ("key AKIAABCDEFGHIJKLMNOP", "credential"),
     "an AWS session key": ("key ASIAABCDEFGHIJKLMNOP", "credential"),
     "a GitHub token": ("ghp_" + "a1" * 16, "credential"),
@@ -83,9 +85,9 @@ PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
     "a timestamped log line": ("2024-01-01 12:00:00 ERROR boom", "raw log"),
     "a bracketed log level": ("[WARN] low disk", "raw log"),
     "a shell prompt": ("$ make test", "raw log"),
-    "a root shell prompt": ("root@box:~# ls", "raw log"),
+    "a root shell prompt": ("root@box:~# ls", "email"),  # root@box, an account on a machine, comes first
     "a python prompt": (">>> import os", "raw log"),
-    "an environment assignment": ("MY_VAR=1", "environment value"),
+    "an environment assignment": ("export MY_VAR=1", "environment value"),  # a bare MY_VAR=1 is configuration (issue 16)
     "an environment expansion": ("uses $HOME_DIR", "environment value"),
     "a braced environment expansion": ("uses ${HOME}", "environment value"),
     "a windows environment expansion": ("in %USERPROFILE%", "environment value"),

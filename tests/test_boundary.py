@@ -550,6 +550,7 @@ def test_the_memo_never_keeps_private_strings() -> None:
 def test_text_paths_are_one_based_lines_and_crlf_safe() -> None:
     text = "Feature: x\r\n\r\n  Given a hook\r\nUser: hello\r\n/etc/passwd\n" + "\n" * 6 + "root@box:~# id"
     assert scan_text(text) == [
+        Finding("email", "line 12"),  # root@box: an account on a machine, even without a dot
         Finding("raw_log", "line 12"),
         Finding("transcript", "line 4"),
         Finding("absolute_path", "line 5"),
