@@ -21,6 +21,8 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
       | raises an error                            | producer_failed          |
       | does not return within its timeout         | producer_timed_out       |
       | loops forever without returning            | producer_timed_out       |
+      | ends its own process when it runs apart from the host | producer_failed |
+      | holds the interpreter lock past its timeout when it runs apart from the host | producer_timed_out |
       | returns an invalid result                  | result_contract_rejected |
       | returns a result over its byte limit       | result_contract_rejected |
       | proposes an intent for another hook        | result_contract_rejected |

@@ -9,7 +9,6 @@ the same disk and settings as the commit floor measured in the same run.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import shutil
 import sqlite3
@@ -28,10 +27,10 @@ from ._contracts import SIDECAR_SCHEMA_VERSION
 from ._examples import example_receipt, example_registration
 from ._identity import dispatch_id, intent_id, plain_dispatch_id
 from ._journal import SQLiteJournal, checksum
-from ._memory_journal import MemoryJournal
+from ._process_runner import ProcessRunner
 from ._profile import Profile
 from ._reference import ReferenceSUT
-from ._runner import ProducerRunner
+from ._runner import ThreadRunner
 
 KIND = "bench.follow_up"
 PAYLOAD_SCHEMA: dict[str, Any] = {
@@ -49,13 +48,16 @@ class Workload:
     hooks: int = 1
     journal: str = "sqlite"
     prefill: int = 0
+    runner: str = "process"  # the default (a forked worker process) or "thread"
 
 
 WORKLOADS: tuple[Workload, ...] = (
     Workload("floor_sqlite_commit", "floor"),
     Workload("handoff_after_idle", "handoff"),
+    Workload("thread_handoff_after_idle", "handoff", runner="thread"),
     Workload("dispatch_1_hook_durable", "dispatch", 1),
     Workload("skeleton_1_hook_durable", "skeleton", 1),
+    Workload("thread_dispatch_1_hook_durable", "dispatch", 1, runner="thread"),
     Workload("dispatch_8_hooks_durable", "dispatch", 8),
     Workload("skeleton_8_hooks_durable", "skeleton", 8),
     Workload("dispatch_32_hooks_durable", "dispatch", 32),
@@ -99,8 +101,13 @@ def receipt(n: int) -> dict[str, Any]:
     return example_receipt(n, width=12)
 
 
-def make_sut(hooks: int, journal: str, workdir: Path) -> ReferenceSUT:
+def make_sut(hooks: int, journal: str, workdir: Path, runner: str = "process") -> ReferenceSUT:
     sut = ReferenceSUT(journal=journal, workdir=workdir, synchronous="FULL")
+    if runner == "thread":
+        sut.dispatcher.runner.close()
+        sut.dispatcher.runner = ThreadRunner()
+    elif not isinstance(sut.dispatcher.runner, ProcessRunner):
+        raise RuntimeError("the default runner is not the process runner here (PWH_RUNNER or no fork)")
     sut.register_intent_kind(KIND, PAYLOAD_SCHEMA)
     sut.set_profile(Profile(phase_enabled=True, max_hooks_per_dispatch=64, max_intents_per_dispatch=64))
     for h in range(hooks):
@@ -125,7 +132,7 @@ def run_workload(w: Workload, n: int, workdir: Path) -> dict[str, Any]:
     if w.kind == "floor":
         times = _floor(n, workdir)
     elif w.kind == "dispatch":
-        sut = make_sut(w.hooks, w.journal, workdir)
+        sut = make_sut(w.hooks, w.journal, workdir, w.runner)
         sut.dispatch(receipt(10**9))  # warm: compile checks, start the worker
         times = _timed(n, lambda i: sut.dispatch(receipt(i)))
         sut.close()
@@ -138,7 +145,7 @@ def run_workload(w: Workload, n: int, workdir: Path) -> dict[str, Any]:
     elif w.kind == "skeleton":
         times = _skeleton(w.hooks, n, workdir)
     elif w.kind == "handoff":
-        times = _handoff(n)
+        times = _handoff(n, ThreadRunner() if w.runner == "thread" else ProcessRunner())
     elif w.kind == "loopx":
         times = _loopx_times(w, n, workdir)
     elif w.kind == "prefilled":
@@ -184,17 +191,18 @@ def _floor(n: int, workdir: Path) -> list[float]:
     return times
 
 
-def _handoff(n: int) -> list[float]:
-    """One no-op provider call through the real-timeout runner, after 1 ms idle (about as long as
-    the worker sleeps between two durable dispatches): what isolating providers on a thread costs
-    each dispatch here (a sleeping thread woken, and the dispatcher woken back), alone."""
-    runner = ProducerRunner()
+def _handoff(n: int, runner: Any) -> list[float]:
+    """One no-op provider call through a real-timeout runner, after 1 ms idle (about as long as
+    the worker sleeps between two durable dispatches): what isolating providers costs each
+    dispatch here, alone: for the process runner, the call written to the sleeping worker
+    process, its answer read back and decoded; for the thread runner, a sleeping thread woken and
+    the dispatcher woken back."""
     out = []
     try:
         for i in range(n):
             time.sleep(0.001)
             started = time.perf_counter()
-            batch = runner.start([(_same, i, 1000)])
+            batch = runner.start([(_same, i, 1000, 65536)])
             batch.next_verdict()
             out.append(time.perf_counter() - started)
             batch.close()
@@ -209,9 +217,9 @@ def skeleton_dispatcher(hooks: int, workdir: Path) -> tuple[Callable[[Mapping[st
     records in the same durable journal, one commit per dispatch; no source or result validation,
     no boundary scan, no intent id re-derived, no immutable copy of the input, no replay read.
     Beside the real dispatch it says what the checks cost, and how near a target any dispatcher
-    of this shape (thread-isolated providers, one durable commit) could come without them."""
+    of this shape (process-isolated providers, one durable commit) could come without them."""
     journal = SQLiteJournal(workdir / "sidecar.sqlite3", synchronous="FULL")
-    runner = ProducerRunner()
+    runner = ProcessRunner()
     regs = [registration(f"bench{h:02d}.hook") for h in range(hooks)]
 
     def dispatch(source: Mapping[str, Any]) -> None:
@@ -223,7 +231,7 @@ def skeleton_dispatcher(hooks: int, workdir: Path) -> tuple[Callable[[Mapping[st
             }
             for reg in regs
         ]
-        batch = runner.start([(producer, given, reg["budget"]["timeout_ms"]) for given, reg in zip(inputs, regs)])
+        batch = runner.start([(producer, given, reg["budget"]["timeout_ms"], reg["budget"]["max_result_bytes"]) for given, reg in zip(inputs, regs)])
         records = []
         try:
             for given, reg in zip(inputs, regs):
@@ -451,20 +459,29 @@ def ratios(w: dict[str, dict[str, Any]]) -> dict[str, float | None]:
 
 def breakdown(w: Mapping[str, Mapping[str, Any]]) -> dict[str, float] | None:
     """Where a 1-hook durable dispatch goes, from medians of this run: the in-memory dispatch
-    (its provider isolated on a thread; the hand-off alone is measured beside it) and the
-    durable commit it adds (next to the raw commit floor). Medians do not add exactly; this
-    is for reading the ratios, not a second measurement."""
+    (its provider isolated in a worker process; the hand-off alone is measured beside it) and
+    the durable commit it adds (next to the raw commit floor); and what the process boundary
+    costs: the same dispatch with the thread runner, and the thread hand-off alone. Medians do
+    not add exactly; this is for reading the ratios, not a second measurement."""
     names = ("dispatch_1_hook_durable", "dispatch_1_hook_memory", "floor_sqlite_commit", "handoff_after_idle")
     if not all(name in w for name in names):
         return None
     durable, memory, floor, handoff = (w[name]["median_ms"] for name in names)
-    return {
+    out = {
         "durable_dispatch_ms": durable,
         "in_memory_dispatch_ms": memory,
-        "thread_handoff_ms": handoff,
+        "process_handoff_ms": handoff,
         "commit_added_ms": round(durable - memory, 4),
         "commit_floor_ms": floor,
     }
+    if "thread_dispatch_1_hook_durable" in w and "thread_handoff_after_idle" in w:
+        thread = w["thread_dispatch_1_hook_durable"]["median_ms"]
+        out.update({
+            "thread_dispatch_ms": thread,
+            "thread_handoff_ms": w["thread_handoff_after_idle"]["median_ms"],
+            "isolation_cost_ms": round(durable - thread, 4),
+        })
+    return out
 
 
 _SKELETONS = {"dispatch_1_hook_durable": "skeleton_1_hook_durable", "dispatch_8_hooks_durable": "skeleton_8_hooks_durable"}
@@ -506,9 +523,15 @@ def render_table(result: dict[str, Any]) -> str:
         lines.append("")
         lines.append(
             f"1 hook durable {parts['durable_dispatch_ms']:.3f} ms = in memory {parts['in_memory_dispatch_ms']:.3f} "
-            f"(of which the thread hand-off alone {parts['thread_handoff_ms']:.3f}) "
+            f"(of which the process hand-off alone {parts['process_handoff_ms']:.3f}) "
             f"+ the durable commit {parts['commit_added_ms']:.3f} (raw floor {parts['commit_floor_ms']:.3f})"
         )
+        if "isolation_cost_ms" in parts:
+            lines.append(
+                f"the process boundary costs {parts['isolation_cost_ms']:+.3f} ms per 1-hook durable dispatch: "
+                f"{parts['durable_dispatch_ms']:.3f} against {parts['thread_dispatch_ms']:.3f} with the thread runner "
+                f"(hand-off alone: process {parts['process_handoff_ms']:.3f}, thread {parts['thread_handoff_ms']:.3f})"
+            )
     checks = result.get("checks")
     if checks:
         reached = ", ".join(f"{key} {value:g}" for key, value in checks["skeleton_ratios"].items() if value is not None)
@@ -552,7 +575,37 @@ def render_svg(result: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def isolation_ab(journal: str = "memory", blocks: int = 12, per_block: int = 50) -> dict[str, float]:
+    """What the process boundary costs a 1-hook dispatch, measured in one process: the same
+    dispatch with the process runner and the thread runner, alternating blocks, medians in ms
+    (``python -m pwh._bench ab [memory|sqlite]``). Alternating in one process keeps the machine's
+    drift out of the difference, which separate child processes cannot."""
+    suts = {r: make_sut(1, journal, Path(tempfile.mkdtemp(prefix="pwh-ab-")), r) for r in ("process", "thread")}
+    times: dict[str, list[float]] = {r: [] for r in suts}
+    try:
+        for sut in suts.values():
+            sut.dispatch(receipt(10**9))
+        n = 0
+        for _ in range(blocks):
+            for runner, sut in suts.items():
+                for _ in range(per_block):
+                    n += 1
+                    started = time.perf_counter()
+                    sut.dispatch(receipt(n))
+                    times[runner].append(time.perf_counter() - started)
+    finally:
+        for sut in suts.values():
+            sut.close()
+            shutil.rmtree(sut.workdir, ignore_errors=True)
+    out = {f"{r}_median_ms": round(statistics.median(ts) * 1000, 4) for r, ts in times.items()}
+    out["boundary_cost_ms"] = round(out["process_median_ms"] - out["thread_median_ms"], 4)
+    return out
+
+
 def _main(argv: list[str]) -> int:
+    if argv and argv[0] == "ab":
+        print(json.dumps(isolation_ab(argv[1] if len(argv) > 1 else "memory")))
+        return 0
     name, n, workdir = argv[0], int(argv[1]), Path(argv[2])
     result = run_workload(BY_NAME[name], n, workdir)
     print(json.dumps(result))

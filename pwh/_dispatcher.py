@@ -33,7 +33,7 @@ from ._journal import CONFLICT, FINAL_STATUSES, REPLAYED, Journal, JournalError
 from ._outcome import DispatchOutcome, HookOutcome
 from ._profile import Profile
 from ._registry import InstalledHook, Registry
-from ._runner import RAISED, TIMED_OUT, Call, CallVerdict, ProducerRunner
+from ._runner import RAISED, TIMED_OUT, Call, CallVerdict, default_runner
 
 _FAST_RESULTS = FastResults()
 
@@ -72,13 +72,13 @@ class Dispatcher:
         profile: Profile | None = None,
         *,
         scanner: BoundaryScanner | None = None,
-        runner: ProducerRunner | None = None,
+        runner: Any = None,
     ) -> None:
         self.registry = registry
         self.journal = journal
         self.profile = profile or Profile()
         self.scanner = scanner or BoundaryScanner()
-        self.runner = runner or ProducerRunner()
+        self.runner = runner if runner is not None else default_runner()  # a process worker by default
         self._reg_checks: dict[tuple[Any, ...], list[Rejection]] = {}
         self._id_checks: dict[tuple[str, int], Rejection | None] = {}
 
@@ -305,8 +305,12 @@ class Dispatcher:
         return HookOutcome(hook.hook_id, did, "failed", code, (), False, tried, False, rejection), receipt
 
     def _call_spec(self, hook: InstalledHook, hook_input: dict[str, Any]) -> Call:
-        """The provider, its own immutable copy of the input, and its wall-time limit."""
-        return hook.producer, freeze(hook_input), hook.registration["budget"]["timeout_ms"]
+        """The provider, its own immutable copy of the input, its wall-time limit and the byte
+        budget its answer is judged by. A process runner sends the plain input to the worker,
+        which freezes its own copy there: no copy is made here for it."""
+        budget = hook.registration["budget"]
+        given = hook_input if getattr(self.runner, "copies_input", False) else freeze(hook_input)
+        return hook.producer, given, budget["timeout_ms"], budget["max_result_bytes"]
 
     def _registration_over_ceilings(self, hook: InstalledHook) -> list[Rejection]:
         """Re-check an installed registration against the *current* profile ceilings (a profile

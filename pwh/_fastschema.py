@@ -27,10 +27,13 @@ class _Unsupported(Exception):
     pass
 
 
-def compile_check(schema: Mapping[str, Any], resolve: Callable[[str], Mapping[str, Any]]) -> Check | None:
-    """A predicate equivalent to ``Draft202012Validator(schema).is_valid``, or ``None``."""
+def compile_check(
+    schema: Mapping[str, Any], resolve: Callable[[str], Mapping[str, Any]], *, regex: Callable[[str], Any] | None = None
+) -> Check | None:
+    """A predicate equivalent to ``Draft202012Validator(schema).is_valid``, or ``None``.
+    ``regex`` compiles the schema's patterns (a linear-time engine for a run-time schema)."""
     try:
-        return _compile(schema, _Resolver(schema, resolve), {})
+        return _compile(schema, _Resolver(schema, resolve, regex or re.compile), {})
     except (_Unsupported, KeyError, IndexError, TypeError):
         return None
 
@@ -39,11 +42,12 @@ class _Resolver:
     """Resolves ``#/...`` pointers inside the document being compiled and other ids via
     ``resolve``; a resolved document becomes the base for its own local pointers."""
 
-    def __init__(self, root: Any, remote: Callable[[str], Mapping[str, Any]]) -> None:
+    def __init__(self, root: Any, remote: Callable[[str], Mapping[str, Any]], regex: Callable[[str], Any] = re.compile) -> None:
         self.root = root
         self.remote = remote
+        self.regex = regex
 
-    def __call__(self, ref: str) -> tuple[Any, "_Resolver"]:
+    def __call__(self, ref: str) -> tuple[Any, _Resolver]:
         if ref.startswith("#"):
             node = self.root
             for part in [p for p in ref[1:].split("/") if p]:
@@ -51,7 +55,7 @@ class _Resolver:
                 node = node[int(part)] if type(node) is list else node[part]
             return node, self
         doc = self.remote(ref)
-        return doc, _Resolver(doc, self.remote)
+        return doc, _Resolver(doc, self.remote, self.regex)
 
 
 def _is_int(v: Any) -> bool:
@@ -124,7 +128,7 @@ def _compile(schema: Any, resolve: Any, seen: dict[str, Check]) -> Check:
         else:
             checks.append(lambda v: any(_json_equal(v, o) for o in options))
     if "pattern" in schema:
-        rx = re.compile(schema["pattern"])
+        rx = resolve.regex(schema["pattern"])
         checks.append(lambda v: type(v) is not str or rx.search(v) is not None)
     for key, op in (("minLength", lambda n, m: n >= m), ("maxLength", lambda n, m: n <= m)):
         if key in schema:
@@ -167,7 +171,7 @@ def _fused(schema: dict[str, Any], resolve: Any, seen: dict[str, Check]) -> Chec
     keys = set(schema) - _IGNORED
     kind = schema.get("type")
     if kind == "string" and keys <= {"type", "pattern", "maxLength"}:
-        search = re.compile(schema["pattern"]).search if "pattern" in schema else None
+        search = resolve.regex(schema["pattern"]).search if "pattern" in schema else None
         most = schema.get("maxLength")
         if most is None and search is not None:
             return lambda v: type(v) is str and search(v) is not None

@@ -216,7 +216,7 @@ class SQLiteJournal(Journal):
     def __init__(
         self, path: str | os.PathLike[str], crash: CrashPlan | None = None, *, synchronous: str = "FULL"
     ) -> None:
-        self.path = Path(path)
+        self.path = Path(os.path.abspath(path))  # resolved now: a later chdir (anyone's) cannot move it
         self.crash = crash or CrashPlan()
         self._synchronous = str(synchronous).upper()
         # The reservation survives any process crash without an fsync of its own (WAL with

@@ -22,6 +22,7 @@ from ._journal import Journal
 from ._memory_journal import MemoryJournal
 from ._outcome import DispatchOutcome, HookOutcome
 from ._profile import Profile
+from ._runner import ThreadRunner
 from ._registry import RegistrationRejected, Registry
 from ._reliability_packets import OPEN_KIND, OPEN_PAYLOAD_SCHEMA, STRICT_KIND, STRICT_PAYLOAD_SCHEMA, registration
 
@@ -145,7 +146,10 @@ class Rig:
         self.journal = journal if journal is not None else MemoryJournal()
         self.profile = profile or Profile(phase_enabled=True)
         self.scanner = scanner or BoundaryScanner()
-        self.dispatcher = Dispatcher(self.registry, self.journal, self.profile, scanner=self.scanner)
+        # The campaign watches its producers from this process (calls by thread, the witness's
+        # input, the network guard's refusals), so it runs them on the thread runner; what the
+        # default process runner adds is held by tests/test_isolation.py.
+        self.dispatcher = Dispatcher(self.registry, self.journal, self.profile, scanner=self.scanner, runner=ThreadRunner())
         self.calls: dict[str, int] = {}
         self.dispatcher_thread = threading.get_ident()
 

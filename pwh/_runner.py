@@ -1,4 +1,10 @@
-"""Run provider calls under real wall-clock limits.
+"""Run provider calls under real wall-clock limits: the thread runner, and the choice of runner.
+
+The reference's default is the process runner (:mod:`pwh._process_runner`): only a process
+boundary holds against a provider that holds the interpreter lock, exits, forks, signals or
+changes directory. This thread runner stays for hosts without ``fork`` and for embedding a
+provider that must share the host's live objects (``PWH_RUNNER=thread`` or
+``Dispatcher(runner=ThreadRunner())``); it holds a pure-Python provider to its limit and no more.
 
 Producers run on a worker thread; the dispatcher waits for each at most its own ``timeout_ms``,
 counted from the moment that producer started. A dispatch hands the worker all its calls at once
@@ -29,7 +35,9 @@ RETURNED = "returned"
 RAISED = "raised"
 TIMED_OUT = "timed_out"
 
-Call = tuple[Callable[[Any], Any], Any, int]  # (producer, argument, timeout_ms)
+# (producer, argument, timeout_ms[, max_result_bytes]): the byte budget the answer will be judged
+# by, which the process runner needs to send a value past it as data of bounded size.
+Call = tuple[Any, ...]
 
 
 class ProducerAbandoned(BaseException):
@@ -47,7 +55,7 @@ class _Slot:
     with a timeout is the cheapest hand-off between two threads CPython offers. ``started`` is
     the worker's clock reading when the producer began; the limit counts from there."""
 
-    __slots__ = ("producer", "argument", "timeout", "done", "verdict", "sealed", "started")
+    __slots__ = ("argument", "done", "producer", "sealed", "started", "timeout", "verdict")
 
     def __init__(self, producer: Callable[[Any], Any], argument: Any, timeout_ms: int) -> None:
         self.producer = producer
@@ -64,7 +72,7 @@ class _Run:
     """The part of a batch one worker is given. ``lock`` orders the worker's claims and answers
     against the dispatcher's seal and stop: once ``stop_at`` is set, no later slot starts here."""
 
-    __slots__ = ("slots", "lock", "stop_at")
+    __slots__ = ("lock", "slots", "stop_at")
 
     def __init__(self, slots: list[_Slot]) -> None:
         self.slots = slots
@@ -112,9 +120,9 @@ class _Worker:
 class Batch:
     """The calls of one dispatch, answered in order by :meth:`next_verdict`."""
 
-    def __init__(self, runner: ProducerRunner, calls: Sequence[Call]) -> None:
+    def __init__(self, runner: ThreadRunner, calls: Sequence[Call]) -> None:
         self._runner = runner
-        self._slots = [_Slot(p, a, t) for p, a, t in calls]
+        self._slots = [_Slot(c[0], c[1], c[2]) for c in calls]
         self._runs: list[tuple[_Run, int, _Worker]] = []  # (run, first slot index, its worker)
         self._next = 0
         if self._slots:
@@ -147,7 +155,7 @@ class Batch:
         with run.lock:
             run.stop_at = min(run.stop_at, self._next - first + 1)
             running = run.slots[self._next - first] if self._next - first < len(run.slots) else None
-        if running is not None:
+        if running is not None and running.started is not None:
             _wait(running)
 
     def _hand_over(self, index: int) -> None:
@@ -167,8 +175,8 @@ def _wait(slot: _Slot) -> bool:
     return False
 
 
-class ProducerRunner:
-    """Calls producers on a reusable worker, replacing it when one hangs."""
+class ThreadRunner:
+    """Calls producers on a reusable worker thread, replacing it when one hangs."""
 
     def __init__(self) -> None:
         self._worker: _Worker | None = None
@@ -198,3 +206,18 @@ class ProducerRunner:
         if self._worker is not None:
             self._worker.jobs.put(None)
             self._worker = None
+
+
+ProducerRunner = ThreadRunner  # the name this runner had when it was the only one
+
+
+def default_runner() -> Any:
+    """The runner a dispatcher gets when none is given: the process runner where ``fork`` works
+    (Linux), unless ``PWH_RUNNER=thread`` asks for the thread runner."""
+    import os
+
+    from ._process_runner import ProcessRunner, fork_available
+
+    if os.environ.get("PWH_RUNNER", "").lower() == "thread" or not fork_available():
+        return ThreadRunner()
+    return ProcessRunner()

@@ -19,6 +19,7 @@ from referencing.jsonschema import DRAFT202012
 
 from ._codes import Rejection, json_path
 from ._fastschema import compile_check
+from ._linear_regex import PayloadValidator, compile_linear, patterns_in
 
 SCHEMA_NAMES: tuple[str, ...] = (
     "registration",
@@ -61,6 +62,8 @@ def compile_schema(schema: dict[str, Any]) -> Draft202012Validator:
     Raises ``ValueError`` for a schema that is not valid 2020-12 or holds a reference that
     cannot be resolved here: refused when it is registered, it can never fail a dispatch later
     (nothing is ever fetched from the network; only local pointers and pwh's own schemas resolve).
+    Its regular expressions are matched in linear time (pwh/_linear_regex.py); one the linear
+    engine cannot run is refused here too.
     """
     Draft202012Validator.check_schema(schema)
     base = "urn:pwh:payload-schema"
@@ -70,7 +73,9 @@ def compile_schema(schema: dict[str, Any]) -> Draft202012Validator:
             resolver.lookup(ref)
         except Exception:  # noqa: BLE001 - any failure to resolve refuses the schema
             raise UnresolvableReference("a $ref of the schema cannot be resolved") from None
-    return Draft202012Validator(schema, registry=_registry())
+    for pattern in patterns_in(schema):
+        compile_linear(pattern)
+    return PayloadValidator(schema, registry=_registry())
 
 
 class UnresolvableReference(ValueError):
@@ -110,7 +115,8 @@ def _fast(check: Draft202012Validator) -> Any:
     """The compiled validity predicate for ``check``'s schema (cached; ``None`` if unsupported)."""
     key = id(check)
     if key not in _FAST:
-        _FAST[key] = (check, compile_check(check.schema, _resolve))  # keep check alive: ids stay unique
+        regex = compile_linear if isinstance(check, PayloadValidator) else None
+        _FAST[key] = (check, compile_check(check.schema, _resolve, regex=regex))  # keep check alive: ids stay unique
     return _FAST[key][1]
 
 

@@ -7,6 +7,8 @@ phrase not listed here is an undefined step, which ``pwh scenarios check`` repor
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +27,11 @@ class CallContext:
     call_number: int
     release: threading.Event
     private_values: dict[str, str] = field(default_factory=dict)
+    host_pid: int = 0  # the scenario's own process: a provider elsewhere runs in the SUT's worker
+
+    def apart_from_host(self) -> bool:
+        """Whether this call runs in another process than the scenario's (a worker process)."""
+        return self.host_pid != 0 and os.getpid() != self.host_pid
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,24 @@ def _pause(i: Mapping[str, Any], c: CallContext) -> Any:
 def _busy(i: Mapping[str, Any], c: CallContext) -> Any:
     while not c.release.is_set():
         pass
+    return proposed(intent_for(i, {"note_ref": "late_answer"}))
+
+
+def _exits(i: Mapping[str, Any], c: CallContext) -> Any:
+    # Ending the process is only safe where the process is the SUT's worker; in the host's own
+    # process (a SUT that calls providers in-process) the same provider fails the ordinary way.
+    if c.apart_from_host():
+        os._exit(3)
+    raise RuntimeError("the provider would end its process")
+
+
+def _holds_the_lock(i: Mapping[str, Any], c: CallContext) -> Any:
+    # One C call that never releases the interpreter lock (a backtracking match, hours long) where
+    # it can be killed; in the host's own process, a plain hang that the scenario releases.
+    if c.apart_from_host():
+        re.fullmatch(r"(a+)+$", "a" * 40 + "!")
+    else:
+        c.release.wait(60)
     return proposed(intent_for(i, {"note_ref": "late_answer"}))
 
 
@@ -197,6 +222,8 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("raises an error", _raise),
         Behaviour("does not return within its timeout", _hang, {"timeout_ms": 200}),
         Behaviour("loops forever without returning", _busy, {"timeout_ms": 200}),
+        Behaviour("ends its own process when it runs apart from the host", _exits),
+        Behaviour("holds the interpreter lock past its timeout when it runs apart from the host", _holds_the_lock, {"timeout_ms": 200}),
         Behaviour("returns a result over its byte limit", _oversize, {"max_result_bytes": 16384}),
         Behaviour("returns an invalid result", _invalid),
         Behaviour("proposes an intent for another hook", _wrong_hook),
@@ -231,4 +258,5 @@ BEHAVIOURS: dict[str, Behaviour] = {
 }
 
 # Behaviours whose provider never answers in time: the scenario must release them at the end.
-HANGING = frozenset({"does not return within its timeout", "loops forever without returning"})
+HANGING = frozenset({"does not return within its timeout", "loops forever without returning",
+                     "holds the interpreter lock past its timeout when it runs apart from the host"})

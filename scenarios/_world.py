@@ -8,10 +8,11 @@ and compares the primary store byte for byte.
 
 from __future__ import annotations
 
-import threading
+import json
+import mmap
+import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from fakes._orchestrator import FakeOrchestrator, TurnResult
 from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, registration
 from fakes._scheduler import FakeScheduler, GovernedAdmission
 from fakes._sink import FakeSink
+from pwh._canonical import CanonicalError, to_plain
 from pwh._codes import Rejection
 from pwh._crash import SimulatedCrash
 from pwh._outcome import DispatchOutcome
@@ -37,15 +39,111 @@ def active_sinks() -> list[FakeSink]:
     return [w.sink for w in _ACTIVE]
 
 
-@dataclass
-class HookProbe:
-    """One scripted hook: its behaviour and everything the harness saw of its calls."""
+class SharedFlag:
+    """A latch that works across ``fork``: one byte of anonymous shared memory, made before any
+    provider worker is forked, so a provider running in the reference's worker process sees the
+    scenario set it (a ``threading.Event`` would be the worker's own copy). A killed worker cannot
+    leave it locked: there is no lock. Waiting polls every millisecond."""
 
-    hook_id: str
-    behaviour: str
-    calls: int = 0
-    inputs: list[Mapping[str, Any]] = field(default_factory=list)
-    called_during_rollout_append: bool = False
+    def __init__(self) -> None:
+        self._mem = mmap.mmap(-1, 1)
+
+    def set(self) -> None:
+        self._mem[0] = 1
+
+    def clear(self) -> None:
+        self._mem[0] = 0
+
+    def is_set(self) -> bool:
+        return self._mem[0] == 1
+
+    def wait(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._mem[0] != 1:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
+        return True
+
+
+class CallLog:
+    """What providers saw, recorded by the providers themselves in whatever process they run (the
+    host for the thread runner, a forked worker for the reference's default process runner): one
+    JSON line per event appended to a file in the scenario's directory, with one ``write`` each
+    (``O_APPEND``). A worker killed mid-call has already written its line; the host reads the file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+        self._read = (0, [])  # (bytes parsed, entries)
+
+    def note(self, entry: dict[str, Any]) -> None:
+        line = (json.dumps(entry, sort_keys=True, default=_unjson) + "\n").encode("utf-8", "surrogatepass")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+    def entries(self) -> list[dict[str, Any]]:
+        size = self.path.stat().st_size
+        done, entries = self._read
+        if size != done:
+            with open(self.path, "rb") as handle:
+                handle.seek(done)
+                chunk = handle.read(size - done)
+            complete = chunk[: chunk.rfind(b"\n") + 1]
+            entries = entries + [json.loads(line) for line in complete.splitlines() if line]
+            self._read = (done + len(complete), entries)
+        return self._read[1]
+
+    def calls(self, hook_id: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in self.entries() if e["e"] == "call" and (hook_id is None or e["h"] == hook_id)]
+
+    def answers(self, hook_id: str) -> list[Any]:
+        return [e["v"] for e in self.entries() if e["e"] == "answer" and e["h"] == hook_id]
+
+
+def _unjson(value: Any) -> Any:
+    raise TypeError("not JSON")
+
+
+def _plain_input(hook_input: Any) -> Any:
+    try:
+        return to_plain(hook_input)
+    except CanonicalError:
+        return {}
+
+
+class HookProbe:
+    """One scripted hook: its behaviour and everything the harness saw of its calls (read from the
+    world's :class:`CallLog`, so it is the same whichever process the provider ran in)."""
+
+    def __init__(self, hook_id: str, behaviour: str, log: CallLog | None = None) -> None:
+        self.hook_id = hook_id
+        self.behaviour = behaviour
+        self.log = log
+        self._base = 0  # calls made before this world's log began (a model's real-crash child)
+
+    def _calls(self) -> list[dict[str, Any]]:
+        return self.log.calls(self.hook_id) if self.log is not None else []
+
+    @property
+    def calls(self) -> int:
+        return self._base + len(self._calls())
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self._base = value - len(self._calls())
+
+    @property
+    def inputs(self) -> list[Mapping[str, Any]]:
+        return [c["i"] for c in self._calls()]
+
+    @property
+    def called_during_rollout_append(self) -> bool:
+        return any(c["r"] for c in self._calls())
 
 
 # The seam calls whose normal return is an answer of the implementation a check can judge
@@ -58,10 +156,12 @@ class SeamRecorder:
     notes which seam methods were reached and which answered, so the gate can tell a scenario that
     judged the implementation from one that only exercised pwh's fakes."""
 
-    def __init__(self, sut: Any) -> None:
+    def __init__(self, sut: Any, inside_append: Callable[[], bool] | None = None, flag: SharedFlag | None = None) -> None:
         self._sut = sut
         self.reached: set[str] = set()
         self.answered: set[str] = set()
+        self._inside_append = inside_append
+        self._flag = flag
 
     @property
     def wrapped(self) -> Any:
@@ -74,7 +174,16 @@ class SeamRecorder:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             self.reached.add(name)
-            result = attr(*args, **kwargs)
+            # Whether this seam call runs inside the orchestrator's rollout-event append, mirrored
+            # where a provider in a worker process can read it.
+            inside = self._inside_append is not None and self._flag is not None and self._inside_append()
+            if inside:
+                self._flag.set()  # type: ignore[union-attr]
+            try:
+                result = attr(*args, **kwargs)
+            finally:
+                if inside:
+                    self._flag.clear()  # type: ignore[union-attr]
             if name in ANSWERING_CALLS:
                 self.answered.add(name)
             return result
@@ -86,7 +195,8 @@ class World:
     SEED = 7
 
     def __init__(self, sut: Any, workdir: Path) -> None:
-        self.seam = SeamRecorder(sut)
+        self._appending = SharedFlag()  # the orchestrator's 'inside the rollout append' flag, mirrored for workers
+        self.seam = SeamRecorder(sut, lambda: self._orch is not None and self._orch.rollout.appending, self._appending)
         self.sut = self.seam
         self.ledger = Ledger()
         push_ledger(self.ledger)
@@ -94,10 +204,10 @@ class World:
         self.workdir = workdir
         self.profile = Profile(phase_enabled=False)
         self.segment_size = 3
-        self.release = threading.Event()
+        self.log = CallLog(workdir / f"provider-calls-{os.getpid()}-{id(self):x}.jsonl")  # this world's own
+        self.release = SharedFlag()
         self.private_values: dict[str, str] = {}
         self.hooks: dict[str, HookProbe] = {}
-        self.call_order: list[str] = []
         self.install_rejections: dict[str, list[Rejection]] = {}
         self.script: list[tuple[str, dict[str, Any]]] = []
         self.script_results: list[TurnResult] = []  # parallel to ``script``
@@ -134,7 +244,7 @@ class World:
         spec = BEHAVIOURS[behaviour]
         budget = {**spec.budget, **reg_changes.pop("budget", {})}
         reg = registration(hook_id, budget=budget, **reg_changes)
-        probe = HookProbe(hook_id, behaviour)
+        probe = HookProbe(hook_id, behaviour, self.log)
         rejections = self.sut.install(reg, self._producer(probe, spec.body))
         self.install_rejections[hook_id] = rejections
         if not rejections:
@@ -146,7 +256,7 @@ class World:
         """Install a step's own provider ``body(hook_input, ctx)`` under ``reg`` (the generic
         registration of ``hook_id`` by default); the probe is kept only when installed."""
         self.ensure_generic_kind()
-        probe = HookProbe(hook_id, description)
+        probe = HookProbe(hook_id, description, self.log)
         rejections = self.sut.install(reg if reg is not None else registration(hook_id), self._producer(probe, body))
         self.install_rejections[hook_id] = rejections
         if not rejections:
@@ -156,7 +266,7 @@ class World:
     def install_registration(self, hook_id: str, reg: Mapping[str, Any]) -> list[Rejection]:
         """Install a hand-made registration with a probe that proposes one intent."""
         self.ensure_generic_kind()
-        probe = HookProbe(hook_id, "proposes one intent")
+        probe = HookProbe(hook_id, "proposes one intent", self.log)
         rejections = self.sut.install(reg, self._producer(probe, BEHAVIOURS["proposes one intent"].body))
         self.install_rejections[hook_id] = rejections
         self.hooks.setdefault(hook_id, probe)
@@ -169,15 +279,66 @@ class World:
         self.periodic_report = True
 
     def _producer(self, probe: HookProbe, body: Callable[..., Any]) -> Callable[[Mapping[str, Any]], Any]:
+        log, hook_id, orch, host = self.log, probe.hook_id, self, os.getpid()
+
         def produce(hook_input: Mapping[str, Any]) -> Any:
-            probe.calls += 1
-            probe.inputs.append(hook_input)
-            self.call_order.append(probe.hook_id)
-            if self._orch is not None and self._orch.rollout.appending:
-                probe.called_during_rollout_append = True
-            return body(hook_input, CallContext(probe.calls, self.release, self.private_values))
+            number = probe.calls + 1
+            inside = orch.inside_append()
+            log.note({"e": "call", "h": hook_id, "i": _plain_input(hook_input), "r": inside, "p": os.getpid()})
+            return body(hook_input, CallContext(number, self.release, self.private_values, host))  # type: ignore[arg-type]
 
         return produce
+
+    def inside_append(self) -> bool:
+        """Whether the running provider was called inside the orchestrator's rollout-event append
+        (read from the shared mirror when the provider runs in a worker process)."""
+        return self._appending.is_set() or (self._orch is not None and self._orch.rollout.appending)
+
+    @property
+    def call_order(self) -> list[str]:
+        return [c["h"] for c in self.log.calls()]
+
+    def keep_answer(self, hook_id: str, value: Any) -> None:
+        """Note a copy of what a provider answered (from inside the provider, in its process); an
+        answer that is not JSON is simply not kept."""
+        try:
+            self.log.note({"e": "answer", "h": hook_id, "v": value})
+        except (TypeError, ValueError, RecursionError, UnicodeEncodeError):
+            pass
+
+    def answers(self, hook_id: str) -> list[Any]:
+        return self.log.answers(hook_id)
+
+    def provider_gone(self, hook_id: str) -> bool:
+        """Whether the process that ran ``hook_id``'s last call is gone (a worker process the
+        runner killed); never true for a call that ran in this process."""
+        calls = self.log.calls(hook_id)
+        if not calls or calls[-1].get("p") in (None, os.getpid()):
+            return False
+        try:
+            with open(f"/proc/{calls[-1]['p']}/stat", "rb") as handle:
+                return handle.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+        except (OSError, IndexError):
+            return True
+
+    def share(self, key: str, value: Any) -> None:
+        """Set a value providers read with :meth:`shared` (a file: seen in any process, also by a
+        provider in a worker forked before the change)."""
+        path = self.workdir / "shared" / f"{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(value), "utf-8")
+        os.replace(tmp, path)
+
+    def shared(self, key: str, default: Any = None) -> Any:
+        try:
+            return json.loads((self.workdir / "shared" / f"{key}.json").read_text("utf-8"))
+        except FileNotFoundError:
+            return default
+
+    def flag(self) -> SharedFlag:
+        """A latch a provider can set from its worker process and the scenario can wait on."""
+        return SharedFlag()
 
     # -- Turns ----------------------------------------------------------------------------------
 
@@ -309,7 +470,7 @@ class _CountingRegistrar:
         self.world.sut.register_intent_kind(kind, payload_schema)
 
     def install(self, reg: Mapping[str, Any], producer: Callable[[Mapping[str, Any]], Any]) -> None:
-        probe = HookProbe(reg["hook_id"], "the capability's own producer")
+        probe = HookProbe(reg["hook_id"], "the capability's own producer", self.world.log)
         rejections = self.world.sut.install(reg, self.world._producer(probe, lambda i, c: producer(i)))
         if rejections:
             raise AssertionError(f"the capability's registration was rejected: {rejections[0]}")

@@ -1,7 +1,8 @@
 """Steps with teeth (issue 15, item 4): both sides of every numeric limit, whole-record and
 whole-packet comparisons, late answers, the journal between a crash and its recovery.
 
-Every hook these steps install keeps a deep copy of each answer it gave (``_answers``), so a
+Every hook these steps install keeps a copy of each answer it gave (``World.keep_answer``, in
+whatever process the provider runs), so a
 step can compare what is on record with exactly what the provider proposed, field for field.
 Sizes are counted as the RFC counts them: the UTF-8 bytes of the canonical serialisation (keys
 sorted, no insignificant whitespace), computed here with the standard library alone, not with
@@ -52,7 +53,7 @@ def canonical(value: Any) -> bytes:
 def _state(world: World) -> dict[str, Any]:
     state = getattr(world, "teeth", None)
     if state is None:
-        state = {"answers": {}, "registrations": {}, "arrived": {}, "kept": {}, "noted": None, "errors": {}}
+        state = {"registrations": {}, "arrived": {}, "kept": {}, "noted": None, "errors": {}}
         world.teeth = state  # type: ignore[attr-defined]
     return state
 
@@ -63,14 +64,9 @@ def _install(world: World, hook_id: str, body: Callable[[Mapping[str, Any], Call
     world.ensure_generic_kind()
     state = _state(world)
     reg = reg if reg is not None else registration(hook_id)
-    answers = state["answers"].setdefault(hook_id, [])
-
     def keeping(hook_input: Mapping[str, Any], ctx: CallContext) -> Any:
         value = body(hook_input, ctx)
-        try:
-            answers.append(copy.deepcopy(value))
-        except Exception:  # noqa: BLE001 - an answer that cannot be copied is simply not kept
-            pass
+        world.keep_answer(hook_id, value)  # through the world's log: the provider may run in a worker process
         return value
 
     rejections = world.install_body(hook_id, "a scripted provider", keeping, reg)
@@ -113,7 +109,7 @@ def _only_record(world: World, hook_id: str) -> dict[str, Any] | None:
 
 
 def _proposed_intents(world: World, hook_id: str) -> list[dict[str, Any]]:
-    answers = _state(world)["answers"].get(hook_id, [])
+    answers = world.answers(hook_id)
     return [i for a in answers if isinstance(a, dict) for i in a.get("intents", [])]
 
 
@@ -165,9 +161,7 @@ def counted_hook(world: World, hook_id: str, limit: str, count: str) -> None:
 @given(parsers.re(rf"hook {HOOK} answers (?P<late>\d+) ms after its (?P<limit>\d+) ms timeout has passed"))
 def late_hook(world: World, hook_id: str, late: str, limit: str) -> None:
     state = _state(world)
-    import threading
-
-    arrived = state["arrived"].setdefault(hook_id, threading.Event())
+    arrived = state["arrived"].setdefault(hook_id, world.flag())
     total = (int(limit) + int(late)) / 1000
 
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
@@ -353,8 +347,15 @@ def bytes_ceiling(world: World, n: int) -> None:
 @when(parsers.re(rf"the late answer of hook {HOOK} has arrived"))
 def late_answer_arrived(world: World, hook_id: str) -> None:
     arrived = _state(world)["arrived"][hook_id]
-    came = arrived.wait(10)
-    expect(came, f"hook {hook_id} to answer late", "it never answered", rfc="§10 wall time", about="testbed")
+    # A runner that kills the provider at its limit (the reference's worker process) leaves no
+    # late answer to come: the provider's process is gone, which is as late as an answer gets.
+    deadline = time.monotonic() + 10
+    came = gone = False
+    while not (came or gone) and time.monotonic() < deadline:
+        came = arrived.wait(0.01)
+        gone = world.provider_gone(hook_id)
+    expect(came or gone, f"hook {hook_id} to answer late, or its process to be gone", "it never answered",
+           rfc="§10 wall time", about="testbed")
     time.sleep(0.2)  # let whatever the implementation does with a late answer happen
 
 
@@ -437,7 +438,7 @@ def proposed_record_whole(world: World, hook_id: str) -> None:
     expect_equal(record.get("status"), "proposed", f"status of {hook_id}'s record", rfc="§10")
     expect_equal(record.get("failure_code"), None, f"failure code of {hook_id}'s record", rfc="§10")
     expect_equal(record.get("intents"), proposed_intents, f"intents on record for {hook_id}", rfc="§9 JNL-5")
-    answers = _state(world)["answers"].get(hook_id, [])
+    answers = world.answers(hook_id)
     digest = "sha256:" + hashlib.sha256(canonical(answers[-1])).hexdigest() if answers else None
     wanted = _expected_record(world, hook_id, status="proposed", code=None, intents=proposed_intents, digest=digest, attempts=1)
     expect_equal(record, wanted, f"{hook_id}'s whole sidecar record", profile="the sidecar receipt's field set and result digest")
@@ -445,7 +446,7 @@ def proposed_record_whole(world: World, hook_id: str) -> None:
 
 @then(parsers.re(rf"hook {HOOK} has exactly the intents it proposed on record"))
 def intents_as_proposed(world: World, hook_id: str) -> None:
-    answers = _state(world)["answers"].get(hook_id, [])
+    answers = world.answers(hook_id)
     expect(bool(answers), f"hook {hook_id} called and answering", "it never answered", rfc="§12 M04")
     recorded = [i for r in _records(world, hook_id) if r.get("status") == "proposed" for i in r.get("intents", [])]
     expect_equal(recorded, _proposed_intents(world, hook_id), f"intents on record for {hook_id}", rfc="§9 JNL-5")

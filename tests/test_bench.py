@@ -82,12 +82,12 @@ def test_the_breakdown_splits_a_durable_dispatch_into_its_measured_parts() -> No
     }
     parts = breakdown(w)
     assert parts == {
-        "durable_dispatch_ms": 1.0, "in_memory_dispatch_ms": 0.4, "thread_handoff_ms": 0.15,
+        "durable_dispatch_ms": 1.0, "in_memory_dispatch_ms": 0.4, "process_handoff_ms": 0.15,
         "commit_added_ms": 0.6, "commit_floor_ms": 0.45,
     }
     assert breakdown({k: v for k, v in w.items() if k != "handoff_after_idle"}) is None
     table = render_table({"workloads": {}, "ratios": {}, "breakdown": parts})
-    assert "1 hook durable 1.000 ms = in memory 0.400 (of which the thread hand-off alone 0.150) + the durable commit 0.600 (raw floor 0.450)" in table
+    assert "1 hook durable 1.000 ms = in memory 0.400 (of which the process hand-off alone 0.150) + the durable commit 0.600 (raw floor 0.450)" in table
 
 
 def test_the_hand_off_workload_times_real_thread_round_trips(tmp_path: Path) -> None:
@@ -170,3 +170,23 @@ def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatc
         at = first.index(f"dispatch_{hooks}_durable")
         assert first[at : at + 3] == [f"dispatch_{hooks}_durable", f"skeleton_{hooks}_durable", f"loopx_{hooks}_durable"]
     assert result["checks"]["checks_1_hook_ms"] == 1.0 and result["ratios"]["vs_loopx_1_hook"] == 0.5
+
+
+def test_the_breakdown_says_what_the_process_boundary_costs() -> None:
+    w = {
+        "dispatch_1_hook_durable": {"median_ms": 1.0}, "dispatch_1_hook_memory": {"median_ms": 0.4},
+        "floor_sqlite_commit": {"median_ms": 0.45}, "handoff_after_idle": {"median_ms": 0.12},
+        "thread_dispatch_1_hook_durable": {"median_ms": 0.9}, "thread_handoff_after_idle": {"median_ms": 0.04},
+    }
+    parts = breakdown(w)
+    assert parts is not None and parts["isolation_cost_ms"] == 0.1 and parts["thread_handoff_ms"] == 0.04
+    table = render_table({"workloads": {}, "ratios": {}, "breakdown": parts})
+    assert "the process boundary costs +0.100 ms per 1-hook durable dispatch: 1.000 against 0.900 with the thread runner" in table
+
+
+def test_the_isolation_a_b_runs_both_runners_in_one_process() -> None:
+    from pwh._bench import isolation_ab
+
+    found = isolation_ab("memory", blocks=1, per_block=3)
+    assert set(found) == {"process_median_ms", "thread_median_ms", "boundary_cost_ms"}
+    assert found["process_median_ms"] > 0 and found["thread_median_ms"] > 0

@@ -7,8 +7,12 @@ scanner of its own, and a dispatcher whose scanner knows the host's declared pri
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import tempfile
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,7 +49,37 @@ def compose(*, profile: Profile = ON, scanner: BoundaryScanner | None = None, re
     return registry, Dispatcher(registry, MemoryJournal(), profile, scanner=scanner)
 
 
-def calling(log: list[str], answer: Callable[[Mapping[str, Any]], Any] | None = None) -> Callable[[Mapping[str, Any]], Any]:
+class CallLog:
+    """The hook ids providers were called with, in order, written by the providers themselves in
+    whatever process they run (the reference calls them in a worker process): a file."""
+
+    def __init__(self) -> None:
+        handle, name = tempfile.mkstemp(prefix="pwh-calls-")
+        os.close(handle)
+        self.path = Path(name)
+        atexit.register(self.path.unlink, missing_ok=True)
+
+    def append(self, hook_id: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as log:
+            log.write(hook_id + "\n")
+
+    def seen(self) -> list[str]:
+        return self.path.read_text("utf-8").split()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, list) and self.seen() == other
+
+    def __iter__(self) -> Any:
+        return iter(self.seen())
+
+    def __contains__(self, hook_id: object) -> bool:
+        return hook_id in self.seen()
+
+    def __repr__(self) -> str:
+        return repr(self.seen())
+
+
+def calling(log: CallLog, answer: Callable[[Mapping[str, Any]], Any] | None = None) -> Callable[[Mapping[str, Any]], Any]:
     def produce(hook_input: Mapping[str, Any]) -> Any:
         log.append(hook_input["hook_id"])
         return answer(hook_input) if answer else proposed(intent_for(hook_input))
@@ -63,7 +97,7 @@ def ends(outcome: Any) -> dict[str, tuple[str, str | None]]:
 @pytest.mark.parametrize("order", [("a.ci.acme.com", "b.reporter", "c.reporter"), ("a.reporter", "b.reporter", "z.ci.acme.com")])
 def test_a_flagged_id_refuses_only_its_own_hook_wherever_it_sorts(order: tuple[str, ...]) -> None:
     registry, dispatcher = compose()  # the registry does not scan: the dispatcher must
-    log: list[str] = []
+    log = CallLog()
     for hook_id in order:
         registry.install(registration(hook_id), calling(log))
     outcome = dispatcher.dispatch(source())
@@ -76,7 +110,7 @@ def test_a_flagged_id_refuses_only_its_own_hook_wherever_it_sorts(order: tuple[s
 
 def test_a_declared_private_name_in_an_id_never_reaches_the_journal() -> None:
     registry, dispatcher = compose(scanner=BoundaryScanner(private_names=["acme"]))
-    log: list[str] = []
+    log = CallLog()
     registry.install(registration("acme_ops.sync"), calling(log))
     registry.install(registration("b.witness"), calling(log, lambda i: not_applicable()))
     outcome = dispatcher.dispatch(source())
@@ -90,7 +124,7 @@ def test_a_registry_with_a_scanner_refuses_the_id_at_install() -> None:
     registry, _ = compose(registry_scanner=BoundaryScanner(private_names=["acme"]))
     for hook_id, path in (("build.ci.acme.com", "$.hook_id"), ("acme_ops.sync", "$.hook_id")):
         with pytest.raises(RegistrationRejected) as caught:
-            registry.install(registration(hook_id), calling([]))
+            registry.install(registration(hook_id), calling(CallLog()))
         assert [r.path for r in caught.value.rejections][:1] == [path]
         assert "acme" not in str(caught.value)
     assert registry.hooks() == ()
@@ -112,7 +146,7 @@ def test_a_failed_hook_does_not_take_a_hook_slot(first: str) -> None:
     if first == "is over a lowered ceiling":
         profile = profile.with_(budget_ceilings={**profile.budget_ceilings, "timeout_ms": 20000})
     registry, dispatcher = compose(profile=profile)
-    log: list[str] = []
+    log = CallLog()
     registry.install(registration("a.first", budget={"timeout_ms": {"times out": 20, "is over a lowered ceiling": 25000}.get(first, 200)}), calling(log, answers[first]))
     for hook_id in ("b.ok", "c.ok", "d.late"):
         registry.install(registration(hook_id), calling(log, lambda i: not_applicable()))
@@ -158,7 +192,7 @@ def test_a_payload_validator_that_fails_rejects_its_intent_only() -> None:
             raise LookupError("a validator that cannot run")
 
     registry.catalog._validators[GENERIC_INTENT_KIND] = Broken()  # a catalog built some other way
-    log: list[str] = []
+    log = CallLog()
     registry.install(registration("a.hook"), calling(log))
     registry.install(registration("z.witness"), calling(log, lambda i: not_applicable()))
     outcome = dispatcher.dispatch(source())
@@ -188,7 +222,7 @@ def test_a_profile_of_the_wrong_type_calls_nothing_and_names_its_field(values: d
     with pytest.raises(ProfileRejected, match=rf"^Profile\.{field.split('.')[0]}"):
         profile.check()
     registry, dispatcher = compose(profile=profile)
-    log: list[str] = []
+    log = CallLog()
     registry.install(registration("billing.rep"), calling(log))
     outcome = dispatcher.dispatch(source())
     assert (outcome.admitted, outcome.code, outcome.rejection.path if outcome.rejection else None) == (

@@ -1,4 +1,5 @@
-"""The producer runner: one hand-off per dispatch, yet every call keeps its own real limit."""
+"""The thread runner: one hand-off per dispatch, yet every call keeps its own real limit (the
+process runner, the default, is held by tests/test_isolation.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pwh._runner import RAISED, RETURNED, TIMED_OUT, ProducerRunner
+from pwh._runner import RAISED, RETURNED, TIMED_OUT, ThreadRunner as ProducerRunner
 
 
 @pytest.fixture

@@ -37,9 +37,10 @@ def install_versioned(world: World, hook_id: str, version: str, *, on_call: OnCa
     policies: dict[str, str] = getattr(world, POLICY_ATTR, None) or {}
     setattr(world, POLICY_ATTR, policies)
     policies[hook_id] = version
+    world.share(f"policy-{hook_id}", version)  # read by the provider wherever it runs
 
     def body(hook_input: Mapping[str, Any], ctx: CallContext) -> Any:
-        return proposed(intent_for(hook_input, policy_version=policies[hook_id]))
+        return proposed(intent_for(hook_input, policy_version=world.shared(f"policy-{hook_id}", version)))
 
     phrase = f'proposes one intent under policy version "{version}"'
     return _install(world, hook_id, phrase, body, registration(hook_id), on_call)
@@ -51,6 +52,7 @@ def move_policy(world: World, hook_id: str, version: str) -> None:
     if not policies or hook_id not in policies:
         raise AssertionError(f"hook {hook_id} was not installed with a policy version")
     policies[hook_id] = version
+    world.share(f"policy-{hook_id}", version)
 
 
 def install_periodic_report(world: World, *, on_call: OnCall | None = None) -> None:
@@ -110,7 +112,7 @@ def _install(
     if not getattr(world, KIND_READY_ATTR, False):
         world.ensure_generic_kind()
         setattr(world, KIND_READY_ATTR, True)
-    probe = HookProbe(hook_id, phrase)
+    probe = HookProbe(hook_id, phrase, world.log)
     rejections = world.sut.install(reg, _producer(world, probe, body, on_call))
     world.install_rejections[hook_id] = rejections
     if not rejections:
@@ -119,18 +121,17 @@ def _install(
 
 
 def _producer(world: World, probe: HookProbe, body: Body, on_call: OnCall | None) -> Callable[[Mapping[str, Any]], Any]:
-    """The probe wrapper of ``World``: count, keep the input, note the order, then run the body."""
+    """The probe wrapper of ``World`` (its call log, which works in whatever process the provider
+    runs), then ``on_call`` from inside the provider: only for an observer that works there too
+    (a file, as the real-crash child's); an in-memory observer reads the world's log instead."""
+    produce_inner = world._producer(probe, body)
+    if on_call is None:
+        return produce_inner
 
     def produce(hook_input: Mapping[str, Any]) -> Any:
-        probe.calls += 1
-        probe.inputs.append(hook_input)
-        world.call_order.append(probe.hook_id)
-        appending = world.orch.rollout.appending
-        if appending:
-            probe.called_during_rollout_append = True
-        if on_call is not None:
-            on_call(probe.hook_id, hook_input, probe.calls, appending)
-        return body(hook_input, CallContext(probe.calls, world.release, world.private_values))
+        number = probe.calls + 1
+        on_call(probe.hook_id, hook_input, number, world.inside_append())
+        return produce_inner(hook_input)
 
     return produce
 

@@ -57,9 +57,12 @@ def final_records(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 class ObservedSUT:
     """The adapter under test, unchanged, with its dispatch episodes recorded."""
 
-    def __init__(self, inner: Any, begin: Callable[[str, Mapping[str, Any]], Episode]) -> None:
+    def __init__(
+        self, inner: Any, begin: Callable[[str, Mapping[str, Any]], Episode], drain: Callable[[], None] | None = None
+    ) -> None:
         self.inner = inner
         self._begin = begin
+        self._drain = drain  # reads the provider calls made meanwhile (they may run in a worker process)
         self.current: Episode | None = None
 
     def dispatch(self, source: Mapping[str, Any], *, primary: Any = None) -> DispatchOutcome:
@@ -79,6 +82,8 @@ class ObservedSUT:
             outcome = run()
         finally:
             episode.elapsed_ms = (time.monotonic() - started) * 1000
+            if self._drain is not None:
+                self._drain()
             self.current = None
         episode.outcome = outcome
         return outcome

@@ -126,8 +126,9 @@ class ModelSystem:
         except BaseException:
             shutil.rmtree(self.root, ignore_errors=True)
             raise
-        self.sut = ObservedSUT(inner, self._begin_episode)
+        self.sut = ObservedSUT(inner, self._begin_episode, self._drain_calls)
         self.world = World(self.sut, self.root / "world")
+        self._calls_seen = 0  # entries of the world's call log already turned into Calls
         self.hooks: dict[str, HookSpec] = {}
         self.ceiling = Profile().max_intents_per_dispatch
         self.max_attempts = Profile().max_attempts
@@ -205,18 +206,18 @@ class ModelSystem:
             self.ceiling = step["ceiling"]
 
     def _install(self, step: dict[str, Any], record: StepRecord) -> None:
-        rejected = actions.install_behaviour(self.world, step["hook"], step["behaviour"], on_call=self._on_call)
+        rejected = actions.install_behaviour(self.world, step["hook"], step["behaviour"], on_call=None)
         self._installed(step["hook"], step["behaviour"], rejected, record)
 
     def _install_versioned(self, step: dict[str, Any], record: StepRecord) -> None:
-        rejected = actions.install_versioned(self.world, step["hook"], step["version"], on_call=self._on_call)
+        rejected = actions.install_versioned(self.world, step["hook"], step["version"], on_call=None)
         self._installed(step["hook"], VERSIONED, rejected, record)
 
     def _install_periodic_report(self, step: dict[str, Any], record: StepRecord) -> None:
         spec = spec_for(PERIODIC_HOOK_ID, PERIODIC)
         over = spec.timeout_ms > self.timeout_cap
         try:
-            actions.install_periodic_report(self.world, on_call=self._on_call)
+            actions.install_periodic_report(self.world, on_call=None)
         except AssertionError as exc:
             if over:
                 record.bad_install = [str(exc)]
@@ -339,6 +340,15 @@ class ModelSystem:
         episode.ids_at_start = frozenset(r["dispatch_id"] for r in records)
         self.episodes.append(episode)
         return episode
+
+    def _drain_calls(self) -> None:
+        """The provider calls the world's log holds that this model has not seen yet, in order
+        (providers may run in the reference's worker process, where no model object is)."""
+        calls = self.world.log.calls()
+        for entry in calls[self._calls_seen:]:
+            self._calls_seen += 1
+            number = sum(1 for c in calls[: self._calls_seen] if c["h"] == entry["h"])
+            self._on_call(entry["h"], entry["i"], number, entry["r"])
 
     def _on_call(self, hook_id: str, hook_input: Mapping[str, Any], number: int, appending: bool) -> None:
         source = hook_input.get("source") or {}

@@ -18,8 +18,8 @@ from ._registry import mutant
 # 1. No real timeout: a hung producer is waited on for 1.5 s whatever the registration says.
 class _NoTimeout(Dispatcher):
     def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
-        producer, frozen, _limit = super()._call_spec(hook, hook_input)
-        return producer, frozen, 1500
+        producer, frozen, _limit, *rest = super()._call_spec(hook, hook_input)
+        return (producer, frozen, 1500, *rest)
 
 
 # 2. Replay calls the provider again instead of returning the stored receipt.

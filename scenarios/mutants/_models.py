@@ -19,6 +19,7 @@ from pwh._memory_journal import MemoryJournal
 from pwh._outcome import DispatchOutcome
 from pwh._profile import Profile
 from pwh._reference import ReferenceSUT
+from pwh._runner import ThreadRunner
 
 from ._registry import mutant
 
@@ -167,7 +168,17 @@ def phase_stays_on(**kw: Any) -> ReferenceSUT:
 # -- hooks that change their input, hooks of one capability (M08) --------------------------------
 
 
-class _SharesMutableInput(Dispatcher):
+class _InProcess(Dispatcher):
+    """A mutant whose defect needs the provider's live objects in this process (a shared input, an
+    answer kept by reference, state noted from inside a wrapped provider): it runs its providers
+    on the thread runner, as a dispatcher built that way would."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        kw.setdefault("runner", ThreadRunner())
+        super().__init__(*args, **kw)
+
+
+class _SharesMutableInput(_InProcess):
     """Every hook of a dispatch is handed one shared, writable source block: what an earlier hook
     writes into its input, a later hook sees."""
 
@@ -184,8 +195,8 @@ class _SharesMutableInput(Dispatcher):
         return step
 
     def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
-        producer, _frozen, limit = super()._call_spec(hook, hook_input)
-        return producer, hook_input, limit
+        producer, _frozen, limit, *rest = super()._call_spec(hook, hook_input)
+        return (producer, hook_input, limit, *rest)
 
 
 @mutant("shares_mutable_input", "M08", "§7 INP: the input is not immutable; a hook's write to it reaches the next hook", caught_by=("matrix", "models"))

@@ -24,8 +24,8 @@ from pwh._journal import SQLiteJournal, checksum
 from pwh._outcome import DispatchOutcome
 from pwh._profile import CORE_CEILINGS
 from pwh._reference import ReferenceSUT
+from pwh._runner import RETURNED, ThreadRunner
 from pwh._registry import RegistrationRejected
-from pwh._runner import RETURNED
 
 from ._registry import mutant
 
@@ -456,7 +456,17 @@ class _TrustsSelfDescribed(Dispatcher):
         return super()._finish_hook(pending, verdict, tally)
 
 
-class _LateRecorder(Dispatcher):
+class _InProcess(Dispatcher):
+    """A mutant whose defect needs the provider's live objects in this process (a shared input, an
+    answer kept by reference, state noted from inside a wrapped provider): it runs its providers
+    on the thread runner, as a dispatcher built that way would."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        kw.setdefault("runner", ThreadRunner())
+        super().__init__(*args, **kw)
+
+
+class _LateRecorder(_InProcess):
     """A provider's answer that comes after its timeout is kept, to be recorded when it lands."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
@@ -466,7 +476,7 @@ class _LateRecorder(Dispatcher):
     def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
         import time
 
-        producer, frozen, limit = super()._call_spec(hook, hook_input)
+        producer, frozen, limit, *rest = super()._call_spec(hook, hook_input)
         late, did, source = self.late, hook_input["dispatch_id"], dict(hook_input["source"])
 
         def timed(argument: Any) -> Any:
@@ -476,7 +486,7 @@ class _LateRecorder(Dispatcher):
                 late.append((hook, did, source, value))
             return value
 
-        return timed, frozen, limit
+        return (timed, frozen, limit, *rest)
 
 
 class _LateRecordingSUT(ReferenceSUT):
@@ -567,7 +577,7 @@ class _DispatchBytesIgnored(Dispatcher):
         return super()._finish_hook(pending, verdict, tally)
 
 
-class _Chained(Dispatcher):
+class _Chained(_InProcess):
     """Each hook's projection also carries the intent ids earlier hooks of the dispatch proposed."""
 
     def dispatch(self, source: Any, *, consult_journal: bool = True) -> DispatchOutcome:
@@ -575,7 +585,7 @@ class _Chained(Dispatcher):
         return super().dispatch(source, consult_journal=consult_journal)
 
     def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
-        producer, frozen, limit = super()._call_spec(hook, hook_input)
+        producer, frozen, limit, *rest = super()._call_spec(hook, hook_input)
         chain = self._chain
 
         def chained(argument: Any) -> Any:
@@ -588,7 +598,7 @@ class _Chained(Dispatcher):
             chain.extend(i["intent_id"] for i in _intents(value) if isinstance(i.get("intent_id"), str))
             return value
 
-        return chained, frozen, limit
+        return (chained, frozen, limit, *rest)
 
 
 class _FailureStampedOnAll(Dispatcher):
@@ -599,7 +609,7 @@ class _FailureStampedOnAll(Dispatcher):
         return super()._record(receipt_id, event_kind, outcomes, writes)
 
 
-class _RecordsProviderObject(Dispatcher):
+class _RecordsProviderObject(_InProcess):
     """The accepted result's intents are the provider's own objects, not a validated copy."""
 
     def _accept_fast(self, value, reg, did):  # type: ignore[no-untyped-def]
@@ -646,7 +656,7 @@ def records_provider_object(**kw: Any) -> ReferenceSUT:
 # -- M13: compact failure codes ---------------------------------------------------------------------
 
 
-class _RecordsExceptionType(Dispatcher):
+class _RecordsExceptionType(_InProcess):
     """A raising provider's exception class name is kept beside the failure code."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
@@ -654,7 +664,7 @@ class _RecordsExceptionType(Dispatcher):
         self._errors: dict[str, str] = {}
 
     def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
-        producer, frozen, limit = super()._call_spec(hook, hook_input)
+        producer, frozen, limit, *rest = super()._call_spec(hook, hook_input)
         errors, did = self._errors, hook_input["dispatch_id"]
 
         def noting(argument: Any) -> Any:
@@ -664,7 +674,7 @@ class _RecordsExceptionType(Dispatcher):
                 errors[did] = type(exc).__name__
                 raise
 
-        return noting, frozen, limit
+        return (noting, frozen, limit, *rest)
 
     def _fail(self, pending, code, rejection=None):  # type: ignore[no-untyped-def]
         outcome, receipt = super()._fail(pending, code, rejection)
