@@ -34,6 +34,7 @@ from pwh._journal import Journal, JournalError, SQLiteJournal, to_count
 from pwh._memory_journal import MemoryJournal, MemoryStore
 from pwh._profile import Profile
 from pwh._registry import IntentKindCatalog, Registry
+from pwh._runner import ThreadRunner
 
 CAP = 3
 PROFILE = Profile(phase_enabled=True, max_attempts=CAP)
@@ -64,7 +65,7 @@ class Host:
             raise RuntimeError("always fails")
 
         registry.install(registration("a.fails"), fails)
-        return Dispatcher(registry, self.journal, PROFILE)
+        return Dispatcher(registry, self.journal, PROFILE, runner=ThreadRunner())  # the calls are counted in this process
 
     def restart(self, crash: CrashPlan | None = None) -> None:
         self.close()
@@ -205,6 +206,7 @@ def test_a_journal_from_before_the_count_starts_from_its_records(tmp_path: Path)
 _POISON_HOST = textwrap.dedent('''
     import os, sys
     from pwh import Dispatcher, IntentKindCatalog, Profile, Registry, SQLiteJournal
+    from pwh._runner import ThreadRunner
     from pwh._examples import example_receipt, example_registration
     journal_path, calls_path = sys.argv[1], sys.argv[2]
     def poison(hook_input):
@@ -221,7 +223,9 @@ _POISON_HOST = textwrap.dedent('''
     registry.install(example_registration("a.poison", intent_kinds=["x.note"]), poison)
     registry.install(example_registration("z.witness", intent_kinds=["x.note"]), witness)
     journal = SQLiteJournal(journal_path)
-    out = Dispatcher(registry, journal, Profile(phase_enabled=True, max_attempts=3)).dispatch(example_receipt(1))
+    # The thread runner: the provider's os._exit ends the host itself (the process runner would
+    # keep the host alive); the cap must hold by the durable count alone.
+    out = Dispatcher(registry, journal, Profile(phase_enabled=True, max_attempts=3), runner=ThreadRunner()).dispatch(example_receipt(1))
     print(";".join(f"{h.hook_id}={h.failure_code or h.status}" for h in out.hooks))
 ''')
 
@@ -267,7 +271,7 @@ def _racer(path: str, calls_path: str, barrier: Any, rounds: int) -> None:
     registry.install(registration("a.fails"), fails)
     registry.install(registration("z.fine"), lambda i: not_applicable())
     journal = SQLiteJournal(path)
-    dispatcher = Dispatcher(registry, journal, PROFILE)
+    dispatcher = Dispatcher(registry, journal, PROFILE, runner=ThreadRunner())
     try:
         for n in range(rounds):
             barrier.wait(60)

@@ -30,6 +30,7 @@ from pwh._dispatcher import Dispatcher
 from pwh._journal import JournalError, SQLiteJournal
 from pwh._profile import Profile
 from pwh._registry import IntentKindCatalog, Registry
+from pwh._runner import ThreadRunner
 
 
 class Host:
@@ -48,7 +49,7 @@ class Host:
             return proposed(intent_for(hook_input))
 
         registry.install(registration("a.det"), propose)
-        self.dispatcher = Dispatcher(registry, self.journal, Profile(phase_enabled=True))
+        self.dispatcher = Dispatcher(registry, self.journal, Profile(phase_enabled=True), runner=ThreadRunner())  # calls counted here
 
     def close(self) -> None:
         self.dispatcher.close()
