@@ -1,8 +1,8 @@
 Feature: M07 — survivors of the mutation campaign: what a hook outcome reports, and why a result is rejected
   Written for the open survivors of tests/mutation/survivors.md: a hook outcome says how many
   attempts are on record and, as booleans, whether it was replayed and whether it is recorded (also
-  when the sidecar cannot be written), and every rejection of a result gives a stable code and a
-  non-empty, public-safe reason (never judged by its wording).
+  when the sidecar cannot be written, and no attempt that cannot be counted is made), and every
+  rejection of a result gives a stable code and a non-empty, public-safe reason (never judged by its wording).
 
   @M07
   Scenario: a fresh proposal is reported as one attempt, not a replay, recorded
@@ -31,8 +31,8 @@ Feature: M07 — survivors of the mutation campaign: what a hook outcome reports
     When the orchestrator commits a todo_completed writeback
     Then the dispatch reports the journal error "journal_write_failed"
     And the dispatch that reported the journal error still names its receipt and event kind
-    And the outcome of hook "a.reporter" reports 1 attempt, not a replay, not recorded
-    And the outcome of hook "b.broken" reports 1 attempt, not a replay, not recorded
+    And the outcome of hook "a.reporter" reports 0 attempts, not a replay, not recorded
+    And the outcome of hook "b.broken" reports 0 attempts, not a replay, not recorded
     And the primary receipt and the quota-spend eligibility are unchanged
 
   @M07

@@ -7,7 +7,9 @@ is outside the RFC's behaviour. Unit tests cover them instead.
 
 OUTSIDE_RFC: dict[str, str] = {
     "pwh/_journal.py::_decode": "record corruption beyond a checksum mismatch (undecodable bytes, a record under another key): the matrix shows JNL-5 with a flipped byte; tests/test_journal.py covers the rest",
-    "pwh/_journal.py::SQLiteJournal.__init__": "the journal file cannot be opened at all: an operator fault before any dispatch",
+    "pwh/_journal.py::SQLiteJournal._connect": "the journal file cannot be opened at all: an operator fault before any dispatch",
+    "pwh/_journal.py::SQLiteJournal._restore": "a removed journal that cannot be put back (its folder gone or read-only, or a file put in its place meanwhile): the matrix shows the restore; tests/test_journal_hostile.py the rest",
+    "pwh/_journal.py::SQLiteJournal._write": "a write to a journal already found damaged or closed, and damage landing between a commit and its check: the matrix shows the damage found before the commit; tests/test_journal_hostile.py covers the rest",
     "pwh/_journal.py::SQLiteJournal.get_many": "an SQLite read error: same journal-error path as the matrix's corrupted record",
     "pwh/_journal.py::SQLiteJournal.records": "an SQLite read error while listing: harness-side read, not dispatch behaviour",
     "pwh/_journal.py::SQLiteJournal.commit": "a write error after BEGIN (e.g. disk full mid-insert): same journal_write_failed outcome the matrix shows for a read-only journal",
@@ -25,6 +27,8 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_canonical.py::_proxied_dict": "a read-only view over something other than a dict; covered by tests/test_reliability.py",
     "pwh/_identity.py::dispatch_id": "the public, defensive form (it copies its input first); the dispatcher uses plain_dispatch_id on inputs it has validated, and tests/test_identity.py holds the two to the same digest",
     "pwh/_dispatcher.py::Dispatcher._judge_in_full": "a valid answer the one-pass check leaves to the full checks is one in Python's own shapes (tuples, read-only views, 1.0 for an integer), not JSON and so not an RFC case; tests/test_fastresult.py and tests/test_dispatcher.py cover it",
+    "pwh/_dispatcher.py::Dispatcher._reserve_attempts": "a journal that answers a reservation for none of the hooks it was given (no journal of pwh's does): then none is called",
+    "pwh/_dispatcher.py::Dispatcher._record": "a record commit that fails after the attempts were counted (the disk fills between the two writes): the matrix shows an unwritable journal failing the count first; tests/test_dispatcher.py and the reliability campaign's full disk cover it",
     "pwh/_dispatcher.py::Dispatcher._receipt_id_refusal": "a receipt whose own id is a private value (the orchestrator makes opaque ids); covered by tests/test_reliability.py",
     "pwh/_contracts.py::_payload_rejections": "a payload validator that fails while it checks: the catalog refuses every schema it cannot resolve, so only a catalog built some other way reaches it; tests/test_hook_isolation.py covers it",
     "pwh/_dispatcher.py::Dispatcher._prepare_hook": "a hook id the dispatcher's scanner flags after install: the reference's registry refuses it at install with the same scanner, so only a host whose registry has no scanner, or whose dispatcher knows declared names the registry does not, reaches it; tests/test_hook_isolation.py covers it",

@@ -50,13 +50,16 @@ class _Tally:
 
 @dataclass(eq=False)
 class _Pending:
-    """A hook that passed every check made before its call; ``attempts`` counts prior tries."""
+    """A hook that passed every check made before its call; ``attempts`` counts prior tries (after
+    :meth:`Dispatcher._reserve_attempts`: as the journal counts them). ``ended`` is set when the
+    reservation ends the hook uncalled (the retry cap, or a journal that cannot count)."""
 
     hook: InstalledHook
     dispatch_id: str
     source: Mapping[str, Any]
     attempts: int
     hook_input: dict[str, Any] = field(default_factory=dict)
+    ended: tuple[HookOutcome, dict[str, Any] | None] | None = None
 
 
 class Dispatcher:
@@ -122,25 +125,29 @@ class Dispatcher:
                 self._take_slots(tally, record)
         # Every hook's fate before its call is known up front (none depends on another's
         # answer); only the slots do: a hook that fails frees its slot for a later one, so calls
-        # go to the runner in batches no larger than the slots still free, in hook order.
+        # go to the runner in batches no larger than the slots still free, in hook order, each
+        # batch's attempts counted just before it starts (``_run_batch``).
         steps: list[_Pending | tuple[HookOutcome, dict[str, Any] | None]] = [
             self._prepare_hook(hook, ids[hook.hook_id], plain, prior.get(ids[hook.hook_id]), tally) for hook in hooks
         ]
         waiting = [i for i, step in enumerate(steps) if type(step) is _Pending]
+        uncounted: str | None = None
         while waiting:
             free = self._free_slots(tally)
-            if free <= 0:
+            if free <= 0 or uncounted is not None:  # no slot left, or a journal that cannot count
                 for i in waiting:
-                    steps[i] = self._fail(steps[i], codes.DISPATCH_BUDGET_EXHAUSTED)  # type: ignore[arg-type]
+                    steps[i] = self._uncalled(steps[i], uncounted) if uncounted else self._fail(steps[i], codes.DISPATCH_BUDGET_EXHAUSTED)  # type: ignore[arg-type]
                 break
             chunk, waiting = waiting[:free], waiting[free:]
-            self._run_batch(steps, chunk, tally)
+            uncounted = self._run_batch(steps, chunk, tally)
         outcomes: list[HookOutcome] = []
         writes: list[dict[str, Any]] = []
         for outcome, receipt in steps:  # type: ignore[misc]
             outcomes.append(outcome)
             if receipt is not None:
                 writes.append(receipt)
+        if uncounted is not None:  # nothing more was called, and a journal that cannot count cannot record
+            return DispatchOutcome(receipt_id, event_kind, True, hooks=tuple(outcomes), journal_error=uncounted)
         return self._record(receipt_id, event_kind, outcomes, writes)
 
     def close(self) -> None:
@@ -150,17 +157,29 @@ class Dispatcher:
         """Hooks that may still be called: the profile's ceiling less the results accepted so far."""
         return self.profile.max_hooks_per_dispatch - tally.hooks
 
-    def _run_batch(self, steps: list[Any], chunk: list[int], tally: _Tally) -> None:
-        """Call the providers of ``chunk`` (indexes into ``steps``) in one runner batch and
-        replace each pending step by its judged outcome."""
-        batch = self.runner.start([self._call_spec(steps[i].hook, steps[i].hook_input) for i in chunk])
-        try:
-            for i in chunk:
-                verdict = batch.next_verdict()
-                self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
-                steps[i] = self._finish_hook(steps[i], verdict, tally)
-        finally:
-            batch.close()
+    def _run_batch(self, steps: list[Any], chunk: list[int], tally: _Tally) -> str | None:
+        """Call the providers of ``chunk`` (indexes into ``steps``) in hook order and replace each
+        pending step by its judged outcome. Each runner batch is counted just before it starts
+        (:meth:`_reserve_attempts`), and one that may end the process runs last in its batch.
+        Returns the journal's code if the count could not be stored: then nothing more is called."""
+        while chunk:
+            taken, uncounted = self._reserve_attempts([steps[i] for i in chunk])
+            now, chunk = chunk[:taken], chunk[taken:]
+            batch = self.runner.start([self._call_spec(steps[i].hook, steps[i].hook_input) for i in now if steps[i].ended is None])
+            try:
+                for i in now:
+                    step = steps[i]
+                    if step.ended is not None:  # at the retry cap, or not counted
+                        steps[i] = step.ended
+                        continue
+                    verdict = batch.next_verdict()
+                    self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
+                    steps[i] = self._finish_hook(step, verdict, tally)
+            finally:
+                batch.close()
+            if uncounted is not None:
+                return uncounted
+        return None
 
     # -- steps (small methods, so a broken test adapter can replace exactly one rule) ------
 
@@ -207,10 +226,52 @@ class Dispatcher:
         pending.hook_input = hook_input
         return pending
 
+    def _reserve_attempts(self, pending: list[_Pending]) -> tuple[int, str | None]:
+        """Count the attempts about to be made, durably, right before the calls (SPEC §4): in one
+        journal write under its write lock, each hook's stored count is read and, under the
+        profile's retry cap, raised by one. A hook at the cap ends ``dispatch_budget_exhausted``
+        uncalled; so a crash during the call still counts it, a redelivery cannot start the count
+        over, and any number of processes together make at most the cap of calls.
+
+        The journal counts the batch in hook order up to and including the first hook that has
+        an attempt its record does not show (its call may have ended the process that made it):
+        that one is called last in its batch, so if it ends this process too, no hook after it
+        is charged for a call it never got. Returns how many of ``pending`` were counted (the
+        caller starts those, and counts the rest next), and None, or the journal's code when the
+        count could not be stored: then every hook given ends uncalled with it (``ended``),
+        since a call must never go uncounted. Call it only for hooks that are to be called."""
+        cap = self.profile.max_attempts
+        try:
+            before = self.journal.reserve_attempts({p.dispatch_id: p.attempts for p in pending}, cap)
+        except JournalError as exc:
+            for p in pending:
+                p.ended = self._uncalled(p, exc.code)
+            return len(pending), exc.code
+        taken = 0
+        for p in pending:
+            if p.dispatch_id not in before:
+                break
+            taken += 1
+            p.attempts = max(p.attempts, before[p.dispatch_id])
+            if p.attempts >= cap:
+                p.ended = self._fail(p, codes.DISPATCH_BUDGET_EXHAUSTED)
+        if not taken:  # a journal that counted none of them: nothing may be called uncounted
+            for p in pending:
+                p.ended = self._uncalled(p, codes.JOURNAL_WRITE_FAILED)
+            return len(pending), codes.JOURNAL_WRITE_FAILED
+        return taken, None
+
+    @staticmethod
+    def _uncalled(pending: _Pending, code: str) -> tuple[HookOutcome, None]:
+        """A hook not called because the journal could not count the call: nothing to record."""
+        hook, did = pending.hook, pending.dispatch_id
+        return HookOutcome(hook.hook_id, did, "failed", code, (), False, pending.attempts, False), None
+
     def _finish_hook(
         self, pending: _Pending, verdict: CallVerdict, tally: _Tally
     ) -> tuple[HookOutcome, dict[str, Any] | None]:
-        """Judge the provider's answer: its contract, the public boundary, the dispatch ceilings."""
+        """Judge the provider's answer: its contract, the public boundary, the dispatch ceilings.
+        The attempt it counts is the one :meth:`_reserve_attempts` stored before the call."""
         hook, did, reg = pending.hook, pending.dispatch_id, pending.hook.registration
         attempts = pending.attempts = pending.attempts + 1
         if verdict.kind == RAISED:
@@ -350,8 +411,9 @@ class Dispatcher:
                 )
             elif result.outcome == REPLAYED:
                 final.append(self._from_receipt(result.stored, replayed=True, recorded=True))
-            else:
-                final.append(_recorded(outcome))
+            else:  # recorded, with the larger count if a racing dispatcher counted more
+                same = result.stored["attempts"] == outcome.attempts
+                final.append(_recorded(outcome) if same else self._from_receipt(result.stored, replayed=False, recorded=True))
         return DispatchOutcome(receipt_id, event_kind, True, hooks=tuple(final))
 
     @staticmethod

@@ -6,13 +6,22 @@ loses exactly what a real one would: whatever had not been committed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _crash
 from ._canonical import dumps_plain
 from ._crash import CrashPlan
-from ._journal import RECORDED, Journal, JournalError, RecordResult, _decode, checksum
+from ._journal import (
+    RECORDED,
+    Journal,
+    JournalError,
+    RecordResult,
+    _decode,
+    checksum,
+    to_count,
+)
 
 
 class MemoryStore:
@@ -20,8 +29,14 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self.rows: dict[str, tuple[int, bytes, str]] = {}
+        self.attempts: dict[str, int] = {}  # counted before each call (reserve_attempts)
         self.seq = 0
         self.read_only = False
+
+
+# One lock for every in-memory journal of the process: several may share one store (a restart
+# opens a new journal on the old store), and a dispatch may come from any thread.
+_LOCK = threading.RLock()
 
 
 class MemoryJournal(Journal):
@@ -42,6 +57,10 @@ class MemoryJournal(Journal):
             self.store.rows[did] = (seq, bytes(flipped), s)
 
     def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        with _LOCK:
+            return self._get_many(dispatch_ids)
+
+    def _get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         out = {}
         for did in dispatch_ids:
             row = self.store.rows.get(did)
@@ -49,8 +68,21 @@ class MemoryJournal(Journal):
                 out[did] = _decode(did, row[1], row[2])
         return out
 
+    def reserve_attempts(self, floors: Mapping[str, int], cap: int) -> dict[str, int]:
+        with _LOCK:
+            prior = to_count(self.store.attempts, floors, cap)
+            counted = {did: n + 1 for did, n in prior.items() if n < cap}
+            if counted and self.store.read_only:
+                raise JournalError("journal_write_failed", "the journal could not be written")
+            self.store.attempts.update(counted)
+            return prior
+
     def commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
-        existing = self.get_many(r["dispatch_id"] for r in receipts)
+        with _LOCK:
+            return self._commit(receipts)
+
+    def _commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
+        existing = self._get_many(r["dispatch_id"] for r in receipts)
         staged: dict[str, tuple[int, bytes, str]] = {}
         results = []
         seq = self.store.seq
@@ -74,5 +106,6 @@ class MemoryJournal(Journal):
         return results
 
     def records(self) -> list[dict[str, Any]]:
-        rows = sorted(self.store.rows.items(), key=lambda kv: kv[1][0])
+        with _LOCK:
+            rows = sorted(self.store.rows.items(), key=lambda kv: kv[1][0])
         return [_decode(did, blob, s, typed=False) for did, (_, blob, s) in rows]

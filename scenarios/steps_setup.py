@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pytest_bdd import given, parsers
+from pytest_bdd import given, parsers, when
 
 from fakes._packets import registration
 
@@ -152,6 +152,16 @@ def plant_private_values(world: World) -> None:
 @given("the sidecar journal cannot be written")
 def journal_unwritable(world: World) -> None:
     world.sut.inject_fault("journal_unwritable")
+
+
+_FILE_FAULTS = {"removed": "removed", "replaced by another database": "replaced", "left with a truncated write-ahead log": "wal_truncated"}
+
+
+@when(parsers.re(r"the sidecar journal's file is (?P<how>removed|replaced by another database|left with a truncated write-ahead log) while it is open"))
+def journal_file_changed(world: World, how: str) -> None:
+    """An operator or a cleanup job changes the journal's files under the open dispatcher (a SUT
+    whose journal has no files answers Unsupported)."""
+    world.sut.inject_fault("journal_file_" + _FILE_FAULTS[how])
 
 
 @given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is registered with a provider that is not callable'))

@@ -362,9 +362,6 @@ def test_a_hook_that_changes_its_input_changes_nothing_another_hook_sees() -> No
     assert run_steps("reference", steps) == (len(steps), None)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "reference gap (SPEC §0/§4): attempts are counted when a dispatch records, not durably before the provider is "
-    "called, so a second delivery restarts the count and a crash between call and record loses it"))
 @pytest.mark.parametrize("extra", [
     [{"op": "redeliver", "writeback": 1}] * 4,
     [{"op": "replay", "writeback": 1}] * 2 + [{"op": "redeliver", "writeback": 1}] + [{"op": "replay", "writeback": 1}] * 2,

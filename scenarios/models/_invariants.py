@@ -249,7 +249,10 @@ class Judge:
                 if want is not None and want.status != "failed" and (taken is None or taken + want.intents > system.ceiling):
                     continue
                 tried = sum(1 for c in system.calls if c.dispatch_id == hook.dispatch_id)
-                if want is None and tried >= system.max_attempts:  # the retry cap (SPEC §0: not max_invocations)
+                cap = episode.profile.max_attempts if episode.profile is not None else system.max_attempts
+                # The retry cap (SPEC §0: not max_invocations), on the attempts counted before each
+                # call: a dispatch that died may have counted one it never made.
+                if want is None and tried + _died(system) >= cap:
                     continue
                 yield "independent_budgets", "M08", (
                     f"hook {hook.hook_id} got dispatch_budget_exhausted with {taken} of {system.ceiling} intent slots "
@@ -409,34 +412,46 @@ class Judge:
 
     @staticmethod
     def _retry_bounded(system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
-        """Provider calls per dispatch identity stay under the profile's retry cap: within one
-        attempt at most ``max_invocations_per_dispatch``; a dispatch that reads the journal never
-        calls a hook whose recorded attempts reached ``max_attempts``, and counts each call it makes
-        in the record it leaves (so replays and restarts cannot go past the cap)."""
+        """Provider calls per dispatch identity stay under the profile's retry cap, counted over the
+        whole history, whatever reached the hook (dispatches, second deliveries, replays, crashes
+        and restarts; SPEC §0, §4): within one attempt at most ``max_invocations_per_dispatch``; no
+        call once the calls made for that identity reached the cap in force; and the record a
+        dispatch leaves counts every call made for its identity (counted before each call, so a
+        crash cannot lose one), with at most one more per dispatch that died before recording."""
         now = {r["dispatch_id"]: r for r in journal}
-        counted: dict[str, tuple[int, int]] = {}  # dispatch_id -> (attempts at start, calls) of its last finished dispatch
-        for episode in record.episodes:
-            calls: dict[str, int] = {}
+        made: dict[str, int] = {}
+        for call in system.calls:
+            made[call.dispatch_id or ""] = made.get(call.dispatch_id or "", 0) + 1
+        for episode in record.episodes:  # back to the count before this step
             for call in episode.calls:
-                calls[call.dispatch_id or ""] = calls.get(call.dispatch_id or "", 0) + 1
+                made[call.dispatch_id or ""] -= 1
+        for episode in record.episodes:
             cap = episode.profile.max_attempts if episode.profile is not None else system.max_attempts
-            for did, n in calls.items():
-                hook = next(c.hook_id for c in episode.calls if c.dispatch_id == did)
-                spec = system.hooks.get(hook)
-                if spec is not None and n > spec.max_invocations:
-                    return "retry_bounded", "M08", f"hook {hook} was called {n} times in one attempt (max_invocations_per_dispatch {spec.max_invocations})"
-                tried = episode.attempts_at_start.get(did, 0)
-                if episode.kind == "dispatch" and tried >= cap:
-                    return "retry_bounded", "M08", f"hook {hook} was called again with {tried} attempt(s) recorded (retry cap {cap})"
-            if episode.kind == "dispatch" and episode.outcome is not None and not episode.outcome.journal_error:
-                for did, n in calls.items():
-                    counted[did] = (episode.attempts_at_start.get(did, 0), n)
-        for did, (tried, n) in counted.items():
-            rec = now.get(did)
-            if rec is not None and rec.get("attempts") != tried + n:
-                return "retry_bounded", "M08", (
-                    f"hook {rec.get('hook_id')}: {tried} attempt(s) recorded before and {n} call(s) made, "
-                    f"but the record counts {rec.get('attempts')}")
+            within: dict[str, int] = {}
+            for call in episode.calls:
+                did = call.dispatch_id or ""
+                within[did] = within.get(did, 0) + 1
+                spec = system.hooks.get(call.hook_id)
+                if spec is not None and within[did] > spec.max_invocations:
+                    return "retry_bounded", "M08", (
+                        f"hook {call.hook_id} was called {within[did]} times in one attempt "
+                        f"(max_invocations_per_dispatch {spec.max_invocations})")
+                if made.get(did, 0) >= cap:
+                    return "retry_bounded", "M08", (
+                        f"hook {call.hook_id} was called again after {made[did]} call(s) for its dispatch (retry cap {cap})")
+                made[did] = made.get(did, 0) + 1
+        died = _died(system)
+        for episode in record.episodes:
+            if episode.outcome is None or episode.outcome.journal_error:
+                continue
+            for did in dict.fromkeys(c.dispatch_id or "" for c in episode.calls):
+                rec = now.get(did)
+                if rec is None or episode.finals_at_start.get(did) is not None:
+                    continue  # a final record stays as it was recorded
+                counted = rec.get("attempts")
+                if type(counted) is not int or not made[did] <= counted <= made[did] + died:
+                    return "retry_bounded", "M08", (
+                        f"hook {rec.get('hook_id')}: {made[did]} call(s) made for its dispatch, but the record counts {counted!r}")
         return None
 
     # -- after the step: recovery, scheduler, identity, boundary --------------------------------
@@ -521,6 +536,12 @@ class Judge:
                 return "journal_public_safe", "M13", "a sidecar record carries exception text"
             self.scanned.add(blob)
         return None
+
+
+def _died(system: ModelSystem) -> int:
+    """Dispatches that died before they ended (a crash step): each may have counted an attempt
+    for a hook it never got to call."""
+    return sum(1 for episode in system.episodes if episode.outcome is None)
 
 
 def _inadmissible(system: ModelSystem, record: StepRecord, episode: Episode) -> bool:
