@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pwh._replay import ReplayError
+
 from pwh._scenarios_check import check, load_step_modules, step_definitions
 from scenarios.models import replay_trace, run_model, soak
 from scenarios.models._catalog import HANG_WEIGHTS
@@ -156,7 +158,9 @@ def test_an_exported_scenario_fails_on_its_adapter_and_passes_on_the_reference(t
 
 def test_a_trace_replays_and_the_cli_exit_codes_follow_it(tmp_path: Path, finds: _Finds, capsys: pytest.CaptureFixture[str]) -> None:
     trace_file = finds("replay_calls_provider").paths[0]
-    again = replay_trace(trace_file)
+    with pytest.raises(ReplayError, match="never chooses code"):
+        replay_trace(trace_file)  # the trace names a mutant adapter: only its caller may choose it
+    again = replay_trace(trace_file, json.loads(Path(trace_file).read_text())["sut"])
     assert again.failed and again.same_as_recorded
     assert not replay_trace(trace_file, "reference").failed
 
@@ -167,7 +171,9 @@ def test_a_trace_replays_and_the_cli_exit_codes_follow_it(tmp_path: Path, finds:
         args = parser.parse_args(list(argv))
         return args.handler(args)
 
-    assert cli("replay", str(trace_file)) == 1
+    mutant = json.loads(Path(trace_file).read_text())["sut"]
+    assert cli("replay", str(trace_file)) == 2  # the trace names code: it is refused, never run
+    assert cli("replay", str(trace_file), "--sut", mutant) == 1
     assert cli("replay", str(trace_file), "--sut", "reference") == 0
     assert cli("replay", str(tmp_path / "missing.json")) == 2
     (tmp_path / "bad.json").write_text('{"schema_version": "pwh_model_trace_v0", "sut": "reference", "steps": [{"op": "jump"}]}')
@@ -409,7 +415,9 @@ def test_a_counterexample_with_the_new_actions_exports_and_replays(tmp_path: Pat
     assert problems == [], problems
     text = feature_file.read_text()
     assert "  @M03\n" in text and 'the profile admits every installed hook' in text and 'is registered a second time' in text
-    again = replay_trace(trace_file)
+    with pytest.raises(ReplayError, match="never chooses code"):
+        replay_trace(trace_file)  # the trace names a mutant adapter: only its caller may choose it
+    again = replay_trace(trace_file, json.loads(Path(trace_file).read_text())["sut"])
     assert again.failed and again.same_as_recorded
     assert not replay_trace(trace_file, "reference").failed
 

@@ -52,33 +52,18 @@ def soak_command(args: argparse.Namespace) -> int:
 
 
 def replay_command(args: argparse.Namespace) -> int:
-    from pwh._sut import SUTLoadError
+    """``pwh replay``: pwh's own handler, which reads the trace as data (it never chooses code)."""
+    from pwh._replay import replay_command as replay
 
-    from ._steps import describe
-    from ._system import ModelError
-    from ._trace import TraceError, load_trace, replay_trace
-
-    _importable_cwd()
-    try:
-        steps = load_trace(args.trace)["steps"]
-        result = replay_trace(args.trace, args.sut)
-    except (TraceError, SUTLoadError, ModelError) as exc:
-        return _error(str(exc))
-    if not result.failed:
-        _print(f"pwh replay: {result.steps_run} steps against {result.sut!r}: every invariant holds")
-        return EXIT_OK
-    v = result.violation
-    for i, step in enumerate(steps[: v.step + 1]):
-        _print(f"  {i:>3}  {describe(step)}")
-    again = " (the recorded violation)" if result.same_as_recorded else ""
-    _print(f"pwh replay: {result.sut!r} breaks {v.row} {v.invariant} at step {v.step}{again}: {v.message}")
-    return EXIT_FAILED
+    return replay(args)
 
 
 def _importable_cwd() -> None:
-    """``--sut module:factory`` names modules relative to where pwh is run, as ``python -m`` does."""
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    """``--sut module:factory`` names modules relative to where pwh is run, as ``python -m`` does,
+    but the working directory is searched last: a stray ``random.py`` there never shadows a module."""
+    from pwh._gate import searchable_cwd
+
+    searchable_cwd()
 
 
 def _print(line: str) -> None:

@@ -101,12 +101,17 @@ def run_steps(sut: str, steps: list[dict[str, Any]], sut_options: Mapping[str, A
 
 
 def replay_trace(path: str | Path, sut: str | None = None) -> ReplayResult:
-    """Re-run a trace against ``sut`` (default: the SUT it was found with)."""
-    trace = load_trace(path)
-    name = sut or trace["sut"]
-    options = trace.get("sut_options", {}) if name == trace["sut"] else {}
-    run, violation = run_steps(name, trace["steps"], options)
-    return ReplayResult(name, run, violation, trace.get("violation"))
+    """Re-run a trace against ``sut`` (default: the SUT it was found with, which must be built in).
+
+    As ``pwh replay`` does: a trace never chooses code to run (a ``module:factory`` it names runs
+    only when the caller names it as ``sut``), and its ``sut_options`` never become arguments to
+    code (raises :class:`pwh._replay.ReplayError`)."""
+    from pwh._replay import choose_sut, parse_trace, read_trace_bytes
+
+    checked = parse_trace(read_trace_bytes(path), Path(path).name)
+    name = choose_sut(checked, sut)
+    run, violation = run_steps(name, checked.steps, {})
+    return ReplayResult(name, run, violation, checked.violation)
 
 
 def counterexample_dir(directory: str | Path | None = None) -> Path:
