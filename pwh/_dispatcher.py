@@ -32,7 +32,7 @@ from ._identity import plain_dispatch_id
 from ._journal import CONFLICT, FINAL_STATUSES, REPLAYED, Journal, JournalError
 from ._outcome import DispatchOutcome, HookOutcome
 from ._profile import Profile
-from ._registry import InstalledHook, Registry
+from ._registry import InstalledHook, Registry, private_id_rejections
 from ._runner import RAISED, TIMED_OUT, Call, CallVerdict, default_runner
 
 _FAST_RESULTS = FastResults()
@@ -358,12 +358,8 @@ class Dispatcher:
         hook: registrations are immutable and the scanner is this dispatcher's."""
         key = (hook.hook_id, id(hook))
         if key not in self._id_checks:
-            ids = {"hook_id": hook.hook_id, "capability_id": hook.registration["capability_id"]}
-            found = [] if self.scanner.quickly_clean(ids) else self.scanner.scan_value(ids)
-            self._id_checks[key] = (
-                None if not found else
-                Rejection(codes.REGISTRATION_REJECTED, "$", f"an id would carry a {found[0].category.replace('_', ' ')} into the journal")
-            )
+            found = private_id_rejections(self.scanner, hook.registration)
+            self._id_checks[key] = found[0] if found else None
         return self._id_checks[key]
 
     def _receipt_id_refusal(self, receipt_id: str) -> Rejection | None:

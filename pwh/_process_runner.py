@@ -219,21 +219,10 @@ class _Worker:
     def kill(self) -> None:
         """SIGKILL the worker, its process group and every descendant; reap the worker."""
         _LIVE.pop(self.pid, None)
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(self.pid, signal.SIGSTOP)  # freeze the group so nothing forks meanwhile
-        except OSError:
-            pass
         family = _descendants(self.pid) if self.busy or self.dead else []
-        for pid in [self.pid, *family]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self._reap()
+        self._end(family)
         _wait_dead(family)
         self._close_fds()
 
@@ -246,16 +235,17 @@ class _Worker:
             pass
         _ALL_FDS.discard(self.req)
         self.req = -1
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self._reap()
+        self._end([])
         self._close_fds()
+
+    def _end(self, family: list[int]) -> None:
+        """SIGKILL the worker, ``family`` and the worker's process group; reap the worker."""
+        for pid in [self.pid, *family]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+        self._reap()
 
     def _reap(self) -> None:
         deadline = time.monotonic() + 5

@@ -75,6 +75,19 @@ class IntentKindCatalog:
 
 
 
+def private_id_rejections(scanner: BoundaryScanner, registration: Mapping[str, Any]) -> list[Rejection]:
+    """The registration's hook and capability ids that ``scanner`` flags: every sidecar record of
+    the hook carries both (JNL-6). Used at install and again by the dispatcher before a call."""
+    out = []
+    for key in ("hook_id", "capability_id"):
+        value = registration[key]
+        found = [] if scanner.quickly_clean(value) else scanner.scan_value(value, json_path((key,)))
+        if found:
+            reason = f"the id would carry a {found[0].category.replace('_', ' ')} into every sidecar record"
+            out.append(Rejection(codes.REGISTRATION_REJECTED, json_path((key,)), reason))
+    return out
+
+
 class Registry:
     """Installed hooks, always listed in ``hook_id`` order whatever order they were installed in."""
 
@@ -99,7 +112,7 @@ class Registry:
         if not callable(producer):
             found.append(Rejection(codes.REGISTRATION_REJECTED, "$", "the provider is not callable"))
         if not found and self.scanner is not None:
-            found = self._private_ids(registration)
+            found = private_id_rejections(self.scanner, registration)
         if found:
             raise RegistrationRejected(found)
         plain = to_plain(registration)
@@ -111,16 +124,6 @@ class Registry:
         self._hooks[hook.hook_id] = hook
         self._ordered = tuple(self._hooks[k] for k in sorted(self._hooks))
         return hook
-
-    def _private_ids(self, registration: Mapping[str, Any]) -> list[Rejection]:
-        assert self.scanner is not None
-        out = []
-        for key in ("hook_id", "capability_id"):
-            found = self.scanner.scan_value(registration[key], json_path((key,)))
-            if found:
-                reason = f"the id would carry a {found[0].category.replace('_', ' ')} into every sidecar record"
-                out.append(Rejection(codes.REGISTRATION_REJECTED, json_path((key,)), reason))
-        return out
 
     def hooks(self) -> tuple[InstalledHook, ...]:
         return self._ordered

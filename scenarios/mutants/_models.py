@@ -19,8 +19,8 @@ from pwh._memory_journal import MemoryJournal
 from pwh._outcome import DispatchOutcome
 from pwh._profile import Profile
 from pwh._reference import ReferenceSUT
-from pwh._runner import ThreadRunner
 
+from ._in_process import InProcess
 from ._registry import mutant
 
 
@@ -168,17 +168,7 @@ def phase_stays_on(**kw: Any) -> ReferenceSUT:
 # -- hooks that change their input, hooks of one capability (M08) --------------------------------
 
 
-class _InProcess(Dispatcher):
-    """A mutant whose defect needs the provider's live objects in this process (a shared input, an
-    answer kept by reference, state noted from inside a wrapped provider): it runs its providers
-    on the thread runner, as a dispatcher built that way would."""
-
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        kw.setdefault("runner", ThreadRunner())
-        super().__init__(*args, **kw)
-
-
-class _SharesMutableInput(_InProcess):
+class _SharesMutableInput(InProcess):
     """Every hook of a dispatch is handed one shared, writable source block: what an earlier hook
     writes into its input, a later hook sees."""
 

@@ -24,9 +24,10 @@ from pwh._journal import SQLiteJournal, checksum
 from pwh._outcome import DispatchOutcome
 from pwh._profile import CORE_CEILINGS
 from pwh._reference import ReferenceSUT
-from pwh._runner import RETURNED, ThreadRunner
 from pwh._registry import RegistrationRejected
+from pwh._runner import RETURNED
 
+from ._in_process import InProcess
 from ._registry import mutant
 
 _RESULT_KEYS = ("schema_version", "status", "intents")
@@ -456,17 +457,7 @@ class _TrustsSelfDescribed(Dispatcher):
         return super()._finish_hook(pending, verdict, tally)
 
 
-class _InProcess(Dispatcher):
-    """A mutant whose defect needs the provider's live objects in this process (a shared input, an
-    answer kept by reference, state noted from inside a wrapped provider): it runs its providers
-    on the thread runner, as a dispatcher built that way would."""
-
-    def __init__(self, *args: Any, **kw: Any) -> None:
-        kw.setdefault("runner", ThreadRunner())
-        super().__init__(*args, **kw)
-
-
-class _LateRecorder(_InProcess):
+class _LateRecorder(InProcess):
     """A provider's answer that comes after its timeout is kept, to be recorded when it lands."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
@@ -577,7 +568,7 @@ class _DispatchBytesIgnored(Dispatcher):
         return super()._finish_hook(pending, verdict, tally)
 
 
-class _Chained(_InProcess):
+class _Chained(InProcess):
     """Each hook's projection also carries the intent ids earlier hooks of the dispatch proposed."""
 
     def dispatch(self, source: Any, *, consult_journal: bool = True) -> DispatchOutcome:
@@ -609,7 +600,7 @@ class _FailureStampedOnAll(Dispatcher):
         return super()._record(receipt_id, event_kind, outcomes, writes)
 
 
-class _RecordsProviderObject(_InProcess):
+class _RecordsProviderObject(InProcess):
     """The accepted result's intents are the provider's own objects, not a validated copy."""
 
     def _accept_fast(self, value, reg, did):  # type: ignore[no-untyped-def]
@@ -656,7 +647,7 @@ def records_provider_object(**kw: Any) -> ReferenceSUT:
 # -- M13: compact failure codes ---------------------------------------------------------------------
 
 
-class _RecordsExceptionType(_InProcess):
+class _RecordsExceptionType(InProcess):
     """A raising provider's exception class name is kept beside the failure code."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
