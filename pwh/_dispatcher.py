@@ -62,6 +62,10 @@ class _Pending:
     ended: tuple[HookOutcome, dict[str, Any] | None] | None = None
 
 
+def _no_wake() -> None:
+    """A runner without ``wake`` (one of another shape) has nothing to wake."""
+
+
 class Dispatcher:
     """Dispatch one committed receipt to every admitted hook."""
 
@@ -163,6 +167,7 @@ class Dispatcher:
         (:meth:`_reserve_attempts`), and one that may end the process runs last in its batch.
         Returns the journal's code if the count could not be stored: then nothing more is called."""
         while chunk:
+            getattr(self.runner, "wake", _no_wake)()  # the worker wakes while the count is written
             taken, uncounted = self._reserve_attempts([steps[i] for i in chunk])
             now, chunk = chunk[:taken], chunk[taken:]
             batch = self.runner.start([self._call_spec(steps[i].hook, steps[i].hook_input) for i in now if steps[i].ended is None])

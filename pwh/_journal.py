@@ -34,6 +34,7 @@ from typing import Any
 from . import _crash
 from ._canonical import dumps_plain
 from ._crash import CrashPlan
+from ._journal_files import FileWatch
 from ._schemas import schema_rejections, validator
 
 RECORDED = "recorded"  # a new record, or a retry replacing a failure
@@ -188,16 +189,6 @@ COMMIT;
 _DAMAGED = "the journal's file was replaced, truncated or removed while it was open"
 
 
-def _mark(path: str) -> tuple[int, int, int] | None:
-    """(device, inode, size) of the file at ``path`` now, or None if there is none. A plain stat:
-    opening and closing a descriptor on a SQLite file would drop this process's locks on it."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino, st.st_size
-
-
 class SQLiteJournal(Journal):
     """The embedded default: WAL, ``synchronous=FULL``, one durable transaction per dispatch.
 
@@ -224,7 +215,7 @@ class SQLiteJournal(Journal):
         self._reserve_sync = "NORMAL" if self._synchronous in ("FULL", "EXTRA", "2", "3") else self._synchronous
         self._lock = threading.RLock()
         self._db = self._connect()
-        self._files = self._marks()
+        self._files = FileWatch(str(self.path))
 
     # -- opening and watching the files ---------------------------------------------------------
 
@@ -256,22 +247,6 @@ class SQLiteJournal(Journal):
             db.executescript(_ATTEMPTS_SCHEMA)
         return made
 
-    def _marks(self) -> tuple[tuple[int, int, int] | None, tuple[int, int, int] | None]:
-        return _mark(str(self.path)), _mark(str(self.path) + "-wal")
-
-    def _files_changed(self) -> str | None:
-        """``"removed"``: the database file is gone from its path; ``"damaged"``: it or its -wal
-        was replaced or got smaller; None: both are as this connection left them (then remember
-        their sizes now: other writers only make them grow)."""
-        (db0, wal0), (db1, wal1) = self._files, self._marks()
-        if db1 is None or db0 is None:
-            return "removed"
-        wal_changed = wal0 is not None and (wal1 is None or wal1[:2] != wal0[:2] or wal1[2] < wal0[2])
-        if db1[:2] != db0[:2] or db1[2] < db0[2] or wal_changed:
-            return "damaged"
-        self._files = (db1, wal1)
-        return None
-
     def _restore(self) -> bool:
         """The database file was removed from its path while open: write what this connection
         still reads to a new file, link it into place only if the path is still free (never over
@@ -295,7 +270,7 @@ class SQLiteJournal(Journal):
             with contextlib.suppress(OSError):
                 os.unlink(spare)
             return False
-        self._files = self._marks()
+        self._files.reset()
         return True
 
     def _broken(self) -> JournalError:
@@ -305,6 +280,7 @@ class SQLiteJournal(Journal):
         later read and write reports its journal error through the ordinary paths."""
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
+        self._files.close()
         self._db = _OUT_OF_USE  # type: ignore[assignment]
         return JournalError("journal_write_failed", _DAMAGED)
 
@@ -343,7 +319,7 @@ class SQLiteJournal(Journal):
         been removed and is now put back from this connection (what an open transaction held is
         not in the copy). Any other change: :class:`JournalError` ``journal_write_failed``, and
         the journal is out of use (:meth:`_broken`)."""
-        changed = self._files_changed()
+        changed = self._files.changed()
         if changed is None:
             return True
         self._abandon()
@@ -495,6 +471,7 @@ class SQLiteJournal(Journal):
         with self._lock:
             self._abandon()
             self._db.close()
+            self._files.close()
 
 
 class _OutOfUse:

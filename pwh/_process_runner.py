@@ -121,6 +121,8 @@ _UNTAG: dict[str, Callable[[dict[str, Any], int], Any]] = {
 
 # -- host side -----------------------------------------------------------------------------------
 
+# How long the host watches a worker's pipe on the CPU before it sleeps in poll().
+_ANSWER_SPIN_S = 0.0002
 _LIVE: dict[int, _Worker] = {}  # every worker any runner started and has not reaped
 _ALL_FDS: set[int] = set()  # the host's ends of every worker's pipes (closed in each new worker)
 
@@ -173,10 +175,22 @@ class _Worker:
         except OSError:
             return False
 
+    def wake(self) -> None:
+        """Tell the worker a batch is coming (an empty frame), so it is running when it comes. A
+        worker found dead (the write fails) is replaced when the batch starts, as always."""
+        self.dead = not self.send(b"") or self.dead
+
     def answer(self, deadline: float) -> tuple[bytes, float, bytes] | None:
         """The next answer frame, or None when the deadline passed or the worker died first. An
         answer already waiting in the pipe when the host looks counts (the host may have been busy
-        judging the previous one), as it does for the thread runner."""
+        judging the previous one), as it does for the thread runner. The host watches the pipe on
+        the CPU for a short while first (most answers come within it) and then sleeps in ``poll``."""
+        spin_until = min(deadline, time.monotonic() + _ANSWER_SPIN_S)
+        while time.monotonic() < spin_until:
+            self._pull(exited=False)
+            frame = self._frame()
+            if frame is not None or self.dead:
+                return frame
         while True:
             frame = self._frame()
             if frame is not None or self.dead:
@@ -363,6 +377,12 @@ class ProcessRunner:
         self.forks = 0
         self._holder: list[_Worker | None] = [None]  # the live worker, for the finaliser below
         self._finalizer = weakref.finalize(self, ProcessRunner._finish, self._holder)
+
+    def wake(self) -> None:
+        """A batch is about to start (its attempts are being counted): wake the worker now, so
+        its wake-up overlaps the count's write instead of following the hand-over."""
+        if self._worker is not None:
+            self._worker.wake()
 
     def start(self, calls: Sequence[Call]) -> ProcessBatch:
         """Hand every call to the worker now; collect the verdicts with :meth:`ProcessBatch.next_verdict`."""

@@ -11,6 +11,7 @@ import gc
 import json
 import math
 import os
+import select
 import signal
 import struct
 import time
@@ -25,7 +26,8 @@ from ._freeze import freeze
 # -- wire format ---------------------------------------------------------------------------------
 #
 # host -> worker: one frame per batch: 4-byte length, then JSON [[producer index, byte budget,
-# input], ...]. worker -> host: one frame per call: kind (1 byte), the monotonic time the worker
+# input], ...]; a frame of length 0 says a batch is coming (the worker stays awake for it, see
+# _stay_awake). worker -> host: one frame per call: kind (1 byte), the monotonic time the worker
 # started the *next* call of the batch (0.0 when none), length, then the value's JSON text.
 
 _HEAD = struct.Struct("<cdI")
@@ -33,6 +35,8 @@ _LEN = struct.Struct("<I")
 _PLAIN, _TAGGED, _RAISED = b"P", b"T", b"X"
 TAG = "\u0000pwh"  # the key of a tagged node; a genuine dict holding it is sent tagged itself
 _MAX_FRAME = 64 * 1024 * 1024
+# After a wake frame, how long the worker watches its pipe on the CPU before it sleeps again.
+_WAKE_SPIN_S = 0.002
 
 # Non-JSON built-in types whose name a rejection spells out (pwh/_canonical.py's list, same
 # order): the host rebuilds one of the same type so the same words come out.
@@ -164,6 +168,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _stay_awake(fd: int) -> None:
+    """Watch ``fd`` on the CPU, for a short while, until it is readable: told a batch is on its
+    way, a worker that sleeps in ``read`` costs the hand-over a wake-up (tens of microseconds on a
+    virtual machine); one that is already running reads the batch as it arrives."""
+    deadline = time.monotonic() + _WAKE_SPIN_S
+    while time.monotonic() < deadline:
+        if select.select([fd], [], [], 0)[0]:
+            return
+
+
 def _children(pid: int) -> list[int]:
     """The live children of ``pid``, read from /proc (no per-task ``children`` file needed)."""
     out: list[int] = []
@@ -249,7 +263,11 @@ def _worker_main(producers: list[Callable[[Any], Any]], req: int, resp: int, hos
         head = _read_exact(req, _LEN.size)
         if head is None:
             os._exit(0)
-        body = _read_exact(req, _LEN.unpack(head)[0])
+        size = _LEN.unpack(head)[0]
+        if size == 0:
+            _stay_awake(req)
+            continue
+        body = _read_exact(req, size)
         if body is None:
             os._exit(0)
         calls = json.loads(body)

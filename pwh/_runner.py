@@ -182,6 +182,9 @@ class ThreadRunner:
         self._worker: _Worker | None = None
         self.abandoned = 0
 
+    def wake(self) -> None:
+        """Nothing to do: a thread worker wakes as fast as it is handed a call."""
+
     def start(self, calls: Sequence[Call]) -> Batch:
         """Hand every call to the worker now; collect the verdicts with :meth:`Batch.next_verdict`."""
         return Batch(self, calls)

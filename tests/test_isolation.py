@@ -488,6 +488,48 @@ def test_sequential_batches_reuse_one_worker_and_a_new_provider_gets_a_fresh_one
     assert {pid for tag, pid in pids if tag == "b"}.isdisjoint({pid for tag, pid in pids if tag == "a"})
 
 
+def test_a_woken_worker_serves_the_batch_that_follows_soon_or_late(no_new_process: set[int]) -> None:
+    """The wake frame the dispatcher sends before counting attempts is not a batch: a worker told
+    one is coming answers it whether it comes at once or after the worker went back to sleep,
+    woken twice or woken and then replaced (a new provider) it serves the same."""
+    runner = ProcessRunner()
+    same = (lambda v: v)
+    try:
+        runner.wake()  # no worker yet: nothing to wake
+        for n, pause in enumerate([0.0, 0.01, 0.0]):
+            batch = runner.start([(same, n, 1000)])
+            assert batch.next_verdict().value == n
+            batch.close()
+            runner.wake()
+            runner.wake()
+            time.sleep(pause)
+        batch = runner.start([(same, "after", 1000), (lambda v: v * 2, 4, 1000)])
+        assert [batch.next_verdict().value, batch.next_verdict().value] == ["after", 8]
+        batch.close()
+        assert (runner.forks, runner.abandoned) == (2, 0)
+    finally:
+        runner.close()
+
+
+def test_a_worker_killed_while_awake_is_producer_failed_for_the_next_call() -> None:
+    runner = ProcessRunner()
+    try:
+        batch = runner.start([(lambda v: v, 1, 1000)])
+        assert batch.next_verdict().kind == RETURNED
+        batch.close()
+        os.kill(runner._worker.pid, 9)  # type: ignore[union-attr]
+        time.sleep(0.05)
+        runner.wake()  # to a dead worker: noticed, never raised
+        batch = runner.start([(lambda v: v, 2, 1000)])
+        assert batch.next_verdict().value == 2  # a fresh worker: the dead one was noticed
+        batch.close()
+        batch = runner.start([(lambda v: v, 3, 1000)])
+        assert batch.next_verdict().value == 3
+        batch.close()
+    finally:
+        runner.close()
+
+
 def test_a_timed_out_call_hands_the_rest_to_a_fresh_worker() -> None:
     runner = ProcessRunner()
     try:
