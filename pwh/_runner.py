@@ -17,12 +17,15 @@ is dropped, the worker stops before starting anything else of the batch and is r
 stuck forever), an asynchronous exception is sent to stop a pure-Python busy loop, and the rest of
 the batch moves to a fresh worker. Exceptions of any kind, ``SystemExit`` and
 ``KeyboardInterrupt`` included, stay on the worker and come back as a plain 'raised' verdict:
-they are the producer's failure, not the host's.
+they are the producer's failure, not the host's. A copy of the host that a provider forks exits
+as it returns from the provider (it would otherwise wait on the worker's queue forever); what else
+a provider starts, changes or signals reaches the host, which is what the process runner is for.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import queue
 import sys
 import threading
@@ -87,6 +90,7 @@ class _Worker:
         self.thread.start()
 
     def _loop(self) -> None:
+        host = os.getpid()
         while True:
             try:
                 run = self.jobs.get()
@@ -101,6 +105,10 @@ class _Worker:
                         return
                     except BaseException:  # noqa: BLE001 - isolating the producer is the point
                         verdict = CallVerdict(RAISED)
+                    if os.getpid() != host:
+                        # A copy of the host the provider forked, returning from it: its only
+                        # thread is this one, which would wait for work forever. It never answers.
+                        os._exit(0)
                     with run.lock:
                         if not slot.sealed:  # sealed: the dispatcher gave up; a late answer is never recorded
                             slot.verdict = verdict

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -210,6 +211,40 @@ def test_nothing_a_provider_forks_outlives_its_call(tmp_path: Path, no_new_proce
         worker = d.runner._worker.pid
         assert _live_children() - no_new_process == {worker}
         assert not [p for p in _children(worker) if _alive(p)]
+    finally:
+        d.close()
+
+
+def test_a_copy_of_the_host_forked_on_the_thread_runner_exits_as_it_returns(tmp_path: Path, no_new_process: set[int]) -> None:
+    """r14 as written (the provider shares the host's memory, so the host learns the copy's pid):
+    on the thread runner the forked copy's only thread is the runner's worker, which used to wait
+    for work forever holding the journal open. It exits as it returns from the provider."""
+    forked: list[int] = []
+
+    def forks(i: Any) -> Any:
+        pid = os.fork()
+        if pid:
+            forked.append(pid)
+        return NOT_APPLICABLE
+
+    catalog = IntentKindCatalog()
+    catalog.register(KIND, {"type": "object"})
+    registry = Registry(catalog)
+    d = Dispatcher(registry, SQLiteJournal(tmp_path / "j.sqlite3"), Profile(phase_enabled=True), runner=ThreadRunner())
+    registry.install(_registration("a.forks"), forks)
+    registry.install(_registration("z.witness"), lambda i: NOT_APPLICABLE)
+    try:
+        out = d.dispatch(example_receipt(1))
+        assert _outcomes(out) == [("a.forks", "not_applicable", None), ("z.witness", "not_applicable", None)]
+        assert len(forked) == 1
+        deadline = time.monotonic() + 5
+        while (ended := os.waitpid(forked[0], os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if ended == (0, 0):
+            os.kill(forked[0], signal.SIGKILL)
+            os.waitpid(forked[0], 0)
+        assert ended[0] == forked[0] and os.WIFEXITED(ended[1]) and os.WEXITSTATUS(ended[1]) == 0  # by itself
+        assert len(d.journal.records()) == 2
     finally:
         d.close()
 
