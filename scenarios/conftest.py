@@ -22,6 +22,7 @@ from .steps_mutation import *  # noqa: F401,F403
 from .steps_seed003 import *  # noqa: F401,F403
 from .steps_setup import *  # noqa: F401,F403
 from .steps_survivors import *  # noqa: F401,F403
+from .steps_corpus import *  # noqa: F401,F403
 from .steps_teeth import *  # noqa: F401,F403
 from .steps_turns import *  # noqa: F401,F403
 

@@ -80,8 +80,21 @@ def _children() -> set[int]:
     return found
 
 
-def test_the_reference_keeps_every_invariant() -> None:
-    sut = os.environ.get("PWH_SUT") or "reference"
+# The reference in each of its own configurations: its default (SQLite journal, process runner),
+# the in-memory journal (``reference-memory``) and the thread runner (``PWH_RUNNER=thread``), so the
+# quick models (and the mutation campaign that runs them) reach every journal and runner of core.
+REFERENCE_VARIANTS = {"default": ("reference", None), "memory journal": ("reference-memory", None),
+                      "thread runner": ("reference", "thread")}
+
+
+@pytest.mark.parametrize("variant", list(REFERENCE_VARIANTS))
+def test_the_reference_keeps_every_invariant(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    chosen = os.environ.get("PWH_SUT")
+    if chosen and chosen != "reference" and variant != "default":
+        pytest.skip("a configuration of the reference; PWH_SUT names another implementation")
+    sut, runner = REFERENCE_VARIANTS[variant] if not chosen or chosen == "reference" else (chosen, None)
+    if runner is not None:
+        monkeypatch.setenv("PWH_RUNNER", runner)
     run = run_model(sut)  # a finding is written to $PWH_COUNTEREXAMPLES (or the temp dir) and named here
     assert not run.found, f"{sut} breaks {run.violation} (seed {run.seed}); written to {[str(p) for p in run.paths]}"
     assert run.stats.steps > 100 and run.stats.crashes_simulated > 0 and run.stats.restarts > 0

@@ -1,0 +1,22 @@
+Feature: M13 — pwh's labelled boundary corpus through real dispatches
+  pwh/corpus/boundary.jsonl labels private values (credential shapes, paths, host names, e-mail,
+  transcripts, logs, secrets under secret keys in any spelling, look-alike and invisible
+  characters) and legitimate ones (opaque ids of the contract's grammar, versions, prose). One
+  hook proposes each value in turn, one receipt a value, inside an intent's payload where the
+  corpus places it. Refusing what is private is §7's; which values are private, kind by kind, is
+  pwh's reading (profile).
+
+  @M13
+  Scenario: each private value of the corpus fails the hook that proposed it and none is recorded
+    Given the post-writeback phase is enabled
+    And hook "c.corpus" proposes, for the n-th receipt, an intent carrying the n-th private value of pwh's boundary corpus
+    When a committed receipt is dispatched for each of those values
+    Then each of those dispatches ends hook "c.corpus" with failure code "result_contract_rejected"
+    And no intent of hook "c.corpus" is recorded
+
+  @M13
+  Scenario: each legitimate value of the corpus is recorded
+    Given the post-writeback phase is enabled
+    And hook "c.corpus" proposes, for the n-th receipt, an intent carrying the n-th legitimate value of pwh's boundary corpus
+    When a committed receipt is dispatched for each of those values
+    Then each of those dispatches records the intent hook "c.corpus" proposed
