@@ -245,6 +245,12 @@ def survivor_entries(root: Path, mutants: list[Mutant], previous: dict[str, dict
         line, mutation = _describe(root, m, lines_by_file[m.path])
         old = previous.get(m.name, {})
         verdict = old.get("verdict") or "open: survives; not yet killed, not judged equivalent"
+        if old and old.get("mutation") != mutation and not verdict.startswith("killed by"):
+            # mutmut numbers mutants within a function: after an edit a name can denote another
+            # change, and a verdict argued for the old one must not be carried to it.
+            verdict = "open: this name now denotes another mutation (the code changed); judge it again"
+        if m.status != "killed" and verdict.startswith("killed by"):
+            verdict = "open: survives again (" + verdict + " before the code changed)"
         if m.status == "killed" and not verdict.startswith("killed by"):
             verdict = "killed by the matrix as it now stands (no scenario of this campaign named)"
         entries.append({"name": m.name, "where": f"{m.path}:{line}", "status": "killed now" if m.status == "killed" else m.status,

@@ -104,3 +104,25 @@ def test_carry_over_keeps_what_was_not_re_run() -> None:
     # a survivor not re-run stays one; a listed kill and an unlisted mutant of the sample were killed;
     # what this run checked stands; a mutant outside the sample stays unchecked
     assert got == {"a": "survived", "b": "killed", "c": "killed", "d": "killed", "e": "not checked"}
+
+
+def test_a_verdict_follows_its_mutation_not_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mutmut numbers mutants within a function, so after an edit a name can denote another change:
+    an 'equivalent' argued for the old mutation must not be carried to the new one, and a 'killed
+    by' that no longer kills is not kept either."""
+    from pwh._mutation import Mutant, survivor_entries
+
+    (tmp_path / "pwh").mkdir()
+    (tmp_path / "pwh" / "_x.py").write_text("def f():\n    return 1\n")
+    monkeypatch.setattr(_mutation, "_function_lines", lambda path: {})
+    monkeypatch.setattr(_mutation, "_describe", lambda root, m, lines: (2, {"a": "x → y", "b": "p → q", "c": "k → l"}[m.name]))
+    previous = {
+        "a": {"mutation": "x → y", "verdict": "equivalent: same output"},
+        "b": {"mutation": "OLD → CHANGE", "verdict": "equivalent: argued for another change"},
+        "c": {"mutation": "k → l", "verdict": "killed by features/m01.feature:3 (a scenario)"},
+    }
+    mutants = [Mutant("a", "pwh/_x.py", "survived"), Mutant("b", "pwh/_x.py", "survived"), Mutant("c", "pwh/_x.py", "survived")]
+    got = {e["name"]: e["verdict"] for e in survivor_entries(tmp_path, mutants, previous)}
+    assert got["a"] == "equivalent: same output"
+    assert got["b"].startswith("open:") and "another mutation" in got["b"]
+    assert got["c"].startswith("open:") and "survives again" in got["c"]
