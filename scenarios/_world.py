@@ -356,14 +356,20 @@ class World:
         self._snapshot_journal()
         return result
 
-    def dispatch_direct(self, source: Any, *, redeliver: bool = False) -> DispatchOutcome:
+    def dispatch_direct(self, source: Any, *, redeliver: bool = False, snapshot: bool = True) -> DispatchOutcome:
         """Offer ``source`` to the SUT as a host would (or as a racing second dispatcher, with
-        ``redeliver``), outside any Turn; the outcome is remembered like a Turn's."""
+        ``redeliver``), outside any Turn; the outcome is remembered like a Turn's. ``snapshot=False``
+        keeps no copy of the journal after it (a step dispatching hundreds of receipts takes one
+        at the end with :meth:`snapshot_journal`)."""
         calls_before = self.total_calls()
         outcome = self.sut.redeliver(source) if redeliver else self.sut.dispatch(source)
         self._note_outcome(outcome, calls_before)
-        self._snapshot_journal()
+        if snapshot:
+            self._snapshot_journal()
         return outcome
+
+    def snapshot_journal(self) -> None:
+        self._snapshot_journal()
 
     def total_calls(self) -> int:
         return sum(p.calls for p in self.hooks.values())

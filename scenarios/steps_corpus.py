@@ -60,7 +60,8 @@ def corpus_hook(world: World, label: str) -> None:
 def dispatch_each(world: World) -> None:
     world.share("corpus_first_outcome", len(world.outcomes))
     for n in range(len(_entries(world.shared("corpus_label")))):
-        world.dispatch_direct(source(_FIRST + n))
+        world.dispatch_direct(source(_FIRST + n), snapshot=False)
+    world.snapshot_journal()
 
 
 def _done(world: World) -> list[tuple[str, Any]]:
