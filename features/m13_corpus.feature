@@ -2,8 +2,9 @@ Feature: M13 — pwh's labelled boundary corpus through real dispatches
   pwh/corpus/boundary.jsonl labels private values (credential shapes, paths, host names, e-mail,
   transcripts, logs, secrets under secret keys in any spelling, look-alike and invisible
   characters) and legitimate ones (opaque ids of the contract's grammar, versions, prose). One
-  hook proposes each value in turn, one receipt a value, inside an intent's payload where the
-  corpus places it. Refusing what is private is §7's; which values are private, kind by kind, is
+  hook proposes the first four values of each kind in turn, one receipt a value, inside an
+  intent's payload where the corpus places it (the whole corpus, value by value, is the
+  reliability campaign's). Refusing what is private is §7's; which values are private, kind by kind, is
   pwh's reading (profile).
 
   @M13

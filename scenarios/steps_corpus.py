@@ -1,5 +1,6 @@
 """Steps that put pwh's labelled boundary corpus (``pwh/corpus/boundary.jsonl``) through real
-dispatches: one hook, one receipt per value, and for the n-th receipt an intent whose payload
+dispatches (up to PER_KIND values of each kind): one hook, one receipt per value, and for the n-th
+receipt an intent whose payload
 carries the n-th value where the corpus places it (under its ``field``, else under a neutral key).
 One dispatch per value keeps every implementation's own ceilings out of the way and judges each
 value alone. What is private, kind by kind, is pwh's reading of §7, so every check here is a
@@ -27,8 +28,20 @@ _NEUTRAL_KEY = "detail"
 _FIRST = 1  # the first value goes with receipt number _FIRST, the next with _FIRST + 1, ...
 
 
+# The first few values of each kind, in corpus order: every kind (each a rule of the scan) is
+# judged on every implementation, at a cost the gate can pay on each run; the whole corpus, value
+# by value, is the reliability campaign's (`pwh soak --campaign reliability`, category scanner_corpus).
+PER_KIND = 4
+
+
 def _entries(label: str) -> list[dict[str, Any]]:
-    return [e for e in load_corpus() if e["label"] == label and e.get("expressible", True)]
+    taken: dict[str, int] = {}
+    out = []
+    for e in load_corpus():
+        if e["label"] == label and e.get("expressible", True) and taken.get(e["kind"], 0) < PER_KIND:
+            taken[e["kind"]] = taken.get(e["kind"], 0) + 1
+            out.append(e)
+    return out
 
 
 def _payload(entry: Mapping[str, Any]) -> dict[str, Any]:
