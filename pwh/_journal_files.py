@@ -9,6 +9,10 @@ changes the directory's modification time. A directory time is trusted only once
 the past when seen ("racy" times, as git calls them: a change within the same clock tick would
 leave it equal). Until then, and whenever it moved, the directory is read for the inode its
 ``-wal`` entry names; only a mismatch (or a big directory) costs a full ``stat``, which decides.
+
+The limit: where a directory's times do not move when a name in it is replaced (FAT, some network
+file systems), a ``-wal`` renamed over once the time is trusted goes unseen; a truncated ``-wal``
+and any change to the database file are still seen.
 """
 
 from __future__ import annotations
