@@ -155,16 +155,19 @@ class Batch:
         return CallVerdict(TIMED_OUT)
 
     def close(self) -> None:
-        """Start nothing more of this batch (a crash or error mid-dispatch); a producer already
-        running is waited for up to its own limit, so none outlives the dispatch that called it."""
+        """Start nothing more of this batch (a crash or error mid-dispatch); every producer the
+        worker already started is waited for up to its own limit, so none outlives the dispatch
+        that called it. The worker may be several calls ahead of the answers collected (fast
+        producers): each call it claimed has its ``started`` set, under the lock this takes."""
         if not self._runs:
             return
         run, first, _worker = self._runs[-1]
         with run.lock:
-            run.stop_at = min(run.stop_at, self._next - first + 1)
-            running = run.slots[self._next - first] if self._next - first < len(run.slots) else None
-        if running is not None and running.started is not None:
-            _wait(running)
+            uncollected = self._next - first
+            run.stop_at = min(run.stop_at, uncollected + 1)
+            claimed = [slot for slot in run.slots[uncollected:] if slot.started is not None]
+        for slot in claimed:
+            _wait(slot)
 
     def _hand_over(self, index: int) -> None:
         worker = self._runner._live_worker()

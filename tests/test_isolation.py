@@ -607,3 +607,34 @@ def test_the_thread_runner_still_isolates_pure_python_providers() -> None:
         batch.close()
     finally:
         runner.close()
+
+
+def test_closing_a_thread_batch_waits_for_every_call_its_worker_already_started() -> None:
+    """The worker runs ahead of the answers collected: with one answer read, it may have finished
+    the second call and started the third. Closing the batch then (a crash mid-dispatch) must wait
+    for that third call too, or a provider runs on after its dispatch has ended (the quick models
+    on the thread runner saw its call land in the next receipt's dispatch)."""
+    done: list[int] = []
+
+    def quick(n: int) -> int:
+        done.append(n)
+        return n
+
+    def slow(n: int) -> int:
+        time.sleep(0.2)
+        done.append(n)
+        return n
+
+    runner = ThreadRunner()
+    try:
+        batch = runner.start([(quick, 0, 1000), (quick, 1, 1000), (slow, 2, 1000), (quick, 3, 1000)])
+        assert batch.next_verdict().value == 0
+        deadline = time.monotonic() + 2
+        while 1 not in done and time.monotonic() < deadline:  # the worker is on the third call now
+            time.sleep(0.005)
+        batch.close()
+        assert done == [0, 1, 2]  # the started call finished before close returned; the fourth never ran
+        time.sleep(0.05)
+        assert done == [0, 1, 2]
+    finally:
+        runner.close()
