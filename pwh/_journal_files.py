@@ -97,20 +97,25 @@ class FileWatch:
     # -- the -wal, cheaply ------------------------------------------------------------------------
 
     def _wal_now(self) -> Mark | None:
-        seen, fd = self._wal, self._wal_fd
-        if self._dir_trusted and seen is not None and fd is not None and _dir_mark(self._dir_path) == self._dir:
-            # No name in the directory changed: the path still names the file this descriptor holds.
-            try:
-                return seen[0], seen[1], os.lseek(fd, 0, os.SEEK_END)
-            except OSError:
-                pass
-        self._look_at_dir()
-        if seen is not None and fd is not None and self._listed_inode() == seen[1]:
-            try:  # the name lists the inode this descriptor holds (a hint: a mismatch is statted)
-                return seen[0], seen[1], os.lseek(fd, 0, os.SEEK_END)
-            except OSError:
-                pass
+        if self._wal is not None and self._wal_fd is not None:
+            if self._dir_trusted and _dir_mark(self._dir_path) == self._dir:
+                held = self._held()  # no name in the directory changed: the path names this file
+                if held is not None:
+                    return held
+            self._look_at_dir()
+            if self._listed_inode() == self._wal[1]:  # a hint: a mismatch is statted below
+                held = self._held()
+                if held is not None:
+                    return held
         return file_mark(self._wal_path)
+
+    def _held(self) -> Mark | None:
+        """The -wal as seen through the descriptor this watch holds on it, its size read now."""
+        assert self._wal is not None and self._wal_fd is not None
+        try:
+            return self._wal[0], self._wal[1], os.lseek(self._wal_fd, 0, os.SEEK_END)
+        except OSError:
+            return None
 
     def _listed_inode(self) -> int | None:
         """The inode number the directory lists for the ``-wal``'s name (no stat of the file
@@ -119,10 +124,10 @@ class FileWatch:
         try:
             with os.scandir(self._dir_path) as entries:
                 for count, entry in enumerate(entries):
-                    if entry.name == name:
-                        return entry.inode()
                     if count >= _MAX_LISTED:
                         return None
+                    if entry.name == name:
+                        return entry.inode()
         except OSError:
             return None
         return None

@@ -185,17 +185,16 @@ class _Worker:
         answer already waiting in the pipe when the host looks counts (the host may have been busy
         judging the previous one), as it does for the thread runner. The host watches the pipe on
         the CPU for a short while first (most answers come within it) and then sleeps in ``poll``."""
-        spin_until = min(deadline, time.monotonic() + _ANSWER_SPIN_S)
-        while time.monotonic() < spin_until:
-            self._pull(exited=False)
-            frame = self._frame()
-            if frame is not None or self.dead:
-                return frame
+        spin_until = time.monotonic() + _ANSWER_SPIN_S
         while True:
             frame = self._frame()
             if frame is not None or self.dead:
                 return frame
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            if now < min(spin_until, deadline):
+                self._pull(exited=False)
+                continue
+            remaining = deadline - now
             events = self.poller.poll(max(0, math.ceil(remaining * 1000)))
             if events:
                 self._pull(exited=any(fd == self.pidfd for fd, _event in events))

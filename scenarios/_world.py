@@ -353,7 +353,7 @@ class World:
         self.turns.append(result)
         if result.dispatch is not None:
             self._note_outcome(result.dispatch, calls_before)
-        self._snapshot_journal()
+        self.snapshot_journal()
         return result
 
     def dispatch_direct(self, source: Any, *, redeliver: bool = False, snapshot: bool = True) -> DispatchOutcome:
@@ -365,11 +365,8 @@ class World:
         outcome = self.sut.redeliver(source) if redeliver else self.sut.dispatch(source)
         self._note_outcome(outcome, calls_before)
         if snapshot:
-            self._snapshot_journal()
+            self.snapshot_journal()
         return outcome
-
-    def snapshot_journal(self) -> None:
-        self._snapshot_journal()
 
     def total_calls(self) -> int:
         return sum(p.calls for p in self.hooks.values())
@@ -378,7 +375,7 @@ class World:
         self.outcomes.append(outcome)
         self.calls_per_outcome.append(self.total_calls() - calls_before)
 
-    def _snapshot_journal(self) -> None:
+    def snapshot_journal(self) -> None:
         # Auxiliary: a journal that cannot be read here (a fault a scenario injected) is judged by
         # the steps that read it, not by this snapshot.
         try:
@@ -412,7 +409,7 @@ class World:
             if result.dispatch is not None:
                 self._note_outcome(result.dispatch, calls_before)
                 calls_before = self.total_calls()
-        self._snapshot_journal()
+        self.snapshot_journal()
 
     @property
     def last(self) -> TurnResult:

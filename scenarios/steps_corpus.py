@@ -10,6 +10,7 @@ are left out: the reliability campaign reports them, and no implementation is he
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,14 +35,16 @@ _FIRST = 1  # the first value goes with receipt number _FIRST, the next with _FI
 PER_KIND = 4
 
 
-def _entries(label: str) -> list[dict[str, Any]]:
+@functools.cache
+def _entries(label: str) -> tuple[dict[str, Any], ...]:
+    """The corpus values a scenario of ``label`` proposes, read once per process (treat as read-only)."""
     taken: dict[str, int] = {}
     out = []
     for e in load_corpus():
         if e["label"] == label and e.get("expressible", True) and taken.get(e["kind"], 0) < PER_KIND:
             taken[e["kind"]] = taken.get(e["kind"], 0) + 1
             out.append(e)
-    return out
+    return tuple(out)
 
 
 def _payload(entry: Mapping[str, Any]) -> dict[str, Any]:

@@ -546,7 +546,7 @@ def test_a_woken_worker_serves_the_batch_that_follows_soon_or_late(no_new_proces
         runner.close()
 
 
-def test_a_worker_killed_while_awake_is_producer_failed_for_the_next_call() -> None:
+def test_a_wake_to_a_dead_worker_is_noticed_and_the_next_call_gets_a_fresh_one() -> None:
     runner = ProcessRunner()
     try:
         batch = runner.start([(lambda v: v, 1, 1000)])

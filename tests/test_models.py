@@ -92,10 +92,13 @@ REFERENCE_VARIANTS = {"default": ("reference", None), "memory journal": ("refere
 
 @pytest.mark.parametrize("variant", list(REFERENCE_VARIANTS))
 def test_the_reference_keeps_every_invariant(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    chosen = os.environ.get("PWH_SUT")
-    if chosen and chosen != "reference" and variant != "default":
+    chosen = os.environ.get("PWH_SUT") or "reference"
+    if chosen == "reference":
+        sut, runner = REFERENCE_VARIANTS[variant]
+    elif variant == "default":
+        sut, runner = chosen, None
+    else:
         pytest.skip("a configuration of the reference; PWH_SUT names another implementation")
-    sut, runner = REFERENCE_VARIANTS[variant] if not chosen or chosen == "reference" else (chosen, None)
     if runner is not None:
         monkeypatch.setenv("PWH_RUNNER", runner)
     run = run_model(sut)  # a finding is written to $PWH_COUNTEREXAMPLES (or the temp dir) and named here
