@@ -25,8 +25,10 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
       | holds the interpreter lock past its timeout when it runs apart from the host | producer_timed_out |
       | returns an invalid result                  | result_contract_rejected |
       | returns a result over its byte limit       | result_contract_rejected |
+      | returns a result over its byte limit in its second intent | result_contract_rejected |
       | proposes an intent for another hook        | result_contract_rejected |
       | returns NaN inside its intent              | result_contract_rejected |
+      | returns minus infinity inside its intent   | result_contract_rejected |
       | returns an integer beyond 64 bits          | result_contract_rejected |
       | returns a result over its byte limit once escaped | result_contract_rejected |
       | hands its own input back as the intent payload | result_contract_rejected |

@@ -51,3 +51,17 @@ Feature: M07 — survivors of the mutation campaign: what a hook outcome reports
       | proposes the same intent twice                       |
       | proposes an intent for another hook                  |
       | returns an invalid result                            |
+
+  @M07
+  Scenario: when the sidecar fails at the write that ends a dispatch, the outcome names its receipt and reads as not recorded
+    Given the post-writeback phase is enabled
+    And the profile allows at most 1 attempts per dispatch
+    And hook "a.flaky" is installed and raises an error
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.flaky" ends with failure code "producer_failed"
+    When the sidecar journal can no longer be written
+    And the orchestrator replays that writeback
+    Then hook "a.flaky" was called at most once per delivery
+    And the dispatch reports the journal error "journal_write_failed"
+    And the dispatch that reported the journal error still names its receipt and event kind
+    And the outcome of hook "a.flaky" reports 1 attempt, not a replay, not recorded

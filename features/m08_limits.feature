@@ -64,3 +64,29 @@ Feature: M08 limits — per-dispatch ceilings on both sides, and hooks that neve
     When the orchestrator commits a todo_completed writeback
     Then hook "a.reporter" has exactly the intents it proposed on record
     And the sidecar record of hook "a.reporter" holds exactly what it proposed, with no failure
+
+  @M08
+  Scenario: the per-dispatch byte ceiling counts every earlier result, not only the last one
+    Given the post-writeback phase is enabled
+    And the profile allows at most 2999 result bytes per dispatch
+    And hook "a.third" may answer at most 16384 bytes and answers a result of exactly 1000 bytes
+    And hook "b.third" may answer at most 16384 bytes and answers a result of exactly 1000 bytes
+    And hook "c.third" may answer at most 16384 bytes and answers a result of exactly 1000 bytes
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.third" has exactly the intents it proposed on record
+    And hook "b.third" has exactly the intents it proposed on record
+    And hook "c.third" ends with failure code "dispatch_budget_exhausted"
+    And hook "c.third" has exactly no recorded intents
+
+  @M08
+  Scenario: the per-dispatch intent ceiling counts every earlier hook's intents, not only the last one's
+    Given the post-writeback phase is enabled
+    And the profile allows at most 2 intents per dispatch
+    And hook "a.first" proposes one intent and keeps its answer
+    And hook "b.second" proposes one intent and keeps its answer
+    And hook "c.third" proposes one intent and keeps its answer
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.first" has exactly the intents it proposed on record
+    And hook "b.second" has exactly the intents it proposed on record
+    And hook "c.third" ends with failure code "dispatch_budget_exhausted"
+    And hook "c.third" has exactly no recorded intents

@@ -49,6 +49,8 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
       | an internal host name in a sentence |
       | a bare IPv4 address |
       | a bare www address |
+      | a mixed-case www address |
+      | a bare localhost |
       | a bare GitHub token in a dotted id |
       | a bare AWS access key |
       | a bare Google API key |
@@ -72,6 +74,7 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
       | a traceback header |
       | a traceback frame |
       | an exception message |
+      | a Java exception message |
       | a timestamped log line |
       | a bracketed log level |
       | a shell prompt |

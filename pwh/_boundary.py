@@ -246,7 +246,7 @@ def _categories(text: str) -> list[str]:
 
     if colon and "://" in text and any(
         _JSON_SCHEMA_URI.fullmatch(m.group()) is None for m in _URL.finditer(text)
-    ) or dot and ("www." in text or "WWW." in text) and _WWW.search(text):
+    ) or dot and ("w." in text or "W." in text) and _WWW.search(text):  # www. in any case: Www.x.zz too
         out.append("url")
     if "@" in text and (_EMAIL.search(text) or user_at_host(text)):
         out.append("email")

@@ -94,6 +94,11 @@ def _oversize(i: Mapping[str, Any], c: CallContext) -> Any:
     return proposed(intent_for(i, {"note_ref": "big", "filler": "x" * 20000}))
 
 
+def _oversize_second(i: Mapping[str, Any], c: CallContext) -> Any:
+    # The excess lies after a whole valid intent (its flags, nulls and numbers already counted).
+    return proposed(intent_for(i), intent_for(i, {"note_ref": "big", "filler": "x" * 20000}))
+
+
 def _invalid(i: Mapping[str, Any], c: CallContext) -> Any:
     return {"status": "done", "message": "all good"}
 
@@ -143,6 +148,10 @@ def _bigint(i: Mapping[str, Any], c: CallContext) -> Any:
 
 def _nan(i: Mapping[str, Any], c: CallContext) -> Any:
     return _with_detail(i, float("nan"))
+
+
+def _infinity(i: Mapping[str, Any], c: CallContext) -> Any:
+    return _with_detail(i, float("-inf"))
 
 
 def _not_json(i: Mapping[str, Any], c: CallContext) -> Any:
@@ -225,6 +234,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("ends its own process when it runs apart from the host", _exits),
         Behaviour("holds the interpreter lock past its timeout when it runs apart from the host", _holds_the_lock, {"timeout_ms": 200}),
         Behaviour("returns a result over its byte limit", _oversize, {"max_result_bytes": 16384}),
+        Behaviour("returns a result over its byte limit in its second intent", _oversize_second, {"max_result_bytes": 16384}),
         Behaviour("returns an invalid result", _invalid),
         Behaviour("proposes an intent for another hook", _wrong_hook),
         Behaviour("proposes an intent that claims an external write", _external_write),
@@ -233,6 +243,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("fails on its first call only", _first_fails),
         Behaviour("tries to change its input", _mutates),
         Behaviour("returns NaN inside its intent", _nan),
+        Behaviour("returns minus infinity inside its intent", _infinity),
         Behaviour("returns a result over its byte limit once escaped", _escaped_oversize),
         Behaviour("returns an integer beyond 64 bits", _bigint),
         Behaviour("hands its own input back as the intent payload", _echo_input),

@@ -150,6 +150,7 @@ def plant_private_values(world: World) -> None:
 
 
 @given("the sidecar journal cannot be written")
+@when("the sidecar journal can no longer be written")
 def journal_unwritable(world: World) -> None:
     world.sut.inject_fault("journal_unwritable")
 

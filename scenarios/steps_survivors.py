@@ -163,3 +163,52 @@ def hook_with_fine_grained_token(world: World, hook_id: str, lane: str) -> None:
     from .steps_mutation import _install_with_detail
 
     _install_with_detail(world, hook_id, FINE_GRAINED_LANES[lane])
+
+
+OPEN_ANY_KIND = "open.any"
+OPEN_ANY_SCHEMA = {"type": "object"}
+_TOKEN = "ghp_" + "c3" * 18  # built here, never spelled out in a public file
+
+# Payload shapes under a payload schema that takes any JSON (a kind a host may register), so only
+# the public-boundary scan can refuse them: each puts a value where one lane of the scan's walk
+# must find it (or must let it pass). Built at run time so no feature file spells a value out.
+PAYLOAD_SHAPES: dict[str, dict[str, Any]] = {
+    "a word under a secret-named key": {"api_key": "plainword"},
+    "a number under a secret-named key": {"api_key": 271828},
+    "a word after a null in a list under a secret-named key": {"api_key": [None, "plainword"]},
+    "a word in an object under a secret-named key": {"api_key": {"inner": "plainword"}},
+    "a value under an environment variable's name": {"HOME": "x"},
+    "a GitHub token under a key that is not an identifier": {"note-ref": _TOKEN},
+    "a GitHub token in a list in a list": {"notes": [["clean", _TOKEN]]},
+    "a placeholder in a list under a secret-named key": {"api_key": ["<redacted>"]},
+    "nulls and booleans under a secret-named key": {"api_key": [None, True, {"inner": False}]},
+    "a dotted field name as a key": {"user.name": "x"},
+}
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    """A word inside ``levels`` lists under the payload: the payload sits at depth 3 of the result
+    (result, intents, intent, payload), so the word sits at depth 4 + levels."""
+    value: Any = "word"
+    for _ in range(levels):
+        value = [value]
+    return {"deep": value}
+
+
+# The canonical form's nesting limit (pwh/_canonical.py MAX_DEPTH, 64: profile) met exactly and passed by one.
+PAYLOAD_SHAPES["a word nested 60 lists deep, at the nesting limit"] = _nested(60)
+PAYLOAD_SHAPES["a word nested 61 lists deep, one level past the nesting limit"] = _nested(61)
+_SHAPE_RE = "|".join(map(re.escape, PAYLOAD_SHAPES))
+
+
+@given(parsers.re(rf"hook {HOOK} is installed for an intent kind whose payload takes any JSON, and proposes (?P<shape>{_SHAPE_RE})"))
+def open_kind_payload_shape(world: World, hook_id: str, shape: str) -> None:
+    from fakes._packets import intent_for, proposed
+
+    payload = PAYLOAD_SHAPES[shape]
+    world.sut.register_intent_kind(OPEN_ANY_KIND, OPEN_ANY_SCHEMA)
+    rejections = world.install_body(hook_id, f"proposes an intent of an open kind holding {shape}",
+                                    lambda i, _c: proposed(intent_for(i, payload, kind=OPEN_ANY_KIND)),
+                                    registration(hook_id, intent_kinds=[OPEN_ANY_KIND]))
+    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
+           rfc="§6: a registration that passes every check is admitted")
