@@ -12,3 +12,12 @@ Feature: M06 — survivors of the mutation campaign: what a conflict reports
     And the outcome of hook "a.drifter" reports 1 attempt, not a replay, recorded
     And the outcome of hook "a.drifter" carries a rejection with code "intent_conflict"
     And every rejection reported so far has a stable code and a non-empty, public-safe reason
+
+  @M06
+  Scenario: a second dispatcher's redelivery of a failing hook reports the attempts on record and the failure
+    Given the post-writeback phase is enabled
+    And hook "a.flaky" is installed and raises an error
+    When the orchestrator commits a todo_completed writeback
+    And a second dispatcher delivers the same dispatch again
+    Then hook "a.flaky" ends with failure code "producer_failed"
+    And the outcome of hook "a.flaky" reports 2 attempts, not a replay, recorded
