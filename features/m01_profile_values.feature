@@ -11,14 +11,15 @@ Feature: M01 profile values — a profile that does not say "on" in so many word
     Then no provider was called
     And the sidecar journal holds no intent
     And the dispatch is not admitted, with code "profile_rejected"
+    And the dispatch is not admitted, at "<field>"
     And the primary receipt and the quota-spend eligibility are unchanged
 
     Examples:
-      | flaw                                       |
-      | a phase switch that is the string "false"  |
-      | a phase switch that is the string "true"   |
-      | a phase switch that is the number 1        |
-      | an allowlist that is one string            |
-      | a hook ceiling that is a string            |
-      | a retry cap of zero                        |
-      | a timeout ceiling that is a string         |
+      | flaw                                       | field                                 |
+      | a phase switch that is the string "false"  | $.profile.phase_enabled               |
+      | a phase switch that is the string "true"   | $.profile.phase_enabled               |
+      | a phase switch that is the number 1        | $.profile.phase_enabled               |
+      | an allowlist that is one string            | $.profile.allowlist                   |
+      | a hook ceiling that is a string            | $.profile.max_hooks_per_dispatch      |
+      | a retry cap of zero                        | $.profile.max_attempts                |
+      | a timeout ceiling that is a string         | $.profile.budget_ceilings.timeout_ms  |

@@ -74,6 +74,7 @@ Feature: M02 — an invalid or over-budget registration is rejected before any p
   Scenario: an intent kind cannot be registered twice with different payload schemas
     Given the intent kind "synthetic.follow_up" is registered twice with different payload schemas
     Then the intent kind registration is rejected
+    And the intent kind registration is rejected at "$.intent_kind"
 
   @M02
   Scenario: an intent kind's payload schema must itself be a valid JSON Schema
@@ -97,6 +98,7 @@ Feature: M02 — an invalid or over-budget registration is rejected before any p
   Scenario Outline: an intent kind whose payload schema refers to <target> is refused when registered
     Given the intent kind "synthetic.report" is registered with a payload schema whose $ref is <target>
     Then the intent kind registration is rejected
+    And the intent kind registration is rejected at "$.payload_schema"
 
     Examples:
       | target                     |

@@ -523,6 +523,13 @@ def kind_rejected(world: World) -> None:
                     rfc_codes=frozenset(RFC_FAILURE_CODES))
 
 
+@then(parsers.re(r'the intent kind registration is rejected at "(?P<path>[^"]+)"'))
+def kind_rejected_at(world: World, path: str) -> None:
+    rejections = world.kind_rejections  # type: ignore[attr-defined]
+    seen = rejections[0].path if rejections else None
+    expect_equal(seen, path, "rejected path", profile="a rejection names the JSON path of the field it breaks")
+
+
 @then(parsers.re(r'the offered registration is rejected at "(?P<path>[^"]+)"'))
 def offered_rejected(world: World, path: str) -> None:
     rejections = world.offered_rejections  # type: ignore[attr-defined]
