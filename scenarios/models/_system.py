@@ -63,6 +63,7 @@ class Stats:
     crashes_real: int = 0
     restarts: int = 0
     violations: int = 0
+    hooks_timed_out: int = 0  # hook outcomes producer_timed_out: what the timeout paths were given
 
     def to_json(self) -> dict[str, int]:
         return dict(vars(self))
@@ -165,6 +166,9 @@ class ModelSystem:
         record.elapsed_ms = (time.monotonic() - started) * 1000
         record.episodes = self.episodes[first_episode:]
         self.stats.steps += 1
+        self.stats.hooks_timed_out += sum(
+            1 for e in record.episodes if e.outcome is not None for h in e.outcome.hooks if h.failure_code == "producer_timed_out"
+        )
         if record.escaped is None:
             self.scheduler.consume(self.world.orch.intent_receipts())
         return record
