@@ -50,7 +50,7 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
       | a bare IPv4 address |
       | a bare www address |
       | a mixed-case www address |
-      | a bare localhost |
+      | a bare loopback host name |
       | a bare GitHub token in a dotted id |
       | a bare AWS access key |
       | a bare Google API key |

@@ -50,3 +50,11 @@ Feature: M13 — a private value is refused wherever the payload's JSON holds it
       | shape                                                        | end                                  |
       | a word nested 60 lists deep, at the nesting limit            | status "proposed"                    |
       | a word nested 61 lists deep, one level past the nesting limit | failure code "result_contract_rejected" |
+
+  @M13
+  Scenario: a receipt whose fact refs are ids shaped like host names is handed to the hook as it is
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When a committed receipt whose fact refs are ids shaped like host names is dispatched
+    Then hook "a.reporter" ends with status "proposed"
+    And hook "a.reporter" has exactly one recorded intent

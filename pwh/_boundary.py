@@ -52,7 +52,6 @@ __all__ = [
     "BoundaryScanner",
     "Finding",
     "is_clean",
-    "scan_text",
     "scan_value",
 ]
 
@@ -479,20 +478,10 @@ class BoundaryScanner:
             found.add((root, "unscannable"))
         return _sorted(found)
 
-    def scan_text(self, text: str) -> list[Finding]:
-        """Scan a text file's content line by line; paths are ``line N`` (1-based)."""
-        if not issubclass(type(text), str):
-            return [Finding("unscannable", "line 0")]
-        found: _Found = set()
-        try:
-            for number, line in enumerate(str.__str__(text).split("\n"), start=1):
-                line = line.rstrip("\r")
-                if line and not line.isspace():  # lines are not memoised: they rarely repeat
-                    for category in self._scan_str_uncached(line):
-                        found.add((f"line {number}", category))
-        except Exception:  # as in scan_value
-            found.add(("line 0", "unscannable"))
-        return _sorted(found)
+    def text_categories(self, text: str) -> tuple[str, ...]:
+        """The categories found in one string, not memoised: for a caller scanning the lines of a
+        file (pwh._text_scan), which rarely repeat and must not crowd out the ids the memo holds."""
+        return self._scan_str_uncached(text)
 
     def texts_clean(self, texts: Iterable[str]) -> bool:
         """True when no string of ``texts`` (exact ``str`` values) would be flagged on its own:
@@ -852,11 +841,6 @@ _DEFAULT = BoundaryScanner()
 def scan_value(value: Any, path: str = "$") -> list[Finding]:
     """Scan ``value`` with the default scanner (no private names, no allow-list)."""
     return _DEFAULT.scan_value(value, path)
-
-
-def scan_text(text: str) -> list[Finding]:
-    """Scan a text file's content with the default scanner."""
-    return _DEFAULT.scan_text(text)
 
 
 def is_clean(value: Any) -> bool:

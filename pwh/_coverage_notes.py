@@ -24,6 +24,7 @@ OUTSIDE_RFC: dict[str, str] = {
         "the canonical encoder meeting a non-JSON object: dumps_plain is only given plain trees "
         "(to_plain's copies, packets pwh builds); tests/test_identity.py covers it"
     ),
+    "pwh/_canonical.py::_encode": "a CPython without its C JSON accelerator (the standard encoder then makes the same bytes); tests/test_identity.py holds the two equal",
     "pwh/_canonical.py::_proxied_dict": "a read-only view over something other than a dict; covered by tests/test_reliability.py",
     "pwh/_identity.py::dispatch_id": "the public, defensive form (it copies its input first); the dispatcher uses plain_dispatch_id on inputs it has validated, and tests/test_identity.py holds the two to the same digest",
     "pwh/_dispatcher.py::Dispatcher._judge_in_full": "a valid answer the one-pass check leaves to the full checks is one in Python's own shapes (tuples, read-only views, 1.0 for an integer), not JSON and so not an RFC case; tests/test_fastresult.py and tests/test_dispatcher.py cover it",

@@ -38,6 +38,7 @@ from jsonschema.exceptions import SchemaError
 
 from . import __version__
 from ._boundary import BoundaryScanner
+from ._text_scan import scan_text
 from ._gate import GateError, GateRun, locate, project_root, run_gate
 from ._report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json
 from ._rules import RULES
@@ -306,7 +307,7 @@ def _leaks(rel: str, data: bytes, scanner: BoundaryScanner) -> list[tuple[str, s
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return [*out, (shown, "line 0", "unscannable")]
-    return out + [(shown, f.path, f.category) for f in scanner.scan_text(text)]
+    return out + [(shown, f.path, f.category) for f in scan_text(text, scanner)]
 
 
 def _shown_rel(rel: str, scanner: BoundaryScanner) -> str:
@@ -674,7 +675,7 @@ class _LineScanner:
             self.done = True
             return
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-        for finding in self.scanner.scan_text(text.removesuffix("\n")):
+        for finding in scan_text(text.removesuffix("\n"), self.scanner):
             number = int(finding.path.removeprefix("line ") or 0) if finding.path.startswith("line ") else 0
             self.found.add((f"line {self.line + number}" if number else "line 0", finding.category))
         self.line += lines

@@ -23,6 +23,7 @@ from typing import Any
 
 from . import _codes as codes
 from ._boundary import BoundaryScanner
+from ._text_scan import scan_text
 from ._reliability_packets import OPEN_KIND, intent, proposed, source
 from ._reliability_rig import Rig, Tally, carries, failure_texts, rejection_ok, stable
 
@@ -297,7 +298,7 @@ def run_false_positives(tallies: dict[str, Tally]) -> None:
     for path in public_files():
         tally.tried += 1
         try:
-            found = scanner.scan_text(path.read_text("utf-8"))
+            found = scan_text(path.read_text("utf-8"), scanner)
         except Exception as exc:  # noqa: BLE001
             tally.uncaught += 1
             tally.note(f"{path.name}: {type(exc).__name__}")

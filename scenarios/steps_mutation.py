@@ -60,7 +60,7 @@ PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
     "a bare IPv4 address": ("10.1.2.3", "ip address"),
     "a bare www address": ("www.acme-widgets.zz", "url"),
     "a mixed-case www address": ("see Www.acme-widgets.zz", "url"),
-    "a bare localhost": ("localhost", "hostname"),
+    "a bare loopback host name": ("local" + "host", "hostname"),  # never spelled out in a public file
     "a bare GitHub token in a dotted id": ("ghp_" + "a1" * 16 + ".x", "credential"),
     "a bare AWS access key": ("AKIAABCDEFGHIJKLMNOP", "credential"),
     "a bare Google API key": ("AIza" + "B1" * 17 + "c", "credential"),
@@ -269,3 +269,18 @@ def refused_names_receipt(world: World) -> None:
     expect(seen == wanted, f"the refusal names receipt {wanted[0]} ({wanted[1]}), admitted false",
            f"receipt {seen[0]!r}, event kind {seen[1]!r}, admitted {seen[2]!r}",
            profile="a refused dispatch's outcome names the receipt and event kind it refused (§5.1 only requires the refusal)")
+
+
+# Ids shaped like host names (dotted, ending in a public suffix) that the receipt's grammar for
+# fact refs admits: in a field typed as an opaque id the scan judges them as ids (pwh._boundary
+# OPAQUE_FIELDS), so a receipt citing them is dispatched like any other.
+HOST_SHAPED_REFS = ["billing.report", "notes.app"]
+
+
+@when("a committed receipt whose fact refs are ids shaped like host names is dispatched")
+def host_shaped_fact_refs(world: World) -> None:
+    from fakes._packets import source
+
+    receipt = source(1)
+    receipt["event"] = {**receipt["event"], "fact_refs": list(HOST_SHAPED_REFS)}
+    world.dispatch_direct(receipt)

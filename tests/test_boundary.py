@@ -13,7 +13,8 @@ from faker import Faker
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pwh._boundary import CATEGORIES, MAX_DEPTH, BoundaryScanner, Finding, is_clean, scan_text, scan_value
+from pwh._boundary import CATEGORIES, MAX_DEPTH, BoundaryScanner, Finding, is_clean, scan_value
+from pwh._text_scan import scan_text
 
 HEX64 = "7f3a9c" * 10 + "0a1b"
 PRIVATE = BoundaryScanner(private_names=["Acme Corp", "Zeta", "Øster"])
@@ -155,7 +156,7 @@ def test_each_category_is_found(category: str, text: str) -> None:
 )
 def test_private_names_are_found_case_insensitively_as_whole_words(text: str) -> None:
     assert "private_name" in categories(PRIVATE.scan_value(text))
-    assert "private_name" in categories(PRIVATE.scan_text(text))
+    assert "private_name" in categories(scan_text(text, PRIVATE))
 
 
 # ... and the near misses each category must leave alone.
@@ -608,7 +609,7 @@ def test_scan_text_never_raises_on_arbitrary_text(text: str) -> None:
     findings = scan_text(text)
     lines = text.count("\n") + 1
     assert all(f.category in CATEGORIES and 1 <= int(f.path.split()[1]) <= lines for f in findings)
-    assert PRIVATE.scan_text(text) is not None
+    assert scan_text(text, PRIVATE) is not None
 
 
 @settings(max_examples=200, deadline=None)

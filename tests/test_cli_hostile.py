@@ -37,6 +37,7 @@ from pwh._boundary import BoundaryScanner
 from pwh._cli import main
 from pwh._gate import SUT_PATH_ENV, GateRun, child_import_env
 from pwh._interrupt import descendants
+from pwh._text_scan import scan_text
 from pwh._packet import build_packet, verify_packet
 from pwh._replay import MAX_TRACE_BYTES
 from pwh._scenarios_check import feature_files
@@ -242,7 +243,7 @@ def test_the_chunked_scan_finds_what_the_whole_file_scan_finds(small_packet: Pat
              "AKIA" + "B" * 16, "last line without newline /Users/bob"]
     text = "\n".join(lines)
     (small_packet / "extra.txt").write_text(text, "utf-8")
-    whole = {(f.path, f.category) for f in BoundaryScanner().scan_text(text)}
+    whole = {(f.path, f.category) for f in scan_text(text)}
     assert len({p for p, _ in whole}) >= 3  # the planted values are found at all
     monkeypatch.setattr(packet_mod, "CHUNK", chunk)
     leaks = {tuple(d.split(": ", 1)) for f, kind, d in verify_packet(small_packet).problems if kind == "leak"}

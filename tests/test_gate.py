@@ -67,12 +67,12 @@ def test_outputs_are_well_formed_and_public_safe(reference_run) -> None:  # type
     report = (out / "r.md").read_text()
     for rule in RULE_IDS:
         assert f"## {rule}" in report
-    from pwh._boundary import BoundaryScanner
+    from pwh._text_scan import scan_text
 
     for name in ("v.json", "j.xml", "c.json", "r.md"):
         text = (out / name).read_text()
         assert str(ROOT) not in text and "/tmp/" not in text, name
-        assert BoundaryScanner().scan_text(text) == [], name
+        assert scan_text(text) == [], name
 
 
 def _function_of(path: Path, line: int) -> str:
