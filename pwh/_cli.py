@@ -92,6 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--coverage", action="store_true", help="measure branch coverage of the reference by the matrix alone")
     gate.add_argument("--features", metavar="DIR", help="feature files to run (default: the project's features/)")
     gate.add_argument("--rows", metavar="IDS", help="only these rows, comma-separated (for a quick look; the verdict then covers only them)")
+    gate.add_argument("-x", "--exitfirst", action="store_true",
+                      help="stop at the first failing scenario (for a quick look; the verdict then says it stopped there)")
     gate.add_argument("--strict", action="store_true", help="an incomplete verdict (a row skipped) fails the gate too (exit 1, not 3)")
     gate.add_argument("--fail-on-profile", action="store_true",
                       help="a profile divergence (differs from pwh's reading where the RFC is silent) fails the gate too")
@@ -205,7 +207,8 @@ def _gate(args: argparse.Namespace) -> int:
     rows = [r.strip() for r in args.rows.split(",")] if args.rows else None
     _check_outputs(args, "json", "junit", "cucumber", "report")
     print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
-    run = run_gate(args.sut, features=args.features, coverage=args.coverage, progress=not args.quiet, rows=rows, durable=args.durable)
+    run = run_gate(args.sut, features=args.features, coverage=args.coverage, progress=not args.quiet, rows=rows, durable=args.durable,
+                   exitfirst=args.exitfirst)
     verdict = run.verdict()
     if args.coverage and run.coverage is not None:
         from ._coverage_notes import OUTSIDE_RFC
@@ -218,6 +221,8 @@ def _gate(args: argparse.Namespace) -> int:
     _write(args.cucumber, cucumber_json(verdict, {s["id"]: s.get("steps", []) for s in run.scenarios}))
     if args.report:
         _write(args.report, html_report(verdict) if args.report.endswith((".html", ".htm")) else markdown_report(verdict))
+    if verdict.get("stopped_at_first_failure"):
+        print("pwh gate: stopped at the first failing scenario (-x): the scenarios after it never ran", file=sys.stderr)
     if run.collection_errors:
         print(f"pwh: {len(run.collection_errors)} collection error(s): the scenarios could not all be loaded", file=sys.stderr)
     return gate_exit_code(verdict["summary"], strict=args.strict, fail_on_profile=args.fail_on_profile)

@@ -47,6 +47,7 @@ class GateRun:
     coverage: dict[str, Any] | None = None
     returncode: int = 0
     selected: list[str] | None = None  # rows the run was limited to (--rows), else every row
+    exitfirst: bool = False  # the run stopped at its first failing scenario (-x): later ones never ran
 
     def judged(self) -> list[dict[str, Any]]:
         """Every scenario with its two verdicts and whom it counts for (see :func:`judge_scenario`)."""
@@ -65,6 +66,8 @@ class GateRun:
         }
         if self.selected is not None:
             out["selected_rows"] = list(self.selected)
+        if self.exitfirst and any(s["outcome"] == "failed" for s in self.scenarios):
+            out["stopped_at_first_failure"] = True
         if self.collection_errors:
             out["collection_errors"] = self.collection_errors
         if self.coverage is not None:
@@ -194,6 +197,7 @@ def run_gate(
     progress: bool = True,
     rows: list[str] | None = None,
     durable: bool = False,
+    exitfirst: bool = False,
 ) -> GateRun:
     """Run the matrix against ``sut`` in a child pytest process and collect its results."""
     feature_dir, bindings = locate(features)
@@ -213,6 +217,8 @@ def run_gate(
         ]
         if rows:
             pytest_args += ["-m", " or ".join(_marker_expr(r) for r in rows)]
+        if exitfirst:
+            pytest_args.append("-x")
         if coverage:
             cmd = [sys.executable, "-m", "coverage", "run", "--branch", f"--data-file={data_file}",
                    f"--include={','.join(str(root / m) for m in COVERED_MODULES)}", "-m", "pytest", *pytest_args]
@@ -227,7 +233,7 @@ def run_gate(
             raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
         payload = json.loads(results.read_text("utf-8"))
         cov = _coverage_summary(data_file, root) if coverage else None
-    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows)
+    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst)
 
 
 def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:

@@ -249,7 +249,9 @@ def survivor_entries(root: Path, mutants: list[Mutant], previous: dict[str, dict
             # mutmut numbers mutants within a function: after an edit a name can denote another
             # change, and a verdict argued for the old one must not be carried to it.
             verdict = "open: this name now denotes another mutation (the code changed); judge it again"
-        if m.status != "killed" and verdict.startswith("killed by"):
+        if m.status not in ("killed", "timeout") and verdict.startswith("killed by"):
+            # a timeout is a detection (the mutant hangs the test command), named like a kill; the
+            # score still counts kills only
             verdict = "open: survives again (" + verdict + " before the code changed)"
         if m.status == "killed" and not verdict.startswith("killed by"):
             verdict = "killed by the matrix as it now stands (no scenario of this campaign named)"

@@ -192,6 +192,8 @@ def cucumber_json(verdict: dict[str, Any], steps: dict[str, list[dict[str, Any]]
 def markdown_report(verdict: dict[str, Any]) -> str:
     s = verdict["summary"]
     selected = f" Rows run: {', '.join(verdict['selected_rows'])} only." if verdict.get("selected_rows") else ""
+    if verdict.get("stopped_at_first_failure"):
+        selected += " Stopped at the first failing scenario (-x): the scenarios after it never ran."
     out = [
         f"# pwh gate report — {verdict['sut']}",
         "",

@@ -17,7 +17,9 @@ from tests.test_gate import ROOT, gate
 def _broken(name: str) -> tuple[str, subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
     row = BROKEN[name]
     target = Path(f"/dev/shm/pwh-teeth-{name}.json") if Path("/dev/shm").is_dir() else ROOT / f".teeth-{name}.json"
-    proc = gate("--sut", f"tests.broken_suts:{name}", "--rows", row, "--json", str(target))
+    # -x: that the row fails is the point, and the first failing scenario shows it (its expected
+    # and seen are checked below); the rest of the row would only repeat it.
+    proc = gate("--sut", f"tests.broken_suts:{name}", "--rows", row, "-x", "--json", str(target))
     verdict = json.loads(target.read_text()) if target.exists() else {}
     target.unlink(missing_ok=True)
     return name, proc, verdict
@@ -37,3 +39,4 @@ def test_every_broken_adapter_fails_on_its_row(broken_runs, name: str) -> None: 
     assert verdict["rows"][row]["status"] == "fail", f"{name} not caught on {row}"
     failing = [s for s in verdict["scenarios"] if s["outcome"] == "failed"]
     assert failing and all(s.get("expected") and s.get("seen") for s in failing)
+    assert verdict["stopped_at_first_failure"] is True and len(failing) == 1
