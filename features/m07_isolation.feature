@@ -105,3 +105,16 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
     Then the dispatch reports the journal error "journal_write_failed"
     And the primary receipt and the quota-spend eligibility are unchanged
     And the quota was spent exactly once for each committed receipt
+
+  @M07
+  Scenario: after a provider ends its own process, the hooks after it and the next writeback's hooks still run
+    Given the post-writeback phase is enabled
+    And hook "a.exits" is installed and ends its own process when it runs apart from the host
+    And hook "b.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.exits" ends with failure code "producer_failed"
+    And hook "b.reporter" ends with status "proposed"
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.exits" ends with failure code "producer_failed"
+    And hook "b.reporter" ends with status "proposed"
+    And hook "b.reporter" was called 2 times

@@ -39,6 +39,9 @@ Feature: M07 — a sidecar journal changed under the dispatcher is reported, nev
       | changed                                |
       | replaced by another database           |
       | left with a truncated write-ahead log  |
+      | left with a write-ahead log one byte short |
+      | left without its write-ahead log       |
+      | left with its write-ahead log replaced by a copy |
 
   @M07
   Scenario: second deliveries stop at the profile's retry bound too

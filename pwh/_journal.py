@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
@@ -416,7 +417,9 @@ class SQLiteJournal(Journal):
     def damage(self, how: str) -> None:
         """Fault injection: change the files under the open connection as an operator or a
         cleanup job would. ``removed``: the database, its -wal and -shm unlinked; ``replaced``:
-        another database moved onto its path; ``wal_truncated``: its -wal cut to zero bytes."""
+        another database moved onto its path; ``wal_truncated``: its -wal cut to zero bytes;
+        ``wal_removed``: the -wal alone unlinked; ``wal_replaced``: a copy of the -wal moved onto
+        it; ``wal_shortened``: its last byte cut."""
         base = str(self.path)
 
         def removed() -> None:
@@ -427,7 +430,15 @@ class SQLiteJournal(Journal):
             sqlite3.connect(base + ".other").close()  # an empty database file
             os.replace(base + ".other", base)
 
-        {"removed": removed, "replaced": replaced, "wal_truncated": lambda: os.truncate(base + "-wal", 0)}[how]()
+        def wal_replaced() -> None:  # a copy of the same bytes under another inode (a restore, a sync tool)
+            shutil.copyfile(base + "-wal", base + "-wal.copy")
+            os.replace(base + "-wal.copy", base + "-wal")
+
+        def wal_shortened() -> None:  # its last byte cut (a torn copy)
+            os.truncate(base + "-wal", max(0, os.path.getsize(base + "-wal") - 1))
+
+        {"removed": removed, "replaced": replaced, "wal_truncated": lambda: os.truncate(base + "-wal", 0),
+         "wal_removed": lambda: os.unlink(base + "-wal"), "wal_replaced": wal_replaced, "wal_shortened": wal_shortened}[how]()
 
     def _abandon(self) -> None:
         try:

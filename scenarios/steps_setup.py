@@ -155,10 +155,13 @@ def journal_unwritable(world: World) -> None:
     world.sut.inject_fault("journal_unwritable")
 
 
-_FILE_FAULTS = {"removed": "removed", "replaced by another database": "replaced", "left with a truncated write-ahead log": "wal_truncated"}
+_FILE_FAULTS = {"removed": "removed", "replaced by another database": "replaced", "left with a truncated write-ahead log": "wal_truncated",
+                "left without its write-ahead log": "wal_removed", "left with its write-ahead log replaced by a copy": "wal_replaced",
+                "left with a write-ahead log one byte short": "wal_shortened"}
+_FILE_FAULT_RE = "|".join(map(re.escape, _FILE_FAULTS))
 
 
-@when(parsers.re(r"the sidecar journal's file is (?P<how>removed|replaced by another database|left with a truncated write-ahead log) while it is open"))
+@when(parsers.re(rf"the sidecar journal's file is (?P<how>{_FILE_FAULT_RE}) while it is open"))
 def journal_file_changed(world: World, how: str) -> None:
     """An operator or a cleanup job changes the journal's files under the open dispatcher (a SUT
     whose journal has no files answers Unsupported)."""
