@@ -110,6 +110,8 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
       | and-or |
       | a timestamp |
       | a sentence naming a user |
+      | a sentence naming a user, with a colon |
+      | a file name after a word ending in w |
       | a call on a known domain beside a file name |
       | a file named in prose |
       | an exception class named in prose |

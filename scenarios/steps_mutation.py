@@ -115,6 +115,8 @@ CLEAN_SAMPLES: dict[str, str] = {
     "and-or": "and/or",
     "a timestamp": "2026-08-26T00:00:00Z",
     "a sentence naming a user": "the User guide",
+    "a sentence naming a user, with a colon": "Read the User guide: it helps",
+    "a file name after a word ending in w": "see the new.notes file",
     "a call on a known domain beside a file name": "call x.com() on notes.txt",
     "a file named in prose": 'the File "notes" is empty',
     "an exception class named in prose": "a ValueError:bad",
