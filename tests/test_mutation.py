@@ -71,6 +71,9 @@ def test_a_named_killer_scenario_exists(entries: dict) -> None:
         line = int(m.group(2))
         assert 1 <= line <= len(lines), name
         assert lines[line - 1].strip().startswith(("Scenario", "|")), f"{name}: {m.group(1)}:{line} is not a scenario"
+        example = re.search(r"\[([^\]]+)\]$", m.group(3))
+        if example and lines[line - 1].strip().startswith("|"):  # an example row: the one the verdict names
+            assert example.group(1).split(",")[0].strip() in lines[line - 1], f"{name}: {m.group(1)}:{line} is another example"
 
 
 def test_every_listed_file_and_line_is_in_a_mutated_module(score: dict, entries: dict) -> None:
