@@ -6,6 +6,9 @@ with its governed admission, a sink that only a governed ticket may write to, an
 refuses outbound network connections.
 """
 
+from pwh._network_guard import NetworkRefused as OutboundNetworkRefused
+from pwh._network_guard import OutboundGuard, refuse_outbound
+
 from ._baseline import NoHooksSUT
 from ._errors import FakeRejected
 from ._host import (
@@ -23,7 +26,6 @@ from ._host import (
     validate_host_result,
 )
 from ._ids import SeededIds, StepClock
-from ._network import OutboundGuard, OutboundNetworkRefused, refuse_outbound
 from ._orchestrator import (
     PRIMARY_CRASH_POINTS,
     FakeOrchestrator,

@@ -37,7 +37,7 @@ from . import _codes as codes
 from ._boundary import BoundaryScanner
 from ._canonical import to_plain
 from ._contracts import build_hook_input
-from ._reliability_guard import NetworkGuard
+from ._network_guard import OutboundGuard, refuse_outbound
 from ._reliability_hostile_cases import HOSTILE, INPUT_UNCHANGED, MARK, WITNESS, Case, Ctx, all_cases, hostile_registration
 from ._reliability_packets import dispatch_of, intent, proposed, registration, source
 from ._reliability_rig import Rig, Tally, carries, hook_failed_with, journal_leaks, snapshot, stable
@@ -84,7 +84,7 @@ def run_hostile(tallies: dict[str, Tally], *, rounds: int, seed: int) -> None:
     cases = all_cases()
     n = 0
     workers = _producer_threads()
-    with planted(ctx), NetworkGuard() as guard:
+    with planted(ctx), refuse_outbound() as guard:
         try:
             for round_ in range(rounds):
                 for case in cases:
@@ -97,7 +97,7 @@ def run_hostile(tallies: dict[str, Tally], *, rounds: int, seed: int) -> None:
             _check_late(ctx, workers)
 
 
-def _run_case(case: Case, ctx: Ctx, guard: NetworkGuard, tally: Tally, n: int) -> None:
+def _run_case(case: Case, ctx: Ctx, guard: OutboundGuard, tally: Tally, n: int) -> None:
     tally.tried += 1
     scanner = BoundaryScanner()
     rig = Rig(scanner=scanner)
@@ -108,7 +108,7 @@ def _run_case(case: Case, ctx: Ctx, guard: NetworkGuard, tally: Tally, n: int) -
         rig.install(WITNESS, lambda i: (seen.append(to_plain(i)), proposed(intent(i["dispatch_id"], hook_id=WITNESS)))[1])
         src = source(n)
         before = snapshot(src)
-        refused, calls = guard.refused, len(ctx.calls)
+        refused, calls = len(guard.refused), len(ctx.calls)
         interval = sys.getswitchinterval()
         if case.name == "result_mutated_while_read":
             sys.setswitchinterval(1e-6)
@@ -118,7 +118,7 @@ def _run_case(case: Case, ctx: Ctx, guard: NetworkGuard, tally: Tally, n: int) -
         finally:
             sys.setswitchinterval(interval)
         elapsed = time.monotonic() - started
-        problems = _problems(case, outcome, seen, src, witness_reg, elapsed, guard.refused - refused)
+        problems = _problems(case, outcome, seen, src, witness_reg, elapsed, len(guard.refused) - refused)
         problems += [f"hostile {name} ran on the dispatcher thread" for name, tid in ctx.calls[calls:] if tid == rig.dispatcher_thread]
         leaked = journal_leaks(rig.journal, scanner, ctx.markers) + len(carries(json.dumps(outcome.to_json()), ctx.markers))
     except KeyboardInterrupt as exc:

@@ -4,7 +4,7 @@ can misbehave, each a :class:`Case` naming the stable code it must end with.
 Groups: exceptions (``SystemExit``/``KeyboardInterrupt`` included), timeouts (hang, busy loop,
 sleep in C, a late answer), values (huge, 10^5-deep, cyclic, NaN, non-string keys, surrogates,
 generators, modules), objects with hostile dunders or metaclasses and proxies over them, input
-mutation, network (tried under :class:`~pwh._reliability_guard.NetworkGuard`), environment values
+mutation, network (tried under :func:`~pwh._network_guard.refuse_outbound`), environment values
 and files. The runner is :mod:`pwh._reliability_hostile`.
 """
 

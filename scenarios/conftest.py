@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes._network import refuse_outbound
+from pwh._network_guard import refuse_outbound
 from pwh._rules import RULES
 from pwh._sut import Unsupported, load_sut
 from pwh._sut_guard import AdapterGuard, guarded_close

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakes._network import OutboundNetworkRefused, guard_active, refuse_outbound
+from pwh._network_guard import NetworkRefused, guard_active, refuse_outbound
 from fakes._scheduler import (
     AdmissionRefused,
     AdmissionTicket,
@@ -370,9 +370,9 @@ class Tripwire:
 def test_non_loopback_connect_is_refused_before_the_real_call(monkeypatch: pytest.MonkeyPatch) -> None:
     wire = Tripwire(monkeypatch)
     with refuse_outbound() as guard, socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        with pytest.raises(OutboundNetworkRefused) as caught:
+        with pytest.raises(NetworkRefused) as caught:
             sock.connect(TEST_NET_1)
-        with pytest.raises(OutboundNetworkRefused):
+        with pytest.raises(NetworkRefused):
             sock.connect_ex(TEST_NET_1)
     assert wire.reached == []  # refused before the real call: not a packet left
     assert isinstance(caught.value, OSError)
@@ -387,17 +387,17 @@ def test_non_loopback_connect_is_refused_before_the_real_call(monkeypatch: pytes
 def test_other_outbound_paths_are_refused_before_the_real_call(monkeypatch: pytest.MonkeyPatch) -> None:
     wire = Tripwire(monkeypatch)
     with refuse_outbound() as guard:
-        with pytest.raises(OutboundNetworkRefused):
+        with pytest.raises(NetworkRefused):
             socket.create_connection(TEST_NET_1, timeout=0.5)
-        with pytest.raises(OutboundNetworkRefused):
+        with pytest.raises(NetworkRefused):
             socket.getaddrinfo("report-host.invalid", 443)  # no DNS query leaves either
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-            with pytest.raises(OutboundNetworkRefused):
+            with pytest.raises(NetworkRefused):
                 udp.sendto(b"x", TEST_NET_1)
-            with pytest.raises(OutboundNetworkRefused):
+            with pytest.raises(NetworkRefused):
                 udp.sendmsg([b"x"], [], 0, TEST_NET_1)
         with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as six:
-            with pytest.raises(OutboundNetworkRefused):
+            with pytest.raises(NetworkRefused):
                 six.connect(("2001:db8::1", 9, 0, 0))
     assert wire.reached == []
     assert [(a.api, a.loopback, a.refused) for a in guard.attempts] == [
@@ -412,11 +412,11 @@ def test_other_outbound_paths_are_refused_before_the_real_call(monkeypatch: pyte
 def test_a_real_socket_to_test_net_is_refused_and_left_unconnected() -> None:
     with refuse_outbound(), socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
-        with pytest.raises(OutboundNetworkRefused):
+        with pytest.raises(NetworkRefused):
             sock.connect(TEST_NET_1)
         with pytest.raises(OSError) as not_connected:
             sock.getpeername()
-        assert not isinstance(not_connected.value, OutboundNetworkRefused)
+        assert not isinstance(not_connected.value, NetworkRefused)
 
 
 def test_loopback_server_and_client_work_inside_the_guard() -> None:
@@ -478,10 +478,61 @@ def test_guard_restores_everything_on_exit_even_after_an_exception_and_nests() -
 
     with refuse_outbound() as outer:
         with refuse_outbound() as inner:
-            with pytest.raises(OutboundNetworkRefused), socket.socket() as s:
+            with pytest.raises(NetworkRefused), socket.socket() as s:
                 s.connect(TEST_NET_1)
         assert guard_active()  # the outer block still guards after the inner one closed
-        with pytest.raises(OutboundNetworkRefused), socket.socket() as s:
+        with pytest.raises(NetworkRefused), socket.socket() as s:
             s.connect(TEST_NET_1)
     assert current() == originals and not guard_active()
     assert (len(inner.refused), len(outer.refused)) == (1, 2)
+
+
+# -- the one guard's stricter answers (issue 17: where the scenario and campaign guards disagreed) --
+
+
+@pytest.mark.parametrize("call", [
+    lambda: socket.gethostbyname("report-host.invalid"),
+    lambda: socket.gethostbyname_ex("report-host.invalid"),
+    lambda: socket.gethostbyaddr("192.0.2.10"),
+    lambda: socket.getnameinfo(("192.0.2.10", 80), 0),
+    lambda: socket.getaddrinfo("", 80),
+], ids=["gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo", "getaddrinfo-empty-name"])
+def test_every_dns_entry_point_is_refused_before_the_resolver_runs(monkeypatch: pytest.MonkeyPatch, call: Any) -> None:
+    reached: list[str] = []
+    for name in ("gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo", "getaddrinfo"):
+        monkeypatch.setattr(socket, name, lambda *a, _n=name, **k: reached.append(_n))
+    with refuse_outbound() as guard:
+        with pytest.raises(NetworkRefused):
+            call()
+    assert reached == [] and len(guard.refused) == 1
+
+
+@pytest.mark.parametrize("host", ["localhost.localdomain", "ip6-localhost", "x.localhost", "::ffff:127.0.0.1", "0.0.0.0", "::"])
+def test_names_and_forms_a_resolver_or_the_kernel_might_send_elsewhere_are_refused(host: str) -> None:
+    with refuse_outbound(), socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        with pytest.raises(NetworkRefused):
+            s.connect((host, 9))
+
+
+@pytest.mark.parametrize("host", ["localhost", "LOCALHOST.", "127.0.0.1", "127.1.2.3", "::1"])
+def test_loopback_literals_and_the_exact_name_localhost_stay_allowed(monkeypatch: pytest.MonkeyPatch, host: str) -> None:
+    monkeypatch.setattr(socket, "gethostbyname", lambda h: "127.0.0.1")
+    with refuse_outbound() as guard:
+        assert socket.gethostbyname(host) == "127.0.0.1"
+        socket.getaddrinfo(None, 80)  # the local wildcard: nothing is resolved, nothing judged
+    assert guard.refused == [] and [a.api for a in guard.attempts] == ["gethostbyname"]
+
+
+def test_the_scenario_guard_refuses_dns() -> None:
+    """Each scenario runs under the one guard (scenarios/conftest.py): a host-name lookup there
+    is refused too (the scenario guard used to let gethostbyname resolve)."""
+    import scenarios.conftest as wiring
+
+    guard = wiring.guard.__wrapped__()  # type: ignore[attr-defined]
+    next(guard)
+    try:
+        with pytest.raises(NetworkRefused):
+            socket.gethostbyname("report-host.invalid")
+    finally:
+        guard.close()
+    assert not guard_active()

@@ -1,14 +1,21 @@
-"""An in-process outbound-network guard for the external-write assertion (M12).
+"""The one outbound-network guard (M12): scenarios, fakes and the reliability campaign share it.
 
-While :func:`refuse_outbound` is active, any attempt from this process to reach a non-loopback
-host through the ``socket`` module fails *before* the real call, so not a single packet (nor a
-DNS query) leaves. Loopback and ``AF_UNIX`` stay usable so local test servers still work.
-Attempts are recorded by address family and locality only: never the address itself, so the
-record is safe to publish (M13).
+While :func:`refuse_outbound` is active, any attempt from this process to resolve or reach a
+host that is not this machine fails *before* the real call, so not a packet leaves, not even a
+DNS query. What stays usable: ``AF_UNIX``, the loopback literals (127.0.0.0/8, ``::1``), the
+exact name ``localhost``, and ``getaddrinfo(None, port)`` (the local wildcard: nothing is
+resolved). Everything else is refused, including names a resolver might answer from a file but
+could send to DNS instead (``localhost.localdomain``, ``ip6-localhost``, ``x.localhost``), the
+IPv4-mapped form ``::ffff:127.0.0.1``, unspecified addresses and families other than
+``AF_INET``/``AF_INET6``/``AF_UNIX``: where two earlier guards disagreed, this one takes the
+stricter answer.
 
-Limits: the patch is process-wide (all threads) and covers the Python ``socket`` API
-(``socket.socket`` methods, ``socket.create_connection``, ``socket.getaddrinfo``); raw
-``_socket`` objects, C extensions and subprocesses are outside its reach.
+Attempts are recorded by API, address family and locality only, never the address, so the
+record is safe to publish (M13). The patch is process-wide (all threads) and covers the Python
+``socket`` API (the socket methods ``connect``, ``connect_ex``, ``sendto``, ``sendmsg``; the
+module's ``create_connection``, ``getaddrinfo``, ``gethostbyname``, ``gethostbyname_ex``,
+``gethostbyaddr``, ``getnameinfo``); ``_socket`` used directly, C extensions and subprocesses
+are outside its reach: a guard for ordinary code, not a sandbox.
 """
 
 from __future__ import annotations
@@ -22,17 +29,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+__all__ = ["NetworkRefused", "OutboundAttempt", "OutboundGuard", "guard_active", "is_loopback", "refuse_outbound"]
+
 _MISSING = object()
 _LOCK = threading.RLock()
 _ACTIVE: list[OutboundGuard] = []
 _SAVED: dict[str, Any] = {}
 
 _SOCKET_METHODS = ("connect", "connect_ex", "sendto", "sendmsg")
-_MODULE_FUNCTIONS = ("create_connection", "getaddrinfo")
+_MODULE_FUNCTIONS = ("create_connection", "getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo")
+_IP_FAMILIES = ("AF_INET", "AF_INET6", "AF_UNSPEC")
 
 
-class OutboundNetworkRefused(OSError):
-    """An outbound connection or lookup was refused by the guard; no traffic was sent."""
+class NetworkRefused(PermissionError):
+    """An outbound connection or lookup the guard refused; nothing was sent. pwh's own text:
+    the family, never the address."""
 
     def __init__(self, family: str) -> None:
         super().__init__(errno.EACCES, f"outbound network refused by the pwh guard ({family})")
@@ -62,6 +73,10 @@ class OutboundGuard:
     def refused(self) -> list[OutboundAttempt]:
         return [a for a in self.attempts if a.refused]
 
+    @property
+    def allowed(self) -> list[OutboundAttempt]:
+        return [a for a in self.attempts if not a.refused]
+
 
 @contextmanager
 def refuse_outbound() -> Iterator[OutboundGuard]:
@@ -88,15 +103,9 @@ def guard_active() -> bool:
 # -- judging an address ------------------------------------------------------------------------
 
 
-def _family_name(family: Any) -> str:
-    try:
-        return socket.AddressFamily(family).name
-    except (ValueError, TypeError):
-        return "AF_OTHER"
-
-
-def _is_loopback_host(host: Any) -> bool:
-    """Loopback by literal or by the name ``localhost``; anything unparseable is not loopback."""
+def is_loopback(host: Any) -> bool:
+    """This machine without asking a resolver: a loopback literal or exactly ``localhost``
+    (a trailing dot and any case allowed). Anything else, unparseable included, is not."""
     if isinstance(host, bytes):
         try:
             host = host.decode("ascii")
@@ -105,42 +114,34 @@ def _is_loopback_host(host: Any) -> bool:
     if not isinstance(host, str):
         return False
     name = host.rstrip(".").lower()
-    if name == "localhost":  # only the exact name: "x.localhost" could still go to DNS
+    if name == "localhost":
         return True
     try:
-        ip = ipaddress.ip_address(name.split("%", 1)[0])
+        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback  # ::ffff:127.0.0.1 is not
     except ValueError:
         return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback
 
 
-def _is_unspecified(host: Any) -> bool:
-    if host is None or host in ("", b""):
-        return True
+def _family_name(family: Any) -> str:
     try:
-        text = host.decode("ascii") if isinstance(host, bytes) else host
-        return ipaddress.ip_address(text).is_unspecified
-    except (ValueError, TypeError, AttributeError, UnicodeDecodeError):
-        return False
+        return socket.AddressFamily(family).name
+    except (ValueError, TypeError):
+        return "AF_OTHER"
 
 
-def _judge(api: str, family: Any, address: Any) -> None:
+def _judge(api: str, family: Any, host: Any) -> None:
     """Record the attempt on every active guard; raise if it would leave this host."""
     name = _family_name(family)
-    if name == "AF_UNIX":
-        loopback = True
-    elif name in ("AF_INET", "AF_INET6", "AF_UNSPEC"):
-        host = address[0] if isinstance(address, tuple) and address else None
-        loopback = _is_loopback_host(host)
-    else:
-        loopback = False
+    loopback = name == "AF_UNIX" or (name in _IP_FAMILIES and is_loopback(host))
     attempt = OutboundAttempt(api, name, loopback, refused=not loopback)
     for guard in list(_ACTIVE):
         guard.attempts.append(attempt)
     if attempt.refused:
-        raise OutboundNetworkRefused(name)
+        raise NetworkRefused(name)
+
+
+def _host(address: Any) -> Any:
+    return address[0] if isinstance(address, tuple) and address else None
 
 
 # -- the patches --------------------------------------------------------------------------------
@@ -155,35 +156,50 @@ def _install() -> None:
     original_connect_ex = socket.socket.connect_ex
     original_sendto = socket.socket.sendto
     original_sendmsg = socket.socket.sendmsg
-    original_create: Callable[..., Any] = _SAVED["module.create_connection"]
-    original_getaddrinfo: Callable[..., Any] = _SAVED["module.getaddrinfo"]
+    module: dict[str, Callable[..., Any]] = {name: _SAVED["module." + name] for name in _MODULE_FUNCTIONS}
 
     def connect(self: socket.socket, address: Any) -> None:
-        _judge("connect", self.family, address)
+        _judge("connect", self.family, _host(address))
         return original_connect(self, address)
 
     def connect_ex(self: socket.socket, address: Any) -> int:
-        _judge("connect_ex", self.family, address)
+        _judge("connect_ex", self.family, _host(address))
         return original_connect_ex(self, address)
 
     def sendto(self: socket.socket, *args: Any) -> int:
-        _judge("sendto", self.family, args[-1] if len(args) >= 2 else None)
+        _judge("sendto", self.family, _host(args[-1] if len(args) >= 2 else None))
         return original_sendto(self, *args)
 
     def sendmsg(self: socket.socket, *args: Any, **kwargs: Any) -> int:
         address = kwargs.get("address", args[3] if len(args) >= 4 else None)
-        if address is not None:
-            _judge("sendmsg", self.family, address)
+        if address is not None:  # a connected socket's send: its connect was judged
+            _judge("sendmsg", self.family, _host(address))
         return original_sendmsg(self, *args, **kwargs)
 
     def create_connection(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-        _judge("create_connection", socket.AF_UNSPEC, address)
-        return original_create(address, *args, **kwargs)
+        _judge("create_connection", socket.AF_UNSPEC, _host(address))
+        return module["create_connection"](address, *args, **kwargs)
 
     def getaddrinfo(host: Any, port: Any, family: Any = 0, *args: Any, **kwargs: Any) -> Any:
-        if not _is_unspecified(host):
-            _judge("getaddrinfo", family or socket.AF_UNSPEC, (host, port))
-        return original_getaddrinfo(host, port, family, *args, **kwargs)
+        if host is not None:  # None: the local wildcard, nothing is resolved
+            _judge("getaddrinfo", family or socket.AF_UNSPEC, host)
+        return module["getaddrinfo"](host, port, family, *args, **kwargs)
+
+    def gethostbyname(host: Any) -> str:
+        _judge("gethostbyname", socket.AF_INET, host)
+        return module["gethostbyname"](host)  # type: ignore[no-any-return]
+
+    def gethostbyname_ex(host: Any) -> Any:
+        _judge("gethostbyname_ex", socket.AF_INET, host)
+        return module["gethostbyname_ex"](host)
+
+    def gethostbyaddr(host: Any) -> Any:
+        _judge("gethostbyaddr", socket.AF_UNSPEC, host)
+        return module["gethostbyaddr"](host)
+
+    def getnameinfo(address: Any, flags: int) -> Any:
+        _judge("getnameinfo", socket.AF_UNSPEC, _host(address))
+        return module["getnameinfo"](address, flags)
 
     socket.socket.connect = connect  # type: ignore[method-assign]
     socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
@@ -191,6 +207,10 @@ def _install() -> None:
     socket.socket.sendmsg = sendmsg  # type: ignore[method-assign]
     socket.create_connection = create_connection  # type: ignore[assignment]
     socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+    socket.gethostbyname = gethostbyname
+    socket.gethostbyname_ex = gethostbyname_ex
+    socket.gethostbyaddr = gethostbyaddr
+    socket.getnameinfo = getnameinfo
 
 
 def _uninstall() -> None:
