@@ -122,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     add_packet_commands(sub)
     _add_model_commands(sub)
     importlib.import_module("pwh._mutation").add_mutation_command(sub)
+    importlib.import_module("pwh._divergences").add_divergences_command(sub)
     return p
 
 

@@ -44,7 +44,7 @@ from pwh._sut import Unsupported  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "pwh" / "divergences" / "loopx-2.1.1.json"
-REGENERATE = "pwh gate --sut loopx --json v.json; python -m pwh._divergences v.json pwh/divergences/loopx-2.1.1.json"
+REGENERATE = "pwh gate --sut loopx --json v.json; pwh divergences v.json pwh/divergences/loopx-2.1.1.json"
 
 
 # -- the whole matrix against LoopX ------------------------------------------------------------------
@@ -232,5 +232,5 @@ def test_the_readme_table_is_the_one_this_run_generates(loopx_gate: dict[str, An
     readme = (ROOT / "README.md").read_text("utf-8")
     assert readme_block(verdict) in readme, (
         "README's LoopX verdict table is stale: regenerate with "
-        "python -m pwh._divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
+        "pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
     )
