@@ -96,13 +96,39 @@ def misses(scanner: _Scanner, entries: Iterable[dict[str, Any]] | None = None) -
     return out
 
 
+def render_corpus(rates: dict[str, Any]) -> list[str]:
+    """The rates as printed under the campaign's table."""
+    if "private" not in rates:
+        return ["scanner corpus: not measured"]
+    opaque, free = rates["opaque_ids"], rates["free_data"]
+    head = (
+        f"scanner corpus: {rates['private_total']} private values, {rates['evaded']} got through "
+        f"({rates['evaded_expressible']} of {rates['private_expressible']} of a kind a rule can express); "
+        f"{opaque['total'] + free['total']} legitimate values"
+    )
+    fps = (
+        f"  false positives: opaque ids {opaque['refused']}/{opaque['total']} ({opaque['rate']:.1%}, "
+        f"target ≤ {FP_TARGET:.0%}), free data {free['refused']}/{free['total']} ({free['rate']:.1%})"
+    )
+    lines = [head, fps, "  evasion by kind (evaded/total):"]
+    cells = [
+        f"{kind}{'' if row['expressible'] else '*'} {row['evaded']}/{row['total']}"
+        for kind, row in rates["private"].items()
+    ]
+    width = max((len(c) for c in cells), default=0) + 2
+    for i in range(0, len(cells), 3):
+        lines.append("    " + "".join(c.ljust(width) for c in cells[i:i + 3]).rstrip())
+    lines.append("    (* no rule can express this kind: reported, not held to 0)")
+    lines.append("  corpus verdict: " + ("PASS" if rates["target_met"] else "FAIL — an expressible kind got through or too many opaque ids were refused"))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m pwh._boundary_corpus [CORPUS.jsonl] [--json]``: the default scanner's rates on a
     corpus (the shipped one by default, or another kept apart); exit 1 when a target is missed."""
     import sys
 
     from ._boundary import BoundaryScanner
-    from ._reliability_corpus import render_corpus
 
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args

@@ -33,7 +33,8 @@ from ._journal import CONFLICT, FINAL_STATUSES, REPLAYED, Journal, JournalError
 from ._outcome import DispatchOutcome, HookOutcome
 from ._profile import Profile
 from ._registry import InstalledHook, Registry, private_id_rejections
-from ._runner import RAISED, TIMED_OUT, Call, CallVerdict, default_runner
+from ._process_runner import default_runner
+from ._runner import RAISED, TIMED_OUT, Call, CallVerdict
 
 _FAST_RESULTS = FastResults()
 

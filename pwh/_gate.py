@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from ._gate_error import GateError
 from ._rules import RULE_IDS, RULES, RULES_BY_ID
 
 VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v1"
@@ -33,10 +34,6 @@ COVERED_MODULES: tuple[str, ...] = (
     "pwh/_registry.py",
     "pwh/_process_runner.py",  # the default runner (its worker half, _process_worker.py, runs out of the host's sight)
 )
-
-
-class GateError(Exception):
-    """The gate could not run (not: the SUT failed). Exit code 2."""
 
 
 @dataclass

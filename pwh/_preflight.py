@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._gate_error import GateError
 from ._scenarios_check import Problem, check, load_step_modules, step_definitions
 
 STEP_LIBRARY = "scenarios"  # the package whose STEP_MODULES the matrix's bindings load
@@ -19,8 +20,6 @@ STEP_LIBRARY = "scenarios"  # the package whose STEP_MODULES the matrix's bindin
 
 def matrix_problems(features_dir: Path, steps_package: str = STEP_LIBRARY) -> list[Problem]:
     """Everything ``pwh scenarios check`` finds in ``features_dir``, paths relative to its parent."""
-    from ._gate import GateError
-
     try:
         modules = load_step_modules(steps_package)
     except Exception as exc:  # noqa: BLE001 - the step library itself is broken: nothing can be checked or run
@@ -31,8 +30,6 @@ def matrix_problems(features_dir: Path, steps_package: str = STEP_LIBRARY) -> li
 
 def refuse_bad_matrix(features_dir: Path, steps_package: str = STEP_LIBRARY) -> None:
     """Raise ``GateError`` (exit 2) listing every problem of the matrix, before anything runs."""
-    from ._gate import GateError
-
     problems = matrix_problems(features_dir, steps_package)
     if problems:
         lines = "\n".join(str(p) for p in problems)

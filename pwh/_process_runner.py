@@ -67,7 +67,7 @@ from ._process_worker import (
     _worker_main,
     _write_all,
 )
-from ._runner import RAISED, RETURNED, TIMED_OUT, Call, CallVerdict
+from ._runner import RAISED, RETURNED, TIMED_OUT, Call, CallVerdict, ThreadRunner
 
 
 class _Foreign:
@@ -430,3 +430,11 @@ class ProcessRunner:
 
 def fork_available() -> bool:
     return hasattr(os, "fork") and hasattr(os, "pidfd_open") and sys.platform.startswith("linux")
+
+
+def default_runner() -> ThreadRunner | ProcessRunner:
+    """The runner a dispatcher gets when none is given: the process runner where ``fork`` works
+    (Linux), unless ``PWH_RUNNER=thread`` asks for the thread runner."""
+    if os.environ.get("PWH_RUNNER", "").lower() == "thread" or not fork_available():
+        return ThreadRunner()
+    return ProcessRunner()

@@ -125,7 +125,7 @@ def render_table(result: dict[str, Any]) -> str:
         for note in notes:
             lines.append(f"  {name}: {note}")
     if "scanner_corpus" in result:
-        from ._reliability_corpus import render_corpus
+        from ._boundary_corpus import render_corpus
 
         lines.extend(render_corpus(result["scanner_corpus"]))
     return "\n".join(lines)

@@ -223,15 +223,3 @@ class ThreadRunner:
 
 
 ProducerRunner = ThreadRunner  # the name this runner had when it was the only one
-
-
-def default_runner() -> Any:
-    """The runner a dispatcher gets when none is given: the process runner where ``fork`` works
-    (Linux), unless ``PWH_RUNNER=thread`` asks for the thread runner."""
-    import os
-
-    from ._process_runner import ProcessRunner, fork_available
-
-    if os.environ.get("PWH_RUNNER", "").lower() == "thread" or not fork_available():
-        return ThreadRunner()
-    return ProcessRunner()

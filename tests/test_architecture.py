@@ -68,3 +68,108 @@ def test_public_api_names_resolve() -> None:
 
     missing = [name for name in pwh.__all__ if not hasattr(pwh, name)]
     assert missing == [] and len(set(pwh.__all__)) == len(pwh.__all__)
+
+
+# -- no import cycles in pwh, fakes or scenarios ------------------------------------------------
+# Every import counts, the lazy ones inside functions too (a lazy import is still a dependency:
+# it only hides a cycle until the function runs); imports under `if TYPE_CHECKING:` do not.
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(n) for n in ast.walk(node))
+    return [n for n in ast.walk(tree) if id(n) not in skipped]
+
+
+def import_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """module -> the project modules it imports (submodules named in ``from pkg import sub`` count
+    as the submodule, not the package)."""
+    paths = {_module_name(p, root): p for pkg in packages for p in (root / pkg).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in _runtime_nodes(ast.parse(path.read_text("utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                subs = [f"{base}.{a.name}" for a in node.names]
+                targets = subs if all(s in paths for s in subs) else [base, *(s for s in subs if s in paths)]
+            for target in targets:
+                while target and target not in paths:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    found.add(target)
+        graph[name] = found
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_pwh_fakes_and_scenarios_have_no_import_cycle() -> None:
+    assert cycles(import_graph(ROOT, ("pwh", "fakes", "scenarios"))) == []
+
+
+def test_the_cycle_check_sees_a_lazy_cycle_and_ignores_type_checking(tmp_path: Path) -> None:
+    pkg = tmp_path / "p"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text("def f():\n    from .a import x\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import y\n")
+    (pkg / "d.py").write_text("from .c import z\n")
+    graph = import_graph(tmp_path, ("p",))
+    assert cycles(graph) == [["p.a", "p.b"]]
+    assert graph["p.c"] == set() and graph["p.d"] == {"p.c"}

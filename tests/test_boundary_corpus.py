@@ -20,7 +20,7 @@ from pwh._boundary_hosts import host_kind, tlds
 from pwh._boundary_secrets import OWN_SHAPES, is_secret_key, library_patterns
 from pwh._boundary_text import forms, normalise
 from pwh._reliability import failed
-from pwh._reliability_corpus import render_corpus
+from pwh._boundary_corpus import render_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 R = random.Random(16)

@@ -23,7 +23,7 @@ from . import _actions as actions
 from ._stepdefs import StepLibrary
 from ._steps import DUPLICATE
 from ._system import SEGMENT_DEFAULT, fast_tmp
-from ._trace import sut_slug
+from ._names import sut_slug
 
 REFERENCE = "reference"
 MAX_THEN = 3

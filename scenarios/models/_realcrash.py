@@ -35,7 +35,7 @@ NOT_REACHED_EXIT = 3  # the child finished its Turn without reaching the armed p
 
 def crash_in_child(system: ModelSystem, point: str, action: str) -> None:
     """Run ``action`` in a child that dies by SIGKILL at ``point``; merge its provider calls."""
-    from ._system import ModelError
+    from ._errors import ModelError
 
     index = len(system.steps) - 1
     spec_path = system.root / f"child-{index}.json"

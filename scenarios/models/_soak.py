@@ -20,7 +20,8 @@ from ._catalog import SOAK_WEIGHTS
 from ._machine import run_model
 from ._shrink import shrink_trace
 from ._system import Stats
-from ._trace import counterexample_dir, sut_slug, write_counterexample
+from ._names import sut_slug
+from ._trace import counterexample_dir, write_counterexample
 
 PROGRESS_EVERY_S = 5.0
 ROUND_EXAMPLES = 10

@@ -27,30 +27,17 @@ from .._world import World
 from . import _actions as actions
 from ._baseline import NoHooksTwin
 from ._catalog import PERIODIC, PERIODIC_HOOK_ID, VERSIONED, HookSpec, spec_for
+from ._errors import CannotExpress, ModelError, StepNotApplicable
 from ._observe import Call, Episode, ObservedSUT, final_records
 from ._steps import DUPLICATE
 
 SEGMENT_DEFAULT = 3  # World's default; the setup step changes it only when it differs
 
 
-class ModelError(Exception):
-    """The model could not run a step (not: the SUT broke a rule)."""
-
-
-class CannotExpress(ModelError):
-    """The SUT raised ``Unsupported`` half-way through a step that touches the primary Turn: the
-    run cannot be judged past it (the case is reported as the adapter's limit, not as a finding)."""
-
-
 # Steps an adapter may refuse as a whole (Unsupported before any effect): the run goes on.
 REFUSABLE_OPS = frozenset(
     {"setup", "install", "install_versioned", "install_periodic_report", "policy", "redeliver", "profile", "bad_register"}
 )
-
-
-class StepNotApplicable(ModelError):
-    """A step that makes no sense in the current state (e.g. replaying writeback 3 of 2): a
-    hand-edited or shrunk trace, never something the SUT did."""
 
 
 @dataclass

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._names import sut_slug
 from ._steps import StepError, check_step
 
 TRACE_SCHEMA_VERSION = "pwh_model_trace_v0"
@@ -145,11 +145,6 @@ def write_counterexample(
         for p in paths:
             out(f"  {p.name}")
     return paths
-
-
-def sut_slug(text: str) -> str:
-    """A SUT name as a file-name-safe slug."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:48] or "sut"
 
 
 def _unique(directory: Path, stem: str) -> str:
