@@ -40,7 +40,7 @@ OUTSIDE_RFC: dict[str, str] = {
     "pwh/_process_runner.py::_Worker.stop": "the OS refusing to close or kill what is already gone: process plumbing",
     "pwh/_process_runner.py::_Worker._reap": "a killed worker not yet reaped on the first look, or stuck in the kernel: process plumbing",
     "pwh/_process_runner.py::_Worker._close_fds": "closing a descriptor already closed: process plumbing",
-    "pwh/_process_runner.py::default_runner": "the thread runner chosen instead (PWH_RUNNER=thread, or no fork on this platform): the quick models' thread-runner variants and tests/test_isolation.py run it",
+    "pwh/_process_runner.py::default_runner": "the thread runner chosen instead (asked for by its environment variable, or no fork on this platform): the quick models' thread-runner variants and tests/test_isolation.py run it",
     "pwh/_process_runner.py::_kill_all": "workers still alive at interpreter exit (the matrix closes its SUTs); tests/test_isolation.py's Ctrl-C case",
     "pwh/_process_runner.py::ProcessBatch.__init__": "an empty batch: the dispatcher starts a batch only for calls it will make",
     "pwh/_process_runner.py::ProcessBatch.next_verdict": "an answer the host cannot decode (only a worker whose pipe was written by someone else sends one); tests/test_isolation.py",
