@@ -34,12 +34,33 @@ from ._orchestrator import (
     completion_output,
     progress_output,
     replan_output,
+    snapshot_difference,
     spend_eligible,
 )
 from ._primary import PrimaryHandle, PrimaryStore, WritebackFailed
-from ._providers import CapabilityCatalog, CapabilityRecord, LifecycleRejected, ProviderRegistry, ProviderState, Resolution
-from ._scheduler import AdmissionDecision, AdmissionTicket, FakeScheduler, GovernedAdmission, SchedulerEntry
-from ._sink import FakeSink, SimulatedProviderCrash, SinkReceipt, SinkViolation, blind_retry_recover, recover_effect
+from ._providers import (
+    CapabilityCatalog,
+    CapabilityRecord,
+    LifecycleRejected,
+    ProviderRegistry,
+    ProviderState,
+    Resolution,
+)
+from ._scheduler import (
+    AdmissionDecision,
+    AdmissionTicket,
+    FakeScheduler,
+    GovernedAdmission,
+    SchedulerEntry,
+)
+from ._sink import (
+    FakeSink,
+    SimulatedProviderCrash,
+    SinkReceipt,
+    SinkViolation,
+    blind_retry_recover,
+    recover_effect,
+)
 
 __all__ = [
     "NoHooksSUT",
@@ -68,6 +89,7 @@ __all__ = [
     "completion_output",
     "progress_output",
     "replan_output",
+    "snapshot_difference",
     "spend_eligible",
     "PrimaryHandle",
     "PrimaryStore",

@@ -13,6 +13,7 @@ hook failure escape, the Turn visibly breaks, as it would in a real host.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -72,6 +73,16 @@ class TurnResult:
     @property
     def committed(self) -> bool:
         return self.stage == "committed"
+
+
+def snapshot_difference(without_hooks: bytes, with_hooks: bytes) -> str:
+    """Where two primary-store snapshots (:meth:`FakeOrchestrator.primary_snapshot`) first
+    differ, by table and row count only: the rows themselves may hold private values."""
+    base, hooked = json.loads(without_hooks), json.loads(with_hooks)
+    for table in ("writebacks", "spends", "todos"):
+        if base[table] != hooked[table]:
+            return f"{table} differ: {len(base[table])} without hooks, {len(hooked[table])} with hooks"
+    return "bytes differ"
 
 
 def spend_eligible(receipt: Mapping[str, Any]) -> bool:

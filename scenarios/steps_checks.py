@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_bdd import parsers, then
 
+from fakes import snapshot_difference
 from pwh._boundary import BoundaryScanner
 from pwh._codes import RFC_FAILURE_CODES
 
@@ -309,19 +310,12 @@ def primary_unchanged(world: World) -> None:
     try:
         ours, theirs = world.orch.primary_snapshot(), base.primary_snapshot()
         expect(ours == theirs, "primary store byte-identical to a run with no hooks",
-               _first_difference(theirs, ours), rfc="§1, §5.2, §10, §12 M07: the primary receipt and spend eligibility unchanged")
+               snapshot_difference(theirs, ours), rfc="§1, §5.2, §10, §12 M07: the primary receipt and spend eligibility unchanged")
     finally:
         base.close()
     uses = [u for t in world.turns for u in t.primary_uses]
     expect(not uses, "the dispatcher never touched the primary Turn", uses, rfc="§1, §10: a hook never changes the primary receipt")
 
-
-def _first_difference(base: bytes, ours: bytes) -> str:
-    b, o = json.loads(base), json.loads(ours)
-    for table in ("writebacks", "spends", "todos"):
-        if b[table] != o[table]:
-            return f"{table} differ: {len(b[table])} without hooks, {len(o[table])} with hooks"
-    return "bytes differ"
 
 
 @then("the quota was spent exactly once for each committed receipt")

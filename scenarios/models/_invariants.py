@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from fakes import snapshot_difference
 from fakes._scheduler import DUPLICATE_CONTENT_DIFFERS
 from pwh import _codes as codes
 from pwh._boundary import BoundaryScanner
@@ -129,7 +130,7 @@ class Judge:
             return None
         ours, theirs = system.world.orch.primary_snapshot(), system.twin.snapshot()
         if ours != theirs:
-            return "primary_untouched", "M07", "primary store differs from the no-hooks run: " + _first_difference(theirs, ours)
+            return "primary_untouched", "M07", "primary store differs from the no-hooks run: " + snapshot_difference(theirs, ours)
         return None
 
     @staticmethod
@@ -570,10 +571,3 @@ def _bind(forward: dict[Any, Any], backward: dict[Any, Any], ident: Any, key: An
     backward[key] = ident
     return None
 
-
-def _first_difference(theirs: bytes, ours: bytes) -> str:
-    base, hooked = json.loads(theirs), json.loads(ours)
-    for table in ("writebacks", "spends", "todos"):
-        if base[table] != hooked[table]:
-            return f"{table}: {len(base[table])} without hooks, {len(hooked[table])} with hooks"
-    return "bytes differ"
