@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pwh._codes import json_path as _render
+
 # Opaque identifiers and evidence items: no slashes, spaces or control characters, so a local
 # path, a URL or prose cannot pass as a token (seed 003 §4: no private paths in evidence).
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
@@ -22,16 +24,9 @@ def is_token(value: object) -> bool:
 
 
 def json_path(*parts: str | int) -> str:
-    """Render ``$.a.b[0]`` (``$["a.b"]`` for dotted tokens); any other key renders as ``[?]``."""
-    out = "$"
-    for part in parts:
-        if type(part) is int:
-            out += f"[{part}]"
-        elif is_token(part):
-            out += f".{part}" if part.replace("_", "a").isalnum() else f'["{part}"]'
-        else:
-            out += "[?]"
-    return out
+    """``$.a.b[0]``, rendered by pwh's one JSON-path renderer (:func:`pwh._codes.json_path`): a
+    key that is not a plain field name shows as ``['a.b']`` or, when it could be private, ``[?]``."""
+    return _render(parts)
 
 
 class FakeRejected(Exception):

@@ -38,7 +38,7 @@ from ._memory_journal import MemoryJournal, MemoryStore
 from ._outcome import DispatchOutcome, HookOutcome
 from ._profile import CORE_CEILINGS, Profile, ProfileRejected
 from ._reference import ReferenceSUT
-from ._registry import IntentKindCatalog, RegistrationRejected, Registry
+from ._registry import IntentKindCatalog, Producer, RegistrationRejected, Registry
 from ._rules import RULE_IDS, RULES, Rule
 from ._schemas import SCHEMA_NAMES, load_schema
 from ._sut import FAULTS, SUT, PrimaryAccess, SUTLoadError, Unsupported, load_sut
@@ -70,6 +70,7 @@ __all__ = [
     "IntentKindCatalog",
     "Registry",
     "RegistrationRejected",
+    "Producer",
     "Dispatcher",
     "DispatchOutcome",
     "HookOutcome",
@@ -97,4 +98,31 @@ __all__ = [
     "Rule",
     "RULES",
     "RULE_IDS",
+    # the gate and the packet (loaded on first use: `import pwh` stays light for adapters)
+    "GateError",
+    "GateRun",
+    "run_gate",
+    "build_packet",
+    "verify_packet",
 ]
+
+# Harness entry points, imported when first asked for (PEP 562): an adapter or a worker that only
+# needs the dispatcher never loads the gate or the packet builder.
+_LAZY = {
+    "GateError": "._gate_error",
+    "GateRun": "._gate",
+    "run_gate": "._gate",
+    "build_packet": "._packet",
+    "verify_packet": "._packet",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pwh' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

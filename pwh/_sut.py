@@ -18,9 +18,8 @@ from typing import Any, Protocol, runtime_checkable
 from ._codes import Rejection
 from ._outcome import DispatchOutcome
 from ._profile import Profile
+from ._registry import Producer
 from ._sut_faults import adapter_location, describe, is_user_interrupt, module_roots, sigint_count, track_user_interrupts
-
-Producer = Callable[[Mapping[str, Any]], Any]
 
 
 class Unsupported(Exception):

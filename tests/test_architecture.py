@@ -173,3 +173,22 @@ def test_the_cycle_check_sees_a_lazy_cycle_and_ignores_type_checking(tmp_path: P
     graph = import_graph(tmp_path, ("p",))
     assert cycles(graph) == [["p.a", "p.b"]]
     assert graph["p.c"] == set() and graph["p.d"] == {"p.c"}
+
+
+def test_all_is_exactly_the_public_names_of_pwh() -> None:
+    """``pwh.__all__`` lists every public name the package defines (or loads on first use), and
+    nothing else: a name added without listing it, or listed and gone, fails here."""
+    import types
+
+    import pwh
+
+    defined = {n for n, v in vars(pwh).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)}
+    assert set(pwh.__all__) - {"__version__"} == defined | set(pwh._LAZY)
+    assert {n for n in pwh._LAZY if getattr(pwh, n) is None} == set()
+
+
+def test_the_producer_type_and_the_gate_and_packet_entry_points_are_public() -> None:
+    import pwh
+
+    assert pwh.Producer is __import__("pwh._registry", fromlist=["Producer"]).Producer
+    assert pwh.run_gate.__module__ == "pwh._gate" and pwh.verify_packet.__module__ == "pwh._packet"

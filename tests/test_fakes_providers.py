@@ -303,5 +303,5 @@ def test_rejections_share_one_shape_and_survive_pickling() -> None:
 
 def test_json_path_never_echoes_a_key_that_is_not_a_token() -> None:
     assert json_path("a", 0, "b_c") == "$.a[0].b_c"
-    assert json_path("a.b") == '$["a.b"]'
+    assert json_path("a.b") == "$['a.b']"
     assert json_path("/home/alice/.ssh") == "$[?]"
