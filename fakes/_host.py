@@ -452,7 +452,7 @@ def _lifecycle(raw: Any) -> Lifecycle:
         raise _reject(missing, f"a {kind} followup needs a ref", "lifecycle", "followup", "ref")
     elif not is_token(ref):
         raise _reject(HOST_RESULT_SHAPE_REJECTED, "ref must be an opaque token", "lifecycle", "followup", "ref")
-    return Lifecycle(adapter, kind, ref)
+    return Lifecycle(str(adapter), kind, ref)
 
 
 def validate_host_result(result: Any, request: Mapping[str, Any]) -> ValidatedResult:

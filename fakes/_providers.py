@@ -292,7 +292,8 @@ def _token_tuple(value: object, name: str, allowed: Iterable[str] | None = None)
         )
     allowed_set = None if allowed is None else frozenset(allowed)
     seen: set[str] = set()
-    for index, item in enumerate(value):  # type: ignore[arg-type]
+    items: Iterable[Any] = value  # type: ignore[assignment]
+    for index, item in enumerate(items):
         if not is_token(item) or (allowed_set is not None and item not in allowed_set):
             raise CatalogRejected(
                 CAPABILITY_RECORD_REJECTED, json_path(name, index), f"not an allowed {name} token"
@@ -333,9 +334,9 @@ class CapabilityCatalog:
         for name in ("capability_id", "provider_id", "success_condition"):
             _require_token(values[name], name, CAPABILITY_RECORD_REJECTED, CatalogRejected)
         checked = CapabilityRecord(
-            capability_id=values["capability_id"],
-            provider_id=values["provider_id"],
-            success_condition=values["success_condition"],
+            capability_id=str(values["capability_id"]),  # each a token: checked just above
+            provider_id=str(values["provider_id"]),
+            success_condition=str(values["success_condition"]),
             evidence_kinds=_token_tuple(values["evidence_kinds"], "evidence_kinds"),
             transitions=_token_tuple(values["transitions"], "transitions", TRANSITION_KINDS),
         )

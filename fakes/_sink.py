@@ -109,6 +109,7 @@ class FakeSink:
         if existing is not None and self.idempotent:
             self.calls.append(SinkCall(effect_key, REPLAYED, fingerprint, intent))
             return existing
+        assert admission is not None  # refused above when missing
         receipt = SinkReceipt(effect_key, len(self.effects), fingerprint, admission.intent_id)
         self.effects.append(receipt)
         self.calls.append(SinkCall(effect_key, WRITTEN, fingerprint, intent))

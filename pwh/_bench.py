@@ -270,7 +270,7 @@ def _same(value: Any) -> Any:
 def prefill(path: Path, count: int) -> None:
     """``count`` valid sidecar records, written straight into the journal's table."""
     SQLiteJournal(path).close()  # create the schema
-    template = {
+    template: dict[str, Any] = {
         "schema_version": SIDECAR_SCHEMA_VERSION, "dispatch_id": "@@", "hook_id": "prefill.hook",
         "capability_id": "prefill", "source_receipt_id": "receipt_prefill", "event_kind": "todo_completed",
         "registration_schema_version": "loopx_post_writeback_capability_hook_registration_v0",
@@ -411,7 +411,7 @@ def ratio_spread(per_rep: list[dict[str, dict[str, Any]]]) -> dict[str, list[flo
     found = [ratios(rep) for rep in per_rep]
     spread: dict[str, list[float] | None] = {}
     for key in TARGETS:
-        values = [r[key] for r in found if r.get(key) is not None]
+        values = [float(v) for r in found if (v := r.get(key)) is not None]
         spread[key] = [min(values), max(values)] if values else None
     return spread
 

@@ -417,7 +417,7 @@ def _as_str_list(items: Iterable[str]) -> list[str]:
     if items is None:
         return []
     if issubclass(type(items), str):
-        items = [items]
+        items = [items]  # type: ignore[list-item]  # one name, not its characters
     out: list[str] = []
     for item in items:
         if issubclass(type(item), str):

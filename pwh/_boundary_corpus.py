@@ -56,7 +56,9 @@ def measure(scanner: _Scanner, entries: Iterable[dict[str, Any]] | None = None,
     rows = load_corpus() if entries is None else list(entries)
     fields = _opaque_fields() if opaque_fields is None else frozenset(opaque_fields)
     kinds: dict[str, dict[str, Any]] = {}
-    legit = {"opaque_ids": {"total": 0, "refused": 0, "kinds": {}}, "free_data": {"total": 0, "refused": 0, "kinds": {}}}
+    legit: dict[str, dict[str, Any]] = {
+        "opaque_ids": {"total": 0, "refused": 0, "kinds": {}}, "free_data": {"total": 0, "refused": 0, "kinds": {}},
+    }
     for entry in rows:
         refused = _refused(scanner, entry)
         if entry["label"] == "private":

@@ -269,6 +269,7 @@ _SKIPPED_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString",
 
 def _subclasses(cls: type) -> list[type]:
     out: list[type] = []
+    sub: type
     for sub in cls.__subclasses__():
         out.append(sub)
         out.extend(_subclasses(sub))
@@ -293,7 +294,7 @@ def library_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
         if cls.__name__ in _SKIPPED_PLUGINS:
             continue
         try:
-            denylist = cls.denylist if not isinstance(cls.__dict__.get("denylist"), property) else cls().denylist
+            denylist = getattr(cls, "denylist") if not isinstance(cls.__dict__.get("denylist"), property) else cls().denylist
             out.extend((cls.__name__, p) for p in denylist if isinstance(p, re.Pattern))
         except Exception:  # noqa: BLE001, S112 - nor one plugin's odd denylist
             continue

@@ -221,7 +221,7 @@ class LoopxSUT:
         files = {n: _json_object(data) for n, data in self._receipt_files().items()}
         order = {d: i for i, d in enumerate(self._notes["order"])}
         names = sorted(files, key=lambda n: (order.get(n.removesuffix(".json"), len(order)), n))
-        return [self._to_rfc_record(files[n]) for n in names if files[n] is not None]
+        return [self._to_rfc_record(record) for n in names if (record := files[n]) is not None]
 
     def inject_fault(self, fault: str) -> None:
         raise lacks("seam.inject_fault")
@@ -245,8 +245,8 @@ class LoopxSUT:
         fields["event_kinds"] = tokens(fields["event_kinds"], to_loopx_event_kind)
         fields["intent_kinds"] = tokens(fields["intent_kinds"])
         fields["requested_read_scope"] = tokens(fields["requested_read_scope"])
-        fields[row("registration.budget.max_result_bytes").loopx] = get_path(reg, "budget.max_result_bytes")
-        fields[row("registration.provider").loopx] = producer
+        fields[str(row("registration.budget.max_result_bytes").loopx)] = get_path(reg, "budget.max_result_bytes")
+        fields[str(row("registration.provider").loopx)] = producer
         return self._lx.PostWritebackHookRegistration(**fields)
 
     def _probe(self, candidate: Any) -> list[Rejection]:

@@ -471,7 +471,7 @@ def to_rfc_intent(
         else:
             value = loopx_intent.get(r.loopx)
             if key == "schema_version":
-                value = _BACK["schema"].get(value, value)
+                value = _BACK["schema"].get(value, value) if isinstance(value, str) else value
             elif key == "source_dispatch_id":
                 value = binding.to_rfc(value)
             out[key] = value
@@ -484,22 +484,27 @@ def to_rfc_record(receipt: Mapping[str, Any], event: Mapping[str, Any], carried:
     binding = Binding(reference_dispatch_id_for(event, receipt.get("hook_id")), receipt.get("source_receipt_id"))
     intent, schema = receipt.get("intent"), receipt.get("schema_version")
     return {
-        "schema_version": _BACK["schema"].get(schema, schema),
+        "schema_version": _BACK["schema"].get(schema, schema) if isinstance(schema, str) else schema,
         "dispatch_id": receipt.get("dispatch_id"),
         "hook_id": receipt.get("hook_id"),
         "capability_id": to_rfc_id(receipt.get("capability_id")),
         "source_receipt_id": event.get("receipt_id", receipt.get("source_receipt_id")),
         "event_kind": event.get("event_kind"),
-        "status": _BACK["status"].get(receipt.get("status"), receipt.get("status")),
+        "status": _back_status(receipt.get("status")),
         "failure_code": to_rfc_code(receipt.get("error_code")),
         "intents": [to_rfc_intent(intent, receipt, carried, binding)] if isinstance(intent, Mapping) else [],
         "attempts": receipt.get("attempt_count"),
     }
 
 
+def _back_status(status: Any) -> Any:
+    """LoopX's status word in RFC terms (a word it does not map stays as it is)."""
+    return _BACK["status"].get(status, status) if isinstance(status, str) else status
+
+
 def reference_dispatch_id_for(event: Mapping[str, Any], hook_id: Any) -> str | None:
     """pwh's reference dispatch identity for the harness receipt behind ``event`` and ``hook_id``."""
     receipt_id, kind = event.get("receipt_id"), event.get("event_kind")
-    if not all(isinstance(v, str) for v in (receipt_id, kind, hook_id)):
+    if not (isinstance(receipt_id, str) and isinstance(kind, str) and isinstance(hook_id, str)):
         return None
     return reference_dispatch_id(receipt_id, hook_id, REGISTRATION_SCHEMA_VERSION, kind)

@@ -201,10 +201,10 @@ def _install() -> None:
         _judge("getnameinfo", socket.AF_UNSPEC, _host(address))
         return module["getnameinfo"](address, flags)
 
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = connect  # type: ignore[method-assign, assignment]
+    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign, assignment]
     socket.socket.sendto = sendto  # type: ignore[method-assign, assignment]
-    socket.socket.sendmsg = sendmsg  # type: ignore[method-assign]
+    socket.socket.sendmsg = sendmsg  # type: ignore[method-assign, assignment]
     socket.create_connection = create_connection  # type: ignore[assignment]
     socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
     socket.gethostbyname = gethostbyname

@@ -395,15 +395,15 @@ def tar_bytes(files: dict[str, bytes]) -> bytes:
     with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as archive:
             for name in sorted(entries):
-                data = entries[name]
+                content = entries[name]
                 info = tarfile.TarInfo(name)
                 info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-                if data is None:
+                if content is None:
                     info.type, info.mode = tarfile.DIRTYPE, 0o755
                     archive.addfile(info)
                 else:
-                    info.mode, info.size = 0o644, len(data)
-                    archive.addfile(info, io.BytesIO(data))
+                    info.mode, info.size = 0o644, len(content)
+                    archive.addfile(info, io.BytesIO(content))
     return raw.getvalue()
 
 

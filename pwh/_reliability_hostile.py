@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -105,7 +105,11 @@ def _run_case(case: Case, ctx: Ctx, guard: OutboundGuard, tally: Tally, n: int) 
     witness_reg = registration(WITNESS)
     try:
         rig.install(HOSTILE, case.make(ctx), budget={"timeout_ms": case.timeout_ms}, **hostile_registration())
-        rig.install(WITNESS, lambda i: (seen.append(to_plain(i)), proposed(intent(i["dispatch_id"], hook_id=WITNESS)))[1])
+        def witness(i: Mapping[str, Any]) -> Any:
+            seen.append(to_plain(i))
+            return proposed(intent(i["dispatch_id"], hook_id=WITNESS))
+
+        rig.install(WITNESS, witness)
         src = source(n)
         before = snapshot(src)
         refused, calls = len(guard.refused), len(ctx.calls)

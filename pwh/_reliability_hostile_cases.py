@@ -107,7 +107,15 @@ def hostile_classes(ctx: Ctx) -> dict[str, type]:
             ctx.called("meta.__name__")
             raise RuntimeError("hostile type name")
 
-    liar = dict(dunders, __class__=property(lambda self: (ctx.called("__class__"), dict)[1]))
+    def claimed_class(self: Any) -> type:
+        ctx.called("__class__")
+        return dict
+
+    def iterate(self: Any) -> Any:
+        ctx.called("__iter__")
+        return iter(["a"])
+
+    liar = dict(dunders, __class__=property(claimed_class))
     return {
         "object": type("HostileObject", (), dict(dunders)),
         "class_liar": type("ClassLiar", (), liar),
@@ -118,7 +126,7 @@ def hostile_classes(ctx: Ctx) -> dict[str, type]:
         "int": type("HostileInt", (int,), dict(dunders)),
         "float": type("HostileFloat", (float,), dict(dunders)),
         "meta": Meta("HostileMeta", (), {}),
-        "mapping": type("HostileMapping", (), dict(dunders, __getitem__=trap("__getitem__", 1, False), keys=trap("keys", ["a"], False), __len__=trap("__len__", 1, False), __iter__=lambda self: (ctx.called("__iter__"), iter(["a"]))[1])),
+        "mapping": type("HostileMapping", (), dict(dunders, __getitem__=trap("__getitem__", 1, False), keys=trap("keys", ["a"], False), __len__=trap("__len__", 1, False), __iter__=iterate)),
     }
 
 
@@ -226,7 +234,11 @@ def _timeout_cases() -> list[Case]:
         return produce
 
     def sleepy(ctx: Ctx) -> Callable[[Mapping[str, Any]], Any]:
-        return lambda hook_input: (time.sleep(SLOW_MS * 3 / 1000), not_applicable())[1]
+        def produce(hook_input: Mapping[str, Any]) -> Any:
+            time.sleep(SLOW_MS * 3 / 1000)
+            return not_applicable()
+
+        return produce
 
     return [
         Case(name, "hostile_timeout", make, codes.PRODUCER_TIMED_OUT, SLOW_MS)

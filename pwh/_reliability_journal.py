@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +109,7 @@ def disk_full(folder: Path, tally: Tally, rounds: int) -> None:
         pages = db.execute("PRAGMA page_count").fetchone()[0]
         db.execute(f"PRAGMA max_page_count={pages}")
         for n in range(rounds):
-            count.attempt("disk_full", lambda n=n: _reported(rig, n, codes.JOURNAL_WRITE_FAILED))
+            count.attempt("disk_full", partial(_reported, rig, n, codes.JOURNAL_WRITE_FAILED))
         db.execute("PRAGMA max_page_count=1073741823")
         count.attempt("disk_full_recovered", lambda: _recorded(rig, 0))
     finally:
@@ -131,7 +132,7 @@ def read_only(folder: Path, tally: Tally, rounds: int) -> None:
             else:
                 rig.journal.make_read_only()
             for n in range(rounds):
-                count.attempt(variant, lambda n=n: _reported(rig, n, codes.JOURNAL_WRITE_FAILED))
+                count.attempt(variant, partial(_reported, rig, n, codes.JOURNAL_WRITE_FAILED))
             count.attempt(variant + "_still_readable", lambda: None if rig.journal.records() == kept else "records changed")
         finally:
             rig.close()
@@ -146,10 +147,10 @@ def lock_contention(folder: Path, tally: Tally, rounds: int) -> None:
         for n in range(rounds):
             holder.execute("BEGIN IMMEDIATE")
             try:
-                count.attempt("held", lambda n=n: _held(rig, n))
+                count.attempt("held", partial(_held, rig, n))
             finally:
                 holder.execute("ROLLBACK")
-            count.attempt("released", lambda n=n: _recorded(rig, n))
+            count.attempt("released", partial(_recorded, rig, n))
         rig.journal._db.execute("PRAGMA busy_timeout=5000")  # type: ignore[attr-defined]
         holder.execute("BEGIN IMMEDIATE")
         releaser = threading.Timer(0.15, lambda: holder.execute("ROLLBACK"))
@@ -217,7 +218,7 @@ def corruption(folder: Path, tally: Tally, rounds: int) -> None:
         finally:
             mem.close()
     for name in ("file_truncated", "file_garbage_header"):
-        count.attempt(name, lambda name=name: _broken_file(folder, name))
+        count.attempt(name, partial(_broken_file, folder, name))
 
 
 def _tampered(rig: Rig, n: int, name: str, tamper: Callable[[bytes], bytes], matching: bool) -> str | None:
@@ -337,7 +338,7 @@ def two_processes(folder: Path, tally: Tally, rounds: int) -> None:
     finally:
         journal.close()
     for n, drift in plan:
-        count.attempt(("drifting" if drift else "deterministic") + "_race", lambda n=n, drift=drift: _judge_race(n, drift, answers.get(n, []), records))
+        count.attempt(("drifting" if drift else "deterministic") + "_race", partial(_judge_race, n, drift, answers.get(n, []), records))
 
 
 def _judge_race(n: int, drifting: bool, answers: list[dict[str, Any]], records: list[dict[str, Any]]) -> str | None:

@@ -246,7 +246,8 @@ def run_leaks(tallies: dict[str, Tally], *, values: int, batch: int, packets: bo
 def _batch(planted: list[Planted], offset: int, tallies: dict[str, Tally], folder: Path, packets: bool) -> None:
     names = [p.value for p in planted if p.kind in ("name", "user_name")]
     scanner = BoundaryScanner(private_names=names)
-    clean, raw = [], []
+    clean: list[Any] = []
+    raw: list[Any] = []
     for i, p in enumerate(planted):
         try:
             texts = _dispatch_one(p, offset + i, scanner)

@@ -239,7 +239,7 @@ def candidates(schema: dict[str, Any], value: Any, path: Path) -> list[Mutation]
     if "enum" in schema:
         out += [Mutation("enum_unknown", path, "replace", "unknown_token"), Mutation("enum_wrong_type", path, "replace", 7)]
     if typ == "string":
-        out += [Mutation("string_wrong_type", path, "replace", w) for w in (12, None, [], {})]
+        out += [Mutation("string_wrong_type", path, "replace", w) for w in _values(12, None, [], {})]
         if "pattern" in schema:
             rx = re.compile(schema["pattern"])
             out += [Mutation("pattern_broken", path, "replace", s) for s in _PATTERN_BREAKERS if not rx.search(s)]
@@ -252,11 +252,11 @@ def candidates(schema: dict[str, Any], value: Any, path: Path) -> list[Mutation]
         if "maximum" in schema:
             out.append(Mutation("over_maximum", path, "replace", schema["maximum"] + 1))
     elif typ == "number":
-        out += [Mutation("number_wrong_type", path, "replace", w) for w in ("1", None, True)]
+        out += [Mutation("number_wrong_type", path, "replace", w) for w in _values("1", None, True)]
     elif typ == "boolean":
-        out += [Mutation("bool_wrong_type", path, "replace", w) for w in (1, "true", None)]
+        out += [Mutation("bool_wrong_type", path, "replace", w) for w in _values(1, "true", None)]
     elif typ == "array" and type(value) is list:
-        out += [Mutation("array_wrong_type", path, "replace", w) for w in ({}, "x")]
+        out += [Mutation("array_wrong_type", path, "replace", w) for w in _values({}, "x")]
         if "maxItems" in schema:
             filler = value[0] if value else "x"
             out.append(Mutation("too_many_items", path, "replace", [copy.deepcopy(filler) for _ in range(schema["maxItems"] + 1)]))
@@ -265,7 +265,7 @@ def candidates(schema: dict[str, Any], value: Any, path: Path) -> list[Mutation]
         if schema.get("uniqueItems") and value:
             out.append(Mutation("duplicate_items", path, "replace", [value[0], copy.deepcopy(value[0])] + value[1:]))
     elif typ == "object" and type(value) is dict:
-        out += [Mutation("object_wrong_type", path, "replace", w) for w in ([], "x", None)]
+        out += [Mutation("object_wrong_type", path, "replace", w) for w in _values([], "x", None)]
         out += [Mutation("required_missing", path, "delete", key=k) for k in schema.get("required", []) if k in value]
         if schema.get("additionalProperties") is False:
             out.append(Mutation("unknown_field", path, "add", 1, key="unexpected_field"))
@@ -517,3 +517,8 @@ def hypothesis_bad(kind: str) -> Any:
         return BadPacket(kind, "hypothesis:" + m.label, value) if schema_bad(kind, value) else None
 
     return bad()
+
+
+def _values(*values: Any) -> tuple[Any, ...]:
+    """Wrong-typed values of mixed types, as one typed tuple."""
+    return values

@@ -328,7 +328,8 @@ def _md(text: str) -> str:
 def _ranges(lines: Iterable[int]) -> str:
     items = sorted(lines)
     out: list[str] = []
-    start = prev = None
+    start: int | None = None
+    prev = 0
     for n in items:
         if start is None:
             start = prev = n

@@ -76,7 +76,7 @@ class CallLog:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
-        self._read = (0, [])  # (bytes parsed, entries)
+        self._read: tuple[int, list[Any]] = (0, [])  # (bytes parsed, entries)
 
     def note(self, entry: dict[str, Any]) -> None:
         line = (json.dumps(entry, sort_keys=True, default=_unjson) + "\n").encode("utf-8", "surrogatepass")

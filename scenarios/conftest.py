@@ -4,8 +4,9 @@ and the step library (imported here so every feature file can use every step).""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,7 @@ def world(request: pytest.FixtureRequest, sut_name: str, tmp_path: Path, guard: 
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
     outcome = yield
     exc = outcome.excinfo
     if exc is not None and isinstance(exc[1], Unsupported):

@@ -193,7 +193,7 @@ def host_answers(world: World, candidate: str) -> None:
 @then(parsers.re(r'the Turn commits a (?P<kind>todo_completed|progress_recorded|replan_recorded) writeback'))
 def turn_commits(world: World, kind: str) -> None:
     expect(world.last.committed, "the Turn to commit", f"{world.last.stage} ({world.last.code})", rfc="seed 003 HST-3", about="testbed")
-    expect_equal(world.last.receipt["event_kind"], kind, "event kind", rfc="seed 003 HST-3", about="testbed")
+    expect_equal((world.last.receipt or {}).get("event_kind"), kind, "event kind", rfc="seed 003 HST-3", about="testbed")
 
 
 @then("the Turn writes nothing back")
@@ -214,7 +214,7 @@ def rejection_names(world: World, path: str) -> None:
 def crashed_after_effect(world: World) -> None:
     sink = FakeSink(trusted=world.admission, idempotent=False)
     world.admission.allowed_write_scopes = frozenset({sink.required_scope})
-    intent = {"schema_version": "loopx_post_writeback_intent_v0", "intent_id": "pwi_" + "a" * 64,
+    intent: dict[str, Any] = {"schema_version": "loopx_post_writeback_intent_v0", "intent_id": "pwi_" + "a" * 64,
               "intent_kind": "periodic_report.render", "requested_write_scope": [sink.required_scope],
               "grants_new_action_authority": False, "external_write_performed": False}
     decision = world.admission.admit(intent)

@@ -122,6 +122,7 @@ def _expected_record(world: World, hook_id: str, *, status: str, code: str | Non
     """The whole sidecar record pwh's profile writes for one dispatch of ``hook_id``."""
     reg = _registration_of(world, hook_id)
     receipt = world.last_committed().receipt
+    assert receipt is not None  # last_committed returns a committed Turn, which has its receipt
     outcome = world.hook_outcomes(hook_id)[-1]
     return {
         "schema_version": "pwh_post_writeback_sidecar_receipt_v0",
@@ -501,6 +502,7 @@ def whole_input(world: World, hook_id: str) -> None:
         return
     seen = plain(probe.inputs[-1])
     receipt = world.last_committed().receipt
+    assert receipt is not None  # last_committed returns a committed Turn, which has its receipt
     reg = _registration_of(world, hook_id)
     outcome = world.hook_outcomes(hook_id)[-1]
     source = {key: receipt[key] for key in SOURCE_IDENTITY + SOURCE_OPAQUE}

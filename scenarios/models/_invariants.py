@@ -465,7 +465,7 @@ class Judge:
             if out is not None and out.admitted and not out.journal_error and episode.receipt_id and not _inadmissible(system, record, episode):
                 self.covered[episode.receipt_id] = frozenset(system.admitted(episode.event_kind, episode.installed, episode.profile))
         committed = {r["receipt_id"] for r in system.committed()}
-        count: dict[tuple[str, str], int] = {}
+        count: dict[tuple[Any, Any], int] = {}
         for rec in journal:
             key = (rec.get("source_receipt_id"), rec.get("hook_id"))
             count[key] = count.get(key, 0) + 1
@@ -512,8 +512,8 @@ class Judge:
         intents = [i for rec in journal for i in rec.get("intents") or []]
         intents += [i for e in system.episodes if e.outcome is not None for h in e.outcome.hooks for i in h.intents]
         for intent in intents:
-            key = digest({k: intent.get(k) for k in ("source_dispatch_id", "intent_kind", "policy_version", "payload")})
-            problem = _bind(self.intent_keys, self.intent_by_key, intent.get("intent_id"), key)
+            intent_key = digest({k: intent.get(k) for k in ("source_dispatch_id", "intent_kind", "policy_version", "payload")})
+            problem = _bind(self.intent_keys, self.intent_by_key, intent.get("intent_id"), intent_key)
             if problem:
                 return "stable_identity", "M04", f"intent identity of hook {intent.get('hook_id')}: {problem}"
         return None

@@ -208,8 +208,10 @@ class ModelRun:
 def model_settings(*, max_examples: int | None = None, steps: int | None = None, shrink: bool = True) -> settings:
     """Settings for a model run; ``max_examples`` defaults to the loaded Hypothesis profile's."""
     phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if shrink else [])
+    loaded = settings.default
+    assert loaded is not None  # Hypothesis always has a profile loaded
     return settings(
-        max_examples=max_examples if max_examples is not None else settings.default.max_examples,
+        max_examples=max_examples if max_examples is not None else loaded.max_examples,
         stateful_step_count=steps or CI_STEPS,
         deadline=None,
         database=None,

@@ -487,7 +487,7 @@ class _LateRecordingSUT(ReferenceSUT):
     def journal_records(self) -> list[dict[str, Any]]:
         dispatcher = self.dispatcher
         while getattr(dispatcher, "late", None):
-            hook, did, source, value = dispatcher.late.pop(0)
+            hook, did, source, value = dispatcher.late.pop(0)  # type: ignore[attr-defined]  # this mutant's own queue
             plain, raw, _ = dispatcher._validate(value, hook.registration, did)
             if plain is not None:
                 digest = "sha256:" + hashlib.sha256(raw).hexdigest()
