@@ -129,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
 MODELS_PACKAGE = "scenarios.models"  # loaded by name: core never imports the models
 
 
-def _add_model_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _add_model_commands(sub: argparse._SubParsersAction) -> None:
     """``pwh soak`` / ``pwh replay`` come from the models package; ``pwh soak --campaign
     reliability`` runs the reliability campaign (core) instead of the models."""
     try:
@@ -229,7 +229,7 @@ def _gate(args: argparse.Namespace) -> int:
     return gate_exit_code(verdict["summary"], strict=args.strict, fail_on_profile=args.fail_on_profile)
 
 
-def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool = False) -> int:  # type: ignore[type-arg]
+def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool = False) -> int:
     """0 pass, 1 an RFC failure (or, when asked, a profile divergence or an incomplete verdict),
     2 the testbed's own self-checks failed (no verdict can be trusted), 3 incomplete."""
     if summary["self_checks"]["failed"]:

@@ -42,7 +42,7 @@ class CrashPlan:
             raise KeyError(f"unknown crash point {point!r}")
         self._armed.add(point)
 
-    def on_hit(self, hook) -> None:  # type: ignore[no-untyped-def]
+    def on_hit(self, hook) -> None:
         """Replace the default raise with ``hook(point)`` (a real-crash child calls os.kill)."""
         self._hook = hook
 

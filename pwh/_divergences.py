@@ -105,7 +105,7 @@ def replace_readme_block(text: str, verdict: Mapping[str, Any]) -> str:
     return head + readme_block(verdict) + rest.partition(end)[2]
 
 
-def add_divergences_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_divergences_command(sub: argparse._SubParsersAction) -> None:
     """``pwh divergences``: this package's own verb, added to the one CLI (pwh._cli)."""
     p = sub.add_parser("divergences", help="render the divergences of a saved verdict (and refresh the README's verdict table)")
     p.add_argument("verdict", metavar="VERDICT.json", help="a verdict written by pwh gate --json")

@@ -333,7 +333,7 @@ class SQLiteJournal(Journal):
             results = self._insert_all_new(receipts)
             return results if results is not None else self._merge_each(receipts)
 
-        return self._write(body, synchronous=self._synchronous, crash_points=True)  # type: ignore[no-any-return]
+        return self._write(body, synchronous=self._synchronous, crash_points=True)
 
     def reserve_attempts(self, floors: Mapping[str, int], cap: int) -> dict[str, int]:
         ids = list(floors)
@@ -357,7 +357,7 @@ class SQLiteJournal(Journal):
                 self._db.execute("ROLLBACK")  # nothing to count: nothing to commit
             return prior
 
-        return self._write(body, synchronous=self._reserve_sync)  # type: ignore[no-any-return]
+        return self._write(body, synchronous=self._reserve_sync)
 
     def _merge_each(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
         """Some record exists: apply the merge rule to each receipt against what is stored."""

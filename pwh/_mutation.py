@@ -52,7 +52,7 @@ def status_of(exit_code: int | None) -> str:
     return _STATUS.get(exit_code, "suspicious")
 
 
-def add_mutation_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_mutation_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mutate", help="mutation campaign over the dispatcher core, judged by the matrix and the quick models")
     p.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     p.add_argument("--resume", action="store_true", help="keep mutants/ and mutmut's cached results (default: a fresh campaign)")

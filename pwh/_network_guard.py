@@ -187,7 +187,7 @@ def _install() -> None:
 
     def gethostbyname(host: Any) -> str:
         _judge("gethostbyname", socket.AF_INET, host)
-        return module["gethostbyname"](host)  # type: ignore[no-any-return]
+        return module["gethostbyname"](host)
 
     def gethostbyname_ex(host: Any) -> Any:
         _judge("gethostbyname_ex", socket.AF_INET, host)
@@ -205,8 +205,8 @@ def _install() -> None:
     socket.socket.connect_ex = connect_ex  # type: ignore[method-assign, assignment]
     socket.socket.sendto = sendto  # type: ignore[method-assign, assignment]
     socket.socket.sendmsg = sendmsg  # type: ignore[method-assign, assignment]
-    socket.create_connection = create_connection  # type: ignore[assignment]
-    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+    socket.create_connection = create_connection
+    socket.getaddrinfo = getaddrinfo
     socket.gethostbyname = gethostbyname
     socket.gethostbyname_ex = gethostbyname_ex
     socket.gethostbyaddr = gethostbyaddr

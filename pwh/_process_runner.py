@@ -101,7 +101,7 @@ def _untag(node: dict[str, Any], max_bytes: int) -> Any:
     return node if decode is None else decode(node, max_bytes)
 
 
-class _ForeignMapping(dict):  # type: ignore[type-arg]
+class _ForeignMapping(dict):
     """Stands for the mapping behind a read-only view that was not an exact dict."""
 
 
@@ -356,7 +356,7 @@ class ProcessBatch:
 def _budget(call: Call) -> int:
     """The byte budget the host judges a call's answer by (``max_result_bytes``, the optional
     fourth item of a call); without one, the most any registration may have."""
-    return call[3] if len(call) > 3 else DEFAULT_RESULT_BYTES  # type: ignore[misc]
+    return call[3] if len(call) > 3 else DEFAULT_RESULT_BYTES
 
 
 DEFAULT_RESULT_BYTES = 1 << 20

@@ -104,7 +104,7 @@ class Profile:
     @property
     def problems(self) -> tuple[ProfileRejected, ...]:
         """Every field of the wrong type or range, in field order; empty for a usable profile."""
-        return self._problems  # type: ignore[attr-defined, no-any-return]
+        return self._problems  # type: ignore[attr-defined]
 
     def check(self) -> Profile:
         """This profile, or :class:`ProfileRejected` for its first problem."""

@@ -198,7 +198,7 @@ class _Str(str):
     pass
 
 
-class _Dict(dict):  # type: ignore[type-arg]
+class _Dict(dict):
     pass
 
 

@@ -126,7 +126,7 @@ def _first_fails(i: Mapping[str, Any], c: CallContext) -> Any:
 
 
 def _mutates(i: Mapping[str, Any], c: CallContext) -> Any:
-    i["source"]["todo_id"] = "todo_changed"  # type: ignore[index]
+    i["source"]["todo_id"] = "todo_changed"
     return not_applicable()
 
 

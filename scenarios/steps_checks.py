@@ -112,7 +112,7 @@ def no_projection(world: World, hook_id: str) -> None:
 # -- dispatch outcomes --------------------------------------------------------------------------
 
 
-def _hook(world: World, hook_id: str):  # type: ignore[no-untyped-def]
+def _hook(world: World, hook_id: str):
     found = world.hook_outcomes(hook_id)
     expect(bool(found), f"an outcome for hook {hook_id}", "the hook is absent from every dispatch outcome",
            rfc="§12 M04: each admitted hook gets a dispatch receipt")
@@ -440,14 +440,14 @@ SOURCE_IDENTITY = ("effect_id", "step_kind", "goal_id", "agent_id", "todo_id", "
 SOURCE_OPAQUE = ("receipt_id", "state_revision", "committed_at")
 
 
-def _receipt_of(outcome):  # type: ignore[no-untyped-def]
+def _receipt_of(outcome):
     """What a hook's dispatch receipt says in RFC terms (its identity, status, code and intents),
     not how this delivery came by it (replayed, attempts, recorded)."""
     data = outcome.to_json()
     return {k: data[k] for k in ("hook_id", "dispatch_id", "status", "failure_code", "intents")}
 
 
-def _first_record(world: World, hook_id: str) -> dict | None:  # type: ignore[type-arg]
+def _first_record(world: World, hook_id: str) -> dict | None:
     """The hook's record as the journal held it right after the action that first recorded it."""
     for snapshot in world.journal_history:
         for record in snapshot or []:
@@ -456,7 +456,7 @@ def _first_record(world: World, hook_id: str) -> dict | None:  # type: ignore[ty
     return None
 
 
-def _nothing_dispatched(world: World):  # type: ignore[no-untyped-def]
+def _nothing_dispatched(world: World):
     """The last dispatch, after checking what the RFC requires of an inadmissible source: it
     called no provider and recorded no intent (§5.1, §12 M01-M03)."""
     outcome = world.outcomes[-1] if world.outcomes else None

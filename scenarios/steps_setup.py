@@ -91,7 +91,7 @@ def timeout_ceiling(world: World, n: int) -> None:
 
 # Registrations that break one REG rule each: the JSON path the rejection must name (profile),
 # and the clause that makes the rejection itself required (None: only pwh's reading forbids it).
-BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | None]] = {  # type: ignore[type-arg]
+BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | None]] = {
     "an unknown event kind": ({"event_kinds": ["progress_recorded"]}, "$.event_kinds[0]", "§6: known event kinds"),
     "an unknown intent kind": ({"intent_kinds": ["nobody.knows"]}, "$.intent_kinds[0]", "§6: known intent kinds"),
     "a phase other than post_writeback": ({"phase": "interaction_projection"}, "$.phase", "§6: the post_writeback phase-specific registration"),

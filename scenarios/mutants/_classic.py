@@ -17,7 +17,7 @@ from ._registry import mutant
 
 # 1. No real timeout: a hung producer is waited on for 1.5 s whatever the registration says.
 class _NoTimeout(Dispatcher):
-    def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
+    def _call_spec(self, hook, hook_input):
         producer, frozen, _limit, *rest = super()._call_spec(hook, hook_input)
         return (producer, frozen, 1500, *rest)
 
@@ -39,22 +39,22 @@ def _overwrite(self: Any, existing: dict[str, Any] | None, new: dict[str, Any]) 
 
 
 class _OverwritingSQLite(SQLiteJournal):
-    merge = _overwrite  # type: ignore[assignment]
+    merge = _overwrite
 
 
 class _OverwritingMemory(MemoryJournal):
-    merge = _overwrite  # type: ignore[assignment]
+    merge = _overwrite
 
 
 # 5. The boundary check is skipped: private paths and prose reach the provider.
 class _NoBoundary(Dispatcher):
-    def _boundary_rejection(self, hook_input):  # type: ignore[no-untyped-def]
+    def _boundary_rejection(self, hook_input):
         return None
 
 
 # 6. An intent that claims an external write is accepted (the claim is ignored when validating).
 class _AcceptsExternalWrite(Dispatcher):
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         import copy
 
         claimed = copy.deepcopy(value) if isinstance(value, dict) else value
@@ -70,20 +70,20 @@ class _AcceptsExternalWrite(Dispatcher):
 
 # 8. Hooks run in reverse hook_id order.
 class _OutOfOrder(Dispatcher):
-    def _admitted_hooks(self, event_kind):  # type: ignore[no-untyped-def]
+    def _admitted_hooks(self, event_kind):
         return list(reversed(super()._admitted_hooks(event_kind)))
 
 
 # 9. A failed hook uses up an intent slot of the dispatch.
 class _SharedBudget(Dispatcher):
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):
         return self._charge(super()._prepare_hook(hook, did, source, prior, tally), hook, tally)
 
-    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+    def _finish_hook(self, pending, verdict, tally):
         return self._charge(super()._finish_hook(pending, verdict, tally), pending.hook, tally)
 
     @staticmethod
-    def _charge(step, hook, tally):  # type: ignore[no-untyped-def]
+    def _charge(step, hook, tally):
         if type(step) is tuple and step[0].status == "failed":
             tally.intents += hook.registration["budget"]["max_intents_per_dispatch"]
         return step
@@ -186,7 +186,7 @@ def blocks_spend(**kw: Any) -> ReferenceSUT:
 
 
 class _PrivateReceiptIdPassedOn(Dispatcher):
-    def _receipt_id_refusal(self, receipt_id):  # type: ignore[no-untyped-def]
+    def _receipt_id_refusal(self, receipt_id):
         return None
 
 

@@ -32,12 +32,12 @@ def _adapter(name: str, **attrs: Any) -> type[ReferenceSUT]:
 
 
 class _ForgetsLastHook(Dispatcher):
-    def _admitted_hooks(self, event_kind):  # type: ignore[no-untyped-def]
+    def _admitted_hooks(self, event_kind):
         return super()._admitted_hooks(event_kind)[:-1]
 
 
 class _ReplayNotMarked(Dispatcher):
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):
         import dataclasses
 
         step = super()._prepare_hook(hook, did, source, prior, tally)
@@ -47,7 +47,7 @@ class _ReplayNotMarked(Dispatcher):
 
 
 class _LeaksProviderText(Dispatcher):
-    def _receipt(self, hook, did, source, status, code, intents, result_digest, attempts):  # type: ignore[no-untyped-def]
+    def _receipt(self, hook, did, source, status, code, intents, result_digest, attempts):  # type: ignore[override]  # the base's is a staticmethod
         receipt = Dispatcher._receipt(hook, did, source, status, code, intents, result_digest, attempts)
         if code:
             receipt["failure_code"] = f"{code} while reading /srv/private/state.db"
@@ -57,7 +57,7 @@ class _LeaksProviderText(Dispatcher):
 class _NewIdentityAfterRestart(Dispatcher):
     restarts = 0
 
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):
         salted = did[:-1] + format((int(did[-1], 16) + self.restarts) % 16, "x")  # still a well-formed id
         return super()._prepare_hook(hook, salted, source, prior, tally)
 
@@ -76,7 +76,7 @@ class _SaltsOnRestart(ReferenceSUT):
 class _ReportsARecordTwice(ReferenceSUT):
     name = "mutant:reports_a_record_twice"
 
-    def journal_records(self):  # type: ignore[no-untyped-def]
+    def journal_records(self):
         records = super().journal_records()
         return records + records[-1:]
 
@@ -176,7 +176,7 @@ class _SharesMutableInput(InProcess):
         self._shared: dict[str, Any] | None = None
         return super().dispatch(source, consult_journal=consult_journal)
 
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):
         step = super()._prepare_hook(hook, did, source, prior, tally)
         if type(step) is _Pending:
             if getattr(self, "_shared", None) is None:
@@ -184,7 +184,7 @@ class _SharesMutableInput(InProcess):
             step.hook_input["source"] = self._shared
         return step
 
-    def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
+    def _call_spec(self, hook, hook_input):
         producer, _frozen, limit, *rest = super()._call_spec(hook, hook_input)
         return (producer, hook_input, limit, *rest)
 
@@ -210,7 +210,7 @@ class _IdentityByCapability(Dispatcher):
         try:
             return super().dispatch(source, consult_journal=consult_journal)
         finally:
-            _dispatcher.plain_dispatch_id = real  # type: ignore[assignment]
+            _dispatcher.plain_dispatch_id = real
 
 
 @mutant("identity_by_capability", "M08", "§9/§10: hooks of one capability share a dispatch identity and one record", caught_by=("models",))
@@ -225,7 +225,7 @@ class _AttemptsNotCounted(Dispatcher):
     """Every attempt is recorded as the first: the retry cap is never reached, a failing hook is
     called on every replay and recovery for ever."""
 
-    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+    def _finish_hook(self, pending, verdict, tally):
         pending.attempts = 0
         return super()._finish_hook(pending, verdict, tally)
 
@@ -241,7 +241,7 @@ def attempts_not_counted(**kw: Any) -> ReferenceSUT:
 class _ReplayRecounts(Dispatcher):
     """A replay writes the stored receipt back with its attempt count raised."""
 
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):
         step = super()._prepare_hook(hook, did, source, prior, tally)
         if type(step) is tuple and prior is not None and prior["status"] in FINAL_STATUSES and step[1] is None:
             return step[0], {**prior, "attempts": prior["attempts"] + 1}
@@ -255,11 +255,11 @@ def _rewrite_same(self: Any, existing: dict[str, Any] | None, new: dict[str, Any
 
 
 class _RewritingSQLite(SQLiteJournal):
-    merge = _rewrite_same  # type: ignore[assignment]
+    merge = _rewrite_same
 
 
 class _RewritingMemory(MemoryJournal):
-    merge = _rewrite_same  # type: ignore[assignment]
+    merge = _rewrite_same
 
 
 @mutant("replay_rewrites_record", "M05", "§9 JNL-1: a replay rewrites the stored record (its attempt count) instead of leaving it byte for byte", caught_by=("models",))
@@ -288,7 +288,7 @@ def admits_progress(**kw: Any) -> ReferenceSUT:
 class _RaisedIsTimedOut(Dispatcher):
     """A provider that raised is recorded as having timed out: not its own stable code."""
 
-    def _fail(self, pending, code, rejection=None):  # type: ignore[no-untyped-def]
+    def _fail(self, pending, code, rejection=None):
         from pwh import _codes as codes
 
         return super()._fail(pending, codes.PRODUCER_TIMED_OUT if code == codes.PRODUCER_FAILED else code, rejection)
@@ -302,7 +302,7 @@ def raised_is_timed_out(**kw: Any) -> ReferenceSUT:
 class _LetsProviderErrorsOut(Dispatcher):
     """A provider's exception escapes from the dispatch into the primary Turn."""
 
-    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+    def _finish_hook(self, pending, verdict, tally):
         from pwh._runner import RAISED
 
         if verdict.kind == RAISED:
@@ -355,13 +355,13 @@ class _ReplayUnderNewProfile(Dispatcher):
     """A replay judges the stored receipts again under the current intent ceiling: one recorded
     before the ceiling was lowered is answered dispatch_budget_exhausted instead of being returned."""
 
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):
         from pwh import _codes as codes
         from pwh._outcome import HookOutcome
 
         if prior is not None and prior["status"] in FINAL_STATUSES:
             seen = getattr(tally, "replayed_intents", 0) + len(prior["intents"])
-            tally.replayed_intents = seen  # type: ignore[attr-defined]
+            tally.replayed_intents = seen
             if seen > self.profile.max_intents_per_dispatch:
                 return HookOutcome(hook.hook_id, did, "failed", codes.DISPATCH_BUDGET_EXHAUSTED, (), False,
                                    prior["attempts"], False), None

@@ -49,7 +49,7 @@ def _reject(reason: str) -> Rejection:
 class _SlowPath(Dispatcher):
     """The reference with its fast accept path off, so ``_validate`` alone judges every result."""
 
-    def _accept_fast(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _accept_fast(self, value, reg, did):
         return None
 
 
@@ -83,12 +83,12 @@ class _CeilingsExclusive(_InstallWith):
 
     name = "broken:ceilings_exclusive"
 
-    def install(self, registration, producer):  # type: ignore[no-untyped-def]
+    def install(self, registration, producer):
         return self._install_with(registration, producer, {k: v - 1 for k, v in self.profile.budget_ceilings.items()})
 
 
 class _NoProfileRecheck(Dispatcher):
-    def _registration_over_ceilings(self, hook):  # type: ignore[no-untyped-def]
+    def _registration_over_ceilings(self, hook):
         return []
 
 
@@ -98,7 +98,7 @@ class _IgnoresProfileCeilings(_InstallWith):
     name = "broken:profile_ceilings_ignored"
     dispatcher_class = _NoProfileRecheck
 
-    def install(self, registration, producer):  # type: ignore[no-untyped-def]
+    def install(self, registration, producer):
         return self._install_with(registration, producer, CORE_CEILINGS)
 
 
@@ -107,7 +107,7 @@ class _BudgetClamped(ReferenceSUT):
 
     name = "broken:budget_clamped"
 
-    def install(self, registration, producer):  # type: ignore[no-untyped-def]
+    def install(self, registration, producer):
         reg = copy.deepcopy(dict(registration)) if isinstance(registration, Mapping) else registration
         budget = reg.get("budget") if isinstance(reg, dict) else None
         if isinstance(budget, dict):
@@ -123,7 +123,7 @@ class _TokenBoundsExclusive(ReferenceSUT):
 
     name = "broken:token_bounds_exclusive"
 
-    def install(self, registration, producer):  # type: ignore[no-untyped-def]
+    def install(self, registration, producer):
         if isinstance(registration, Mapping):
             if len(registration.get("intent_kinds") or []) >= 8:
                 return [Rejection(codes.REGISTRATION_REJECTED, "$.intent_kinds", "too many intent kinds")]
@@ -137,7 +137,7 @@ class _LenientTokenBounds(ReferenceSUT):
 
     name = "broken:lenient_token_bounds"
 
-    def install(self, registration, producer):  # type: ignore[no-untyped-def]
+    def install(self, registration, producer):
         reg = copy.deepcopy(dict(registration)) if isinstance(registration, Mapping) else registration
         if isinstance(reg, dict):
             if isinstance(reg.get("intent_kinds"), list):
@@ -188,7 +188,7 @@ class _SourceRewrite(ReferenceSUT):
     def _rewrite(self, source: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    def dispatch(self, source, *, primary=None):  # type: ignore[no-untyped-def]
+    def dispatch(self, source, *, primary=None):
         if isinstance(source, Mapping):
             source = dict(source)
             self._rewrite(source)
@@ -245,7 +245,7 @@ def empty_effect_accepted(**kw: Any) -> ReferenceSUT:
 class _HistoryOverwritingSQLite(SQLiteJournal):
     """One record per hook: a new dispatch's record replaces the hook's earlier ones."""
 
-    def commit(self, receipts):  # type: ignore[no-untyped-def]
+    def commit(self, receipts):
         newest = {r["hook_id"]: r["dispatch_id"] for r in receipts}
         for did, blob in self._db.execute("SELECT dispatch_id, receipt FROM sidecar_receipts").fetchall():
             hook = json.loads(blob).get("hook_id")
@@ -257,7 +257,7 @@ class _HistoryOverwritingSQLite(SQLiteJournal):
 class _BoundaryFlagDropped(Dispatcher):
     """The input's boundary block loses one of its six flags."""
 
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):
         step = super()._prepare_hook(hook, did, source, prior, tally)
         if type(step) is _Pending:
             step.hook_input["boundary"].pop("absolute_paths_recorded", None)
@@ -280,7 +280,7 @@ def boundary_flag_dropped(**kw: Any) -> ReferenceSUT:
 class _NonAtomicSQLite(SQLiteJournal):
     """Each record of a dispatch is committed on its own, not all in one transaction."""
 
-    def commit(self, receipts):  # type: ignore[no-untyped-def]
+    def commit(self, receipts):
         results = []
         armed, quiet = self.crash, CrashPlan(self.crash.known)
         for index, receipt in enumerate(receipts):
@@ -326,7 +326,7 @@ def recovery_rewrites_records(**kw: Any) -> ReferenceSUT:
 class _RecheckExclusive(Dispatcher):
     """The dispatch-time re-check reads the profile's lowered ceilings as exclusive bounds."""
 
-    def _registration_over_ceilings(self, hook):  # type: ignore[no-untyped-def]
+    def _registration_over_ceilings(self, hook):
         from pwh._contracts import validate_registration
 
         ceilings = {k: v - 1 for k, v in self.profile.budget_ceilings.items()}
@@ -344,14 +344,14 @@ def recheck_exclusive(**kw: Any) -> ReferenceSUT:
 class _DigestNotCanonical(Dispatcher):
     """The result digest is taken over the answer's own key order, not its canonical bytes."""
 
-    def _accept_fast(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _accept_fast(self, value, reg, did):
         return None
 
-    def _judge_in_full(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _judge_in_full(self, value, reg, did):
         judged = super()._judge_in_full(value, reg, did)
         if type(judged) is Rejection:
             return judged
-        plain, _raw = judged
+        plain, _raw = judged  # type: ignore[misc]  # a Rejection returned above
         return plain, json.dumps(to_plain(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -364,7 +364,7 @@ def digest_not_canonical(**kw: Any) -> ReferenceSUT:
 
 
 class _ResultBytesExclusive(_SlowPath):
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         plain, raw, rejected = super()._validate(value, reg, did)
         if plain is not None and len(raw) >= reg["budget"]["max_result_bytes"]:
             return None, raw, [_reject("at or over the byte budget")]
@@ -372,7 +372,7 @@ class _ResultBytesExclusive(_SlowPath):
 
 
 class _ResultBytesAsCharacters(_SlowPath):
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         roomy = {**reg, "budget": {**reg["budget"], "max_result_bytes": CORE_CEILINGS["max_result_bytes"]}}
         plain, raw, rejected = super()._validate(value, roomy, did)
         limit = reg["budget"]["max_result_bytes"]
@@ -384,7 +384,7 @@ class _ResultBytesAsCharacters(_SlowPath):
 
 
 class _IntentsExclusive(_SlowPath):
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         plain, raw, rejected = super()._validate(value, reg, did)
         if plain is not None and len(plain["intents"]) >= reg["budget"]["max_intents_per_dispatch"]:
             return None, raw, [_reject("at the intent budget")]
@@ -392,7 +392,7 @@ class _IntentsExclusive(_SlowPath):
 
 
 class _IgnoresUnknownFields(_SlowPath):
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         if isinstance(value, dict):
             value = {k: v for k, v in value.items() if k in _RESULT_KEYS or type(k) is not str}
             if isinstance(value.get("intents"), list):
@@ -411,7 +411,7 @@ class _FillsMissingFields(_SlowPath):
     DEFAULTS = {"requested_write_scope": [], "failure_policy": "isolate", "grants_new_action_authority": False,
                 "external_write_performed": False, "operation": "follow_up"}
 
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         value = _copy(value) if isinstance(value, dict) else value
         for intent in _intents(value):
             for key, default in self.DEFAULTS.items():
@@ -420,7 +420,7 @@ class _FillsMissingFields(_SlowPath):
 
 
 class _CapabilityUnchecked(_SlowPath):
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         value = _copy(value) if isinstance(value, dict) else value
         for intent in _intents(value):
             intent["capability_id"] = reg["capability_id"]
@@ -428,14 +428,14 @@ class _CapabilityUnchecked(_SlowPath):
 
 
 class _KindAgainstCatalog(_SlowPath):
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         return super()._validate(value, {**reg, "intent_kinds": sorted(self.registry.catalog.kinds)}, did)
 
 
 class _DigestIgnoresPolicy(_SlowPath):
     """The identity is checked under a fixed default policy version, not the intent's own."""
 
-    def _validate(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _validate(self, value, reg, did):
         checked = _copy(value) if isinstance(value, dict) else value
         for intent in _intents(checked):
             intent["policy_version"] = "v0"
@@ -449,7 +449,7 @@ class _DigestIgnoresPolicy(_SlowPath):
 class _TrustsSelfDescribed(Dispatcher):
     """A result that presents itself as a completed sidecar receipt is recorded as that receipt."""
 
-    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+    def _finish_hook(self, pending, verdict, tally):
         value = verdict.value
         if verdict.kind == RETURNED and isinstance(value, dict) and value.get("schema_version") == SIDECAR_SCHEMA_VERSION:
             receipt = to_plain(value)
@@ -464,7 +464,7 @@ class _LateRecorder(InProcess):
         super().__init__(*args, **kw)
         self.late: list[tuple[Any, str, dict[str, Any], Any]] = []
 
-    def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
+    def _call_spec(self, hook, hook_input):
         import time
 
         producer, frozen, limit, *rest = super()._call_spec(hook, hook_input)
@@ -549,12 +549,12 @@ def late_answer_recorded(**kw: Any) -> ReferenceSUT:
 
 
 class _HooksCeilingExclusive(Dispatcher):
-    def _free_slots(self, tally):  # type: ignore[no-untyped-def]
+    def _free_slots(self, tally):
         return super()._free_slots(tally) - 1
 
 
 class _DispatchBytesExclusive(Dispatcher):
-    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+    def _finish_hook(self, pending, verdict, tally):
         tally.result_bytes += 1
         try:
             return super()._finish_hook(pending, verdict, tally)
@@ -563,7 +563,7 @@ class _DispatchBytesExclusive(Dispatcher):
 
 
 class _DispatchBytesIgnored(Dispatcher):
-    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+    def _finish_hook(self, pending, verdict, tally):
         tally.result_bytes = 0
         return super()._finish_hook(pending, verdict, tally)
 
@@ -575,7 +575,7 @@ class _Chained(InProcess):
         self._chain: list[str] = []
         return super().dispatch(source, consult_journal=consult_journal)
 
-    def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
+    def _call_spec(self, hook, hook_input):
         producer, frozen, limit, *rest = super()._call_spec(hook, hook_input)
         chain = self._chain
 
@@ -593,7 +593,7 @@ class _Chained(InProcess):
 
 
 class _FailureStampedOnAll(Dispatcher):
-    def _record(self, receipt_id, event_kind, outcomes, writes):  # type: ignore[no-untyped-def]
+    def _record(self, receipt_id, event_kind, outcomes, writes):
         first = next((o.failure_code for o in outcomes if o.status == "failed"), None)
         if first is not None:
             writes = [{**w, "failure_code": w["failure_code"] or first} for w in writes]
@@ -603,14 +603,14 @@ class _FailureStampedOnAll(Dispatcher):
 class _RecordsProviderObject(InProcess):
     """The accepted result's intents are the provider's own objects, not a validated copy."""
 
-    def _accept_fast(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _accept_fast(self, value, reg, did):
         return None
 
-    def _judge_in_full(self, value, reg, did):  # type: ignore[no-untyped-def]
+    def _judge_in_full(self, value, reg, did):
         judged = super()._judge_in_full(value, reg, did)
         if type(judged) is Rejection:
             return judged
-        plain, raw = judged
+        plain, raw = judged  # type: ignore[misc]  # a Rejection returned above
         return {**plain, "intents": list(value["intents"])}, raw
 
 
@@ -654,7 +654,7 @@ class _RecordsExceptionType(InProcess):
         super().__init__(*args, **kw)
         self._errors: dict[str, str] = {}
 
-    def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
+    def _call_spec(self, hook, hook_input):
         producer, frozen, limit, *rest = super()._call_spec(hook, hook_input)
         errors, did = self._errors, hook_input["dispatch_id"]
 
@@ -667,7 +667,7 @@ class _RecordsExceptionType(InProcess):
 
         return (noting, frozen, limit, *rest)
 
-    def _fail(self, pending, code, rejection=None):  # type: ignore[no-untyped-def]
+    def _fail(self, pending, code, rejection=None):
         outcome, receipt = super()._fail(pending, code, rejection)
         if code == codes.PRODUCER_FAILED and pending.dispatch_id in self._errors:
             receipt["failure_detail"] = self._errors[pending.dispatch_id]
@@ -685,14 +685,14 @@ def records_exception_type(**kw: Any) -> ReferenceSUT:
 class _FailedHookTakesSlot(Dispatcher):
     """Every hook that ends failed still takes one of the profile's hook slots."""
 
-    def _prepare_hook(self, hook, did, source, prior, tally):  # type: ignore[no-untyped-def]
+    def _prepare_hook(self, hook, did, source, prior, tally):
         return self._charge(super()._prepare_hook(hook, did, source, prior, tally), tally)
 
-    def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+    def _finish_hook(self, pending, verdict, tally):
         return self._charge(super()._finish_hook(pending, verdict, tally), tally)
 
     @staticmethod
-    def _charge(step, tally):  # type: ignore[no-untyped-def]
+    def _charge(step, tally):
         if type(step) is tuple and step[0].status == "failed":
             tally.hooks += 1
         return step
@@ -704,7 +704,7 @@ def failed_hook_takes_slot(**kw: Any) -> ReferenceSUT:
 
 
 class _IdsNeverScanned(Dispatcher):
-    def _hook_id_refusal(self, hook):  # type: ignore[no-untyped-def]
+    def _hook_id_refusal(self, hook):
         return None
 
 
