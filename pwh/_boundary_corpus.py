@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Any, Protocol
 
-__all__ = ["FP_TARGET", "load_corpus", "measure", "misses"]
+__all__ = ["FP_TARGET", "load_corpus", "measure", "misses", "render_corpus"]
 
 FP_TARGET = 0.02  # at most 2 % of legitimate opaque ids refused
 

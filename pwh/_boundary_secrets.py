@@ -294,7 +294,7 @@ def library_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
         if cls.__name__ in _SKIPPED_PLUGINS:
             continue
         try:
-            denylist = getattr(cls, "denylist") if not isinstance(cls.__dict__.get("denylist"), property) else cls().denylist
+            denylist = cls.denylist if not isinstance(cls.__dict__.get("denylist"), property) else cls().denylist  # type: ignore[attr-defined]
             out.extend((cls.__name__, p) for p in denylist if isinstance(p, re.Pattern))
         except Exception:  # noqa: BLE001, S112 - nor one plugin's odd denylist
             continue

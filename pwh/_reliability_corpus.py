@@ -17,7 +17,7 @@ from ._boundary import BoundaryScanner
 from ._boundary_corpus import FP_TARGET, load_corpus, measure
 from ._reliability_rig import Tally
 
-__all__ = ["render_corpus", "run_corpus"]
+__all__ = ["run_corpus"]
 
 
 def run_corpus(tallies: dict[str, Tally], entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
