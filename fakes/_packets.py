@@ -6,8 +6,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from pwh._examples import example_receipt, example_registration
-from pwh._identity import intent_id
+from pwh._examples import example_intent, example_receipt, example_registration, example_result
 
 GENERIC_INTENT_KIND = "synthetic.follow_up"
 GENERIC_PAYLOAD_SCHEMA: dict[str, Any] = {
@@ -39,30 +38,15 @@ def intent_for(hook_input: Mapping[str, Any], payload: Mapping[str, Any] | None 
                kind: str = GENERIC_INTENT_KIND, policy_version: str = "v0", **overrides: Any) -> dict[str, Any]:
     """An intent bound to ``hook_input``'s dispatch with a correct ``intent_id``."""
     payload = dict(payload) if payload is not None else {"note_ref": "note_" + hook_input["source"]["receipt_id"]}
-    did = hook_input["dispatch_id"]
-    intent = {
-        "schema_version": "loopx_post_writeback_intent_v0",
-        "intent_id": intent_id(did, kind, policy_version, payload),
-        "hook_id": hook_input["hook_id"],
-        "capability_id": hook_input["capability_id"],
-        "source_dispatch_id": did,
-        "intent_kind": kind,
-        "operation": "follow_up",
-        "policy_version": policy_version,
-        "payload": payload,
-        "budget": {"max_attempts": 1, "max_result_bytes": 16384},
-        "requested_write_scope": [],
-        "failure_policy": "isolate",
-        "grants_new_action_authority": False,
-        "external_write_performed": False,
-    }
+    intent = example_intent(hook_input["dispatch_id"], hook_input["hook_id"], payload, kind=kind,
+                            capability_id=hook_input["capability_id"], policy_version=policy_version)
     intent.update(copy.deepcopy(overrides))
     return intent
 
 
 def proposed(*intents: Mapping[str, Any]) -> dict[str, Any]:
-    return {"schema_version": "loopx_post_writeback_hook_result_v0", "status": "proposed", "intents": list(intents)}
+    return example_result("proposed", *intents)
 
 
 def not_applicable() -> dict[str, Any]:
-    return {"schema_version": "loopx_post_writeback_hook_result_v0", "status": "not_applicable", "intents": []}
+    return example_result("not_applicable")

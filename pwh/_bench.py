@@ -24,8 +24,8 @@ from typing import Any
 
 from ._canonical import canonical_bytes, dumps_plain
 from ._contracts import SIDECAR_SCHEMA_VERSION
-from ._examples import example_receipt, example_registration
-from ._identity import dispatch_id, intent_id, plain_dispatch_id
+from ._examples import example_intent, example_receipt, example_registration, example_result
+from ._identity import dispatch_id, plain_dispatch_id
 from ._journal import SQLiteJournal, checksum
 from ._process_runner import ProcessRunner
 from ._profile import Profile
@@ -80,21 +80,9 @@ def registration(hook_id: str) -> dict[str, Any]:
 
 
 def producer(hook_input: Mapping[str, Any]) -> dict[str, Any]:
-    did = hook_input["dispatch_id"]
     payload = {"ref": "r_" + hook_input["source"]["receipt_id"][-12:]}
-    return {
-        "schema_version": "loopx_post_writeback_hook_result_v0",
-        "status": "proposed",
-        "intents": [{
-            "schema_version": "loopx_post_writeback_intent_v0",
-            "intent_id": intent_id(did, KIND, "v0", payload),
-            "hook_id": hook_input["hook_id"], "capability_id": hook_input["capability_id"],
-            "source_dispatch_id": did, "intent_kind": KIND, "operation": "follow_up", "policy_version": "v0",
-            "payload": payload, "budget": {"max_attempts": 1, "max_result_bytes": 16384},
-            "requested_write_scope": [], "failure_policy": "isolate",
-            "grants_new_action_authority": False, "external_write_performed": False,
-        }],
-    }
+    return example_result("proposed", example_intent(
+        hook_input["dispatch_id"], hook_input["hook_id"], payload, kind=KIND, capability_id=hook_input["capability_id"]))
 
 
 def receipt(n: int) -> dict[str, Any]:

@@ -1,10 +1,13 @@
-"""Well-formed example packets: one place that knows what a valid registration and a committed
-primary receipt look like. The fakes, the benchmark and the reliability campaign all build on it
+"""Well-formed example packets: one place that knows what a valid registration, a committed
+primary receipt, an intent and a hook result look like. The fakes, the benchmark and the reliability campaign all build on it
 (core cannot import the fakes, so the builders live here)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+
+from ._identity import intent_id
 
 REGISTRATION_V0 = "loopx_post_writeback_capability_hook_registration_v0"
 
@@ -61,3 +64,32 @@ def example_receipt(
     }
     receipt.update(overrides)
     return receipt
+
+
+def example_intent(
+    dispatch: str, hook_id: str, payload: Mapping[str, Any], *, kind: str, capability_id: str | None = None,
+    policy_version: str = "v0", max_result_bytes: int = 16384,
+) -> dict[str, Any]:
+    """A valid intent of ``hook_id`` for the dispatch ``dispatch``, its ``intent_id`` the digest of
+    its semantic inputs; callers change fields afterwards (the one with a bad field is the test)."""
+    return {
+        "schema_version": "loopx_post_writeback_intent_v0",
+        "intent_id": intent_id(dispatch, kind, policy_version, payload),
+        "hook_id": hook_id,
+        "capability_id": capability_id if capability_id is not None else hook_id.split(".", 1)[0],
+        "source_dispatch_id": dispatch,
+        "intent_kind": kind,
+        "operation": "follow_up",
+        "policy_version": policy_version,
+        "payload": payload,
+        "budget": {"max_attempts": 1, "max_result_bytes": max_result_bytes},
+        "requested_write_scope": [],
+        "failure_policy": "isolate",
+        "grants_new_action_authority": False,
+        "external_write_performed": False,
+    }
+
+
+def example_result(status: str, *intents: Mapping[str, Any]) -> dict[str, Any]:
+    """A hook result: ``proposed`` with its intents, or ``not_applicable`` with none."""
+    return {"schema_version": "loopx_post_writeback_hook_result_v0", "status": status, "intents": list(intents)}

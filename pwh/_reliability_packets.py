@@ -19,13 +19,9 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from ._contracts import (
-    INTENT_SCHEMA_VERSION,
-    REGISTRATION_SCHEMA_VERSION,
-    RESULT_SCHEMA_VERSION,
-)
-from ._examples import example_receipt, example_registration
-from ._identity import dispatch_id, intent_id
+from ._contracts import REGISTRATION_SCHEMA_VERSION
+from ._examples import example_intent, example_receipt, example_registration, example_result
+from ._identity import dispatch_id
 from ._schemas import load_schema
 
 STRICT_KIND = "campaign.follow_up"
@@ -72,32 +68,17 @@ def dispatch_of(src: dict[str, Any], hook_id: str = HOOK) -> str:
 def intent(did: str, payload: dict[str, Any] | None = None, *, hook_id: str = HOOK, kind: str = STRICT_KIND,
            policy_version: str = "v0", **overrides: Any) -> dict[str, Any]:
     payload = payload if payload is not None else {"note_ref": "note_" + did[4:16]}
-    out: dict[str, Any] = {
-        "schema_version": INTENT_SCHEMA_VERSION,
-        "intent_id": intent_id(did, kind, policy_version, payload),
-        "hook_id": hook_id,
-        "capability_id": hook_id.split(".", 1)[0],
-        "source_dispatch_id": did,
-        "intent_kind": kind,
-        "operation": "follow_up",
-        "policy_version": policy_version,
-        "payload": payload,
-        "budget": {"max_attempts": 1, "max_result_bytes": INTENT_BUDGET},
-        "requested_write_scope": [],
-        "failure_policy": "isolate",
-        "grants_new_action_authority": False,
-        "external_write_performed": False,
-    }
+    out = example_intent(did, hook_id, payload, kind=kind, policy_version=policy_version, max_result_bytes=INTENT_BUDGET)
     out.update(overrides)
     return out
 
 
 def proposed(*intents: dict[str, Any]) -> dict[str, Any]:
-    return {"schema_version": RESULT_SCHEMA_VERSION, "status": "proposed", "intents": list(intents)}
+    return example_result("proposed", *intents)
 
 
 def not_applicable() -> dict[str, Any]:
-    return {"schema_version": RESULT_SCHEMA_VERSION, "status": "not_applicable", "intents": []}
+    return example_result("not_applicable")
 
 
 # --------------------------------------------------------------------------------------------
