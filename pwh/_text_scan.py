@@ -8,11 +8,9 @@ finding names ``line N`` (1-based), never the text.
 
 from __future__ import annotations
 
-from ._boundary import BoundaryScanner, Finding
+from ._boundary import _DEFAULT, BoundaryScanner, Finding
 
 __all__ = ["scan_text"]
-
-_DEFAULT = BoundaryScanner()
 
 
 def scan_text(text: str, scanner: BoundaryScanner | None = None) -> list[Finding]:

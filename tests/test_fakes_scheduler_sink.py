@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pwh._network_guard import NetworkRefused, guard_active, refuse_outbound
 from fakes._scheduler import (
     AdmissionRefused,
     AdmissionTicket,
@@ -33,6 +32,7 @@ from fakes._sink import (
     recover_effect,
 )
 from pwh._identity import intent_id
+from pwh._network_guard import NetworkRefused, guard_active, refuse_outbound
 from pwh.capabilities import periodic_report as pr
 
 SINK_SCOPE = "report_sink.write"
@@ -528,11 +528,8 @@ def test_the_scenario_guard_refuses_dns() -> None:
     is refused too (the scenario guard used to let gethostbyname resolve)."""
     import scenarios.conftest as wiring
 
-    guard = wiring.guard.__wrapped__()  # type: ignore[attr-defined]
-    next(guard)
-    try:
+    assert wiring.refuse_outbound is refuse_outbound  # the fixture's guard is this one
+    with wiring.refuse_outbound() as guard:
         with pytest.raises(NetworkRefused):
             socket.gethostbyname("report-host.invalid")
-    finally:
-        guard.close()
-    assert not guard_active()
+    assert [a.api for a in guard.refused] == ["gethostbyname"] and not guard_active()

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,29 +87,31 @@ def _children() -> set[int]:
 # The thread-runner variant found a real defect the day it was added: closing a batch waited for
 # one running call only, while the worker could be a call further on, so a provider ran on after
 # its dispatch ended (tests/test_isolation.py holds the fix).
-REFERENCE_VARIANTS = {"default": ("reference", None), "memory journal": ("reference-memory", None),
-                      "thread runner": ("reference", "thread"),
-                      "thread runner, hooks that hang": ("reference", "thread")}
 # The CI weights draw no hanging hook (each costs its real 200 ms on every call, replay and
 # recovery), so the thread runner's timeout paths get a short run of their own: two examples in
 # which a quarter of the hooks hang past their timeout, on a fixed seed whose run meets hangs in
 # dispatches, replays and recoveries (about 2 s here; seeds 4 and 7 meet none).
 HANGING_RUN = {"weights": {"proposes one intent": 2, "raises an error": 1, HANG: 1}, "max_examples": 2, "steps": 20, "seed": 3}
+# variant -> (SUT, PWH_RUNNER or None, run_model options: none for the quick profile as it is)
+REFERENCE_VARIANTS: dict[str, tuple[str, str | None, dict[str, Any]]] = {
+    "default": ("reference", None, {}), "memory journal": ("reference-memory", None, {}),
+    "thread runner": ("reference", "thread", {}), "thread runner, hooks that hang": ("reference", "thread", HANGING_RUN),
+}
 
 
 @pytest.mark.parametrize("variant", list(REFERENCE_VARIANTS))
 def test_the_reference_keeps_every_invariant(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
     chosen = os.environ.get("PWH_SUT") or "reference"
     if chosen == "reference":
-        sut, runner = REFERENCE_VARIANTS[variant]
+        sut, runner, options = REFERENCE_VARIANTS[variant]
     elif variant == "default":
-        sut, runner = chosen, None
+        sut, runner, options = chosen, None, {}
     else:
         pytest.skip("a configuration of the reference; PWH_SUT names another implementation")
     if runner is not None:
         monkeypatch.setenv("PWH_RUNNER", runner)
-    hanging = variant.endswith("hang")
-    run = run_model(sut, **(HANGING_RUN if hanging else {}))  # type: ignore[arg-type]  # a finding is written to $PWH_COUNTEREXAMPLES (or the temp dir) and named here
+    hanging = options is HANGING_RUN
+    run = run_model(sut, **options)  # a finding is written to $PWH_COUNTEREXAMPLES (or the temp dir) and named here
     assert not run.found, f"{sut} breaks {run.violation} (seed {run.seed}); written to {[str(p) for p in run.paths]}"
     if hanging:
         assert run.stats.steps > 30 and run.stats.hooks_timed_out > 0 and run.stats.crashes_simulated > 0
