@@ -136,13 +136,6 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m pwh._divergences ...``: the same as ``pwh divergences ...``."""
-    from ._cli import main as cli
-
-    return cli(["divergences", *(sys.argv[1:] if argv is None else argv)])
-
-
 def _version_of(sut: str) -> str:
     from importlib import metadata
 
@@ -151,6 +144,3 @@ def _version_of(sut: str) -> str:
     except (metadata.PackageNotFoundError, ValueError):
         return ""
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
