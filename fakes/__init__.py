@@ -6,8 +6,8 @@ with its governed admission, a sink that only a governed ticket may write to, an
 refuses outbound network connections.
 """
 
-from pwh._network_guard import NetworkRefused as OutboundNetworkRefused
-from pwh._network_guard import OutboundGuard, refuse_outbound
+from pwh._harness.network_guard import NetworkRefused as OutboundNetworkRefused
+from pwh._harness.network_guard import OutboundGuard, refuse_outbound
 
 from ._baseline import NoHooksSUT
 from ._errors import FakeRejected

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pwh._codes import json_path as _render
+from pwh._core.codes import json_path as _render
 
 # Opaque identifiers and evidence items: no slashes, spaces or control characters, so a local
 # path, a URL or prose cannot pass as a token (seed 003 §4: no private paths in evidence).
@@ -24,7 +24,7 @@ def is_token(value: object) -> bool:
 
 
 def json_path(*parts: str | int) -> str:
-    """``$.a.b[0]``, rendered by pwh's one JSON-path renderer (:func:`pwh._codes.json_path`): a
+    """``$.a.b[0]``, rendered by pwh's one JSON-path renderer (:func:`pwh._core.codes.json_path`): a
     key that is not a plain field name shows as ``['a.b']`` or, when it could be private, ``[?]``."""
     return _render(parts)
 

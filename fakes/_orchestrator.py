@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pwh._crash import CrashPlan
-from pwh._outcome import DispatchOutcome
+from pwh._core.crash import CrashPlan
+from pwh._core.outcome import DispatchOutcome
 
 from ._host import (
     FakeHost,

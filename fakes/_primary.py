@@ -12,8 +12,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from pwh._canonical import canonical_bytes
-from pwh._reference import sqlite_synchronous
+from pwh._core.canonical import canonical_bytes
+from pwh._suts.reference import sqlite_synchronous
 
 from ._errors import FakeRejected
 

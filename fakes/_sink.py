@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pwh._canonical import CanonicalError, digest, to_plain
+from pwh._core.canonical import CanonicalError, digest, to_plain
 
 from ._scheduler import AdmissionTicket, GovernedAdmission
 

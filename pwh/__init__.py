@@ -7,22 +7,22 @@ a leading underscore are private; import from here.
 import os as _os
 import sys as _sys
 
-__version__ = "0.1.0"
+from pwh._version import __version__
 
 # ``python -m pwh`` puts the working directory first on sys.path, ahead of the standard library,
 # before any of pwh runs: a stray random.py or json.py there would run as part of pwh. Unless pwh
 # itself lives there (a source checkout run from its root), drop that entry; an adapter named
-# with --sut is still found in the working directory, searched last (pwh._gate.searchable_cwd).
+# with --sut is still found in the working directory, searched last (pwh._harness.gate.searchable_cwd).
 if _sys.argv[:1] == ["-m"] and _sys.path and not _sys.flags.safe_path:
     _cwd = _os.path.realpath(_os.getcwd())
     if _os.path.realpath(_sys.path[0] or ".") == _cwd != _os.path.dirname(_os.path.dirname(_os.path.realpath(__file__))):
         del _sys.path[0]
     del _cwd
 
-from ._boundary import BoundaryScanner, Finding
-from ._canonical import CanonicalError, canonical_bytes, digest
-from ._codes import DISPATCH_CODES, RFC_FAILURE_CODES, Rejection
-from ._contracts import (
+from pwh._core.boundary import BoundaryScanner, Finding
+from pwh._core.canonical import CanonicalError, canonical_bytes, digest
+from pwh._core.codes import DISPATCH_CODES, RFC_FAILURE_CODES, Rejection
+from pwh._core.contracts import (
     admissibility,
     build_hook_input,
     validate_hook_input,
@@ -30,18 +30,18 @@ from ._contracts import (
     validate_result,
     validate_source,
 )
-from ._crash import SIDECAR_CRASH_POINTS, CrashPlan, SimulatedCrash
-from ._dispatcher import Dispatcher
-from ._identity import dispatch_id, intent_id
-from ._journal import Journal, JournalError, SQLiteJournal
-from ._memory_journal import MemoryJournal, MemoryStore
-from ._outcome import DispatchOutcome, HookOutcome
-from ._profile import CORE_CEILINGS, Profile, ProfileRejected
-from ._reference import ReferenceSUT
-from ._registry import IntentKindCatalog, Producer, RegistrationRejected, Registry
-from ._rules import RULE_IDS, RULES, Rule
-from ._schemas import SCHEMA_NAMES, load_schema
-from ._sut import FAULTS, SUT, PrimaryAccess, SUTLoadError, Unsupported, load_sut
+from pwh._core.crash import SIDECAR_CRASH_POINTS, CrashPlan, SimulatedCrash
+from pwh._core.dispatcher import Dispatcher
+from pwh._core.identity import dispatch_id, intent_id
+from pwh._core.journal import Journal, JournalError, SQLiteJournal
+from pwh._core.memory_journal import MemoryJournal, MemoryStore
+from pwh._core.outcome import DispatchOutcome, HookOutcome
+from pwh._core.profile import CORE_CEILINGS, Profile, ProfileRejected
+from pwh._suts.reference import ReferenceSUT
+from pwh._core.registry import IntentKindCatalog, Producer, RegistrationRejected, Registry
+from pwh._harness.rules import RULE_IDS, RULES, Rule
+from pwh._core.schemas import SCHEMA_NAMES, load_schema
+from pwh._suts.seam import FAULTS, SUT, PrimaryAccess, SUTLoadError, Unsupported, load_sut
 
 __all__ = [
     "__version__",
@@ -109,11 +109,11 @@ __all__ = [
 # Harness entry points, imported when first asked for (PEP 562): an adapter or a worker that only
 # needs the dispatcher never loads the gate or the packet builder.
 _LAZY = {
-    "GateError": "._gate_error",
-    "GateRun": "._gate",
-    "run_gate": "._gate",
-    "build_packet": "._packet",
-    "verify_packet": "._packet",
+    "GateError": "pwh._harness.gate_error",
+    "GateRun": "pwh._harness.gate",
+    "run_gate": "pwh._harness.gate",
+    "build_packet": "pwh._harness.packet",
+    "verify_packet": "pwh._harness.packet",
 }
 
 
@@ -123,6 +123,6 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'pwh' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -15,12 +15,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
-from . import _interrupt as ctrl_c
-from ._gate import GateError, locate, run_gate
-from ._packet import add_packet_commands
-from ._report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
-from ._sut_faults import is_user_interrupt, sigint_count, track_user_interrupts
+from pwh._version import __version__
+from pwh._harness import interrupt as ctrl_c
+from pwh._harness.gate import GateError, locate, run_gate
+from pwh._harness.packet import add_packet_commands
+from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
+from pwh._suts.faults import is_user_interrupt, sigint_count, track_user_interrupts
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_INTERRUPTED = ctrl_c.EXIT_INTERRUPTED
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     since = sigint_count()
     if argv is None:  # run as the program: orphaned descendants come back to pwh to be stopped
         ctrl_c.become_subreaper()
-    restore = ctrl_c.install()  # a SIGINT stops every process pwh started, by PID (pwh._interrupt)
+    restore = ctrl_c.install()  # a SIGINT stops every process pwh started, by PID (pwh._harness.interrupt)
     try:
         return int(args.handler(args))
     except (UsageError, GateError) as exc:
@@ -121,8 +121,8 @@ def _parser() -> argparse.ArgumentParser:
     vectors.set_defaults(handler=_vectors)
     add_packet_commands(sub)
     _add_model_commands(sub)
-    importlib.import_module("pwh._mutation").add_mutation_command(sub)
-    importlib.import_module("pwh._divergences").add_divergences_command(sub)
+    importlib.import_module("pwh._harness.mutation").add_mutation_command(sub)
+    importlib.import_module("pwh._harness.divergences").add_divergences_command(sub)
     return p
 
 
@@ -158,8 +158,8 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
 
     soak.set_defaults(handler=handler)
     replay = sub.choices.get("replay")
-    if replay is not None:  # the trace is read here, as data: it never chooses code to run (pwh._replay)
-        from ._replay import replay_command
+    if replay is not None:  # the trace is read here, as data: it never chooses code to run (pwh._harness.replay)
+        from pwh._harness.replay import replay_command
 
         replay.set_defaults(handler=replay_command)
 
@@ -168,8 +168,8 @@ def _soak(args: argparse.Namespace) -> int:
     """``pwh soak --minutes N [--sut ...]``: the models for a while. An adapter named with ``--sut``
     (or ``$PWH_SUT``, the user's own environment) may come from the working directory, searched
     last; a built-in SUT imports nothing from it."""
-    from ._gate import searchable_cwd
-    from ._sut import BUILTIN_SUTS, SUTLoadError
+    from pwh._harness.gate import searchable_cwd
+    from pwh._suts.seam import BUILTIN_SUTS, SUTLoadError
 
     models = importlib.import_module(MODELS_PACKAGE)
     model_error = importlib.import_module(f"{MODELS_PACKAGE}._system").ModelError
@@ -195,7 +195,7 @@ def _models_missing(args: argparse.Namespace) -> int:
 
 
 def _reliability(args: argparse.Namespace) -> int:
-    from ._reliability import failed, run_campaign
+    from pwh._reliability.campaign import failed, run_campaign
 
     _check_outputs(args, "json")
     result = run_campaign(quick=bool(getattr(args, "quick", False)), seed=getattr(args, "seed", None) or 0,
@@ -212,7 +212,7 @@ def _gate(args: argparse.Namespace) -> int:
                    exitfirst=args.exitfirst)
     verdict = run.verdict()
     if args.coverage and run.coverage is not None:
-        from ._coverage_notes import OUTSIDE_RFC
+        from pwh._harness.coverage_notes import OUTSIDE_RFC
 
         verdict["coverage"]["outside_rfc"] = OUTSIDE_RFC
     print()
@@ -248,7 +248,7 @@ def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool
 def _table(verdict: dict, rows: list[str] | None) -> str:
     if not rows:
         return verdict_table(verdict)
-    from ._rules import RULES
+    from pwh._harness.rules import RULES
 
     lines = [f"pwh gate — SUT: {verdict['sut']} (rows {', '.join(rows)} only)"]
     for rule in RULES:
@@ -258,7 +258,7 @@ def _table(verdict: dict, rows: list[str] | None) -> str:
                          f"RFC {r['rfc']}, profile {r['profile']}")
     s = verdict["summary"]
     lines.append(f"verdict of these rows: RFC {s['verdict'].upper()}, profile {s['profile'].upper()}")
-    from ._report import detail_lines
+    from pwh._harness.report import detail_lines
 
     lines += detail_lines(verdict)
     return "\n".join(lines) + "\n"
@@ -292,7 +292,7 @@ def _shown_path(path: str) -> str:
 
 
 def _scenarios_check(args: argparse.Namespace) -> int:
-    from ._scenarios_check import check, load_step_modules, step_definitions
+    from pwh._harness.scenarios_check import check, load_step_modules, step_definitions
 
     features = Path(args.features) if args.features else locate(None)[0]
     if not features.is_dir():
@@ -315,7 +315,7 @@ def _scenarios_check(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     import tempfile
 
-    from ._bench import BenchPlan, render_svg, render_table, run_bench
+    from pwh._bench.bench import BenchPlan, render_svg, render_table, run_bench
 
     if args.plot and not args.plot.endswith(".svg"):
         raise UsageError("--plot writes SVG: give a path ending in .svg")
@@ -338,7 +338,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _vectors(args: argparse.Namespace) -> int:
-    from ._vectors import build_vectors, render_vectors, shipped_vectors
+    from pwh._harness.vectors import build_vectors, render_vectors, shipped_vectors
 
     if args.check:
         same = shipped_vectors() == build_vectors()

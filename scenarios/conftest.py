@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from pwh._network_guard import refuse_outbound
-from pwh._rules import RULES
-from pwh._sut import Unsupported, load_sut
-from pwh._sut_guard import AdapterGuard, guarded_close
+from pwh._harness.network_guard import refuse_outbound
+from pwh._harness.rules import RULES
+from pwh._suts.seam import Unsupported, load_sut
+from pwh._suts.guard import AdapterGuard, guarded_close
 
 from ._world import World
 from .steps_checks import *  # noqa: F401,F403

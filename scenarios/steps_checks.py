@@ -10,8 +10,8 @@ from typing import Any
 from pytest_bdd import parsers, then
 
 from fakes import snapshot_difference
-from pwh._boundary import BoundaryScanner
-from pwh._codes import RFC_FAILURE_CODES
+from pwh._core.boundary import BoundaryScanner
+from pwh._core.codes import RFC_FAILURE_CODES
 
 from ._expect import expect, expect_code, expect_equal
 from ._world import World

@@ -17,7 +17,7 @@ from typing import Any
 from pytest_bdd import given, parsers, then, when
 
 from fakes._packets import intent_for, proposed, registration, source
-from pwh._boundary_corpus import load_corpus
+from pwh._harness.boundary_corpus import load_corpus
 
 from ._expect import expect
 from ._world import World

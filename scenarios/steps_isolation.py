@@ -10,7 +10,7 @@ from typing import Any
 from pytest_bdd import given, parsers, then
 
 from fakes._packets import registration
-from pwh._profile import CORE_CEILINGS
+from pwh._core.profile import CORE_CEILINGS
 
 from ._expect import expect
 from ._world import World

@@ -274,7 +274,7 @@ def refused_names_receipt(world: World) -> None:
 
 
 # Ids shaped like host names (dotted, ending in a public suffix) that the receipt's grammar for
-# fact refs admits: in a field typed as an opaque id the scan judges them as ids (pwh._boundary
+# fact refs admits: in a field typed as an opaque id the scan judges them as ids (pwh._core.boundary
 # OPAQUE_FIELDS), so a receipt citing them is dispatched like any other.
 HOST_SHAPED_REFS = ["billing.report", "notes.app"]
 

@@ -13,7 +13,7 @@ from typing import Any
 from pytest_bdd import given, parsers, then
 
 from fakes._packets import registration
-from pwh._boundary import BoundaryScanner
+from pwh._core.boundary import BoundaryScanner
 
 from ._expect import expect
 from ._world import World
@@ -195,7 +195,7 @@ def _nested(levels: int) -> dict[str, Any]:
     return {"deep": value}
 
 
-# The canonical form's nesting limit (pwh/_canonical.py MAX_DEPTH, 64: profile) met exactly and passed by one.
+# The canonical form's nesting limit (pwh/_core/canonical.py MAX_DEPTH, 64: profile) met exactly and passed by one.
 PAYLOAD_SHAPES["a word nested 60 lists deep, at the nesting limit"] = _nested(60)
 PAYLOAD_SHAPES["a word nested 61 lists deep, one level past the nesting limit"] = _nested(61)
 _SHAPE_RE = "|".join(map(re.escape, PAYLOAD_SHAPES))

@@ -1,4 +1,5 @@
-"""The import graph the design card fixes: core pwh never imports fakes, scenarios or capabilities."""
+"""The import graph the design card fixes: the layers of pwh in order, no cycles, and pwh never
+importing fakes, scenarios or capabilities."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
 def test_dispatcher_never_names_a_capability() -> None:
     for path in CORE:
         text = path.read_text("utf-8")
-        if path.name in ("_vectors.py",):  # published example identities, not behaviour
+        if path.name in ("vectors.py",):  # published example identities, not behaviour
             continue
         assert "periodic_report" not in text, f"{path.name} branches on a concrete capability"
 
@@ -80,7 +81,9 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+def _runtime_nodes(tree: ast.AST, *, type_checking: bool = False) -> list[ast.AST]:
+    if type_checking:
+        return list(ast.walk(tree))
     skipped: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -88,15 +91,16 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
     return [n for n in ast.walk(tree) if id(n) not in skipped]
 
 
-def import_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+def import_graph(root: Path, packages: tuple[str, ...], *, type_checking: bool = False) -> dict[str, set[str]]:
     """module -> the project modules it imports (submodules named in ``from pkg import sub`` count
-    as the submodule, not the package)."""
+    as the submodule, not the package); ``type_checking`` counts imports made for the type checker
+    only as well."""
     paths = {_module_name(p, root): p for pkg in packages for p in (root / pkg).rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found: set[str] = set()
-        for node in _runtime_nodes(ast.parse(path.read_text("utf-8"), str(path))):
+        for node in _runtime_nodes(ast.parse(path.read_text("utf-8"), str(path)), type_checking=type_checking):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -190,5 +194,79 @@ def test_all_is_exactly_the_public_names_of_pwh() -> None:
 def test_the_producer_type_and_the_gate_and_packet_entry_points_are_public() -> None:
     import pwh
 
-    assert pwh.Producer is __import__("pwh._registry", fromlist=["Producer"]).Producer
-    assert pwh.run_gate.__module__ == "pwh._gate" and pwh.verify_packet.__module__ == "pwh._packet"
+    assert pwh.Producer is __import__("pwh._core.registry", fromlist=["Producer"]).Producer
+    assert pwh.run_gate.__module__ == "pwh._harness.gate" and pwh.verify_packet.__module__ == "pwh._harness.packet"
+
+
+# -- the layers, in order ------------------------------------------------------------------------
+# Each layer may import the layers below it and itself, never one above: the core (what the RFC
+# specifies) imports nothing else of pwh; the seam and its adapters the core; the harness both;
+# each campaign those three and its own package; the capabilities the core only. The package
+# itself, ``__main__`` and the CLI compose everything. ``pwh._version`` is a leaf all may import.
+# Imports made for the type checker only count here too: a layer's types are part of what it
+# depends on.
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    "core": ("pwh._core",),
+    "suts": ("pwh._suts",),
+    "harness": ("pwh._harness",),
+    "bench": ("pwh._bench",),
+    "reliability": ("pwh._reliability",),
+    "capabilities": ("pwh.capabilities",),
+    "top": ("pwh", "pwh.__main__", "pwh._cli"),
+}
+MAY_IMPORT: dict[str, set[str]] = {
+    "core": {"core"},
+    "suts": {"core", "suts"},
+    "harness": {"core", "suts", "harness"},
+    "bench": {"core", "suts", "harness", "bench"},
+    "reliability": {"core", "suts", "harness", "reliability"},
+    "capabilities": {"core", "capabilities"},
+    "top": set(LAYERS),
+}
+LEAVES = {"pwh._version"}
+
+
+def layer_of(module: str) -> str | None:
+    best: tuple[int, str | None] = (0, None)
+    for layer, prefixes in LAYERS.items():
+        for prefix in prefixes:
+            exact = layer == "top"
+            if (module == prefix or (not exact and module.startswith(prefix + "."))) and len(prefix) > best[0]:
+                best = (len(prefix), layer)
+    return best[1]
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for module, targets in sorted(graph.items()):
+        if module in LEAVES:
+            assert targets == set(), f"{module} is a leaf and imports {targets}"
+            continue
+        mine = layer_of(module)
+        assert mine is not None, f"{module} belongs to no layer: add it to LAYERS"
+        for target in sorted(targets):
+            theirs = layer_of(target)
+            if target in LEAVES or not target.startswith("pwh"):
+                continue
+            if theirs not in MAY_IMPORT[mine]:
+                found.append(f"{module} ({mine}) imports {target} ({theirs})")
+    return found
+
+
+def test_every_layer_imports_only_the_layers_below_it() -> None:
+    graph = import_graph(ROOT, ("pwh",), type_checking=True)
+    assert {layer_of(m) for m in graph if m not in LEAVES} == set(LAYERS)
+    assert layer_violations(graph) == []
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    graph = {"pwh._core.a": {"pwh._harness.gate"}, "pwh._harness.gate": {"pwh._core.a"},
+             "pwh._suts.seam": {"pwh._bench.bench"}, "pwh.capabilities.x": {"pwh._suts.seam"},
+             "pwh._bench.bench": {"pwh._reliability.rig"}, "pwh._cli": {"pwh._bench.bench"}}
+    assert layer_violations(graph) == [
+        "pwh._bench.bench (bench) imports pwh._reliability.rig (reliability)",
+        "pwh._core.a (core) imports pwh._harness.gate (harness)",
+        "pwh._suts.seam (suts) imports pwh._bench.bench (bench)",
+        "pwh.capabilities.x (capabilities) imports pwh._suts.seam (suts)",
+    ]

@@ -26,15 +26,15 @@ from fakes._packets import (
     registration,
     source,
 )
-from pwh import _codes as codes
-from pwh import _crash
-from pwh._crash import CrashPlan, SimulatedCrash
-from pwh._dispatcher import Dispatcher
-from pwh._journal import Journal, JournalError, SQLiteJournal, to_count
-from pwh._memory_journal import MemoryJournal, MemoryStore
-from pwh._profile import Profile
-from pwh._registry import IntentKindCatalog, Registry
-from pwh._runner import ThreadRunner
+from pwh._core import codes
+from pwh._core import crash as _crash
+from pwh._core.crash import CrashPlan, SimulatedCrash
+from pwh._core.dispatcher import Dispatcher
+from pwh._core.journal import Journal, JournalError, SQLiteJournal, to_count
+from pwh._core.memory_journal import MemoryJournal, MemoryStore
+from pwh._core.profile import Profile
+from pwh._core.registry import IntentKindCatalog, Registry
+from pwh._core.runner import ThreadRunner
 
 CAP = 3
 PROFILE = Profile(phase_enabled=True, max_attempts=CAP)
@@ -206,8 +206,8 @@ def test_a_journal_from_before_the_count_starts_from_its_records(tmp_path: Path)
 _POISON_HOST = textwrap.dedent('''
     import os, sys
     from pwh import Dispatcher, IntentKindCatalog, Profile, Registry, SQLiteJournal
-    from pwh._runner import ThreadRunner
-    from pwh._examples import example_receipt, example_registration
+    from pwh._core.runner import ThreadRunner
+    from pwh._harness.examples import example_receipt, example_registration
     journal_path, calls_path = sys.argv[1], sys.argv[2]
     def poison(hook_input):
         with open(calls_path, "a") as fh:

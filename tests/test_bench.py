@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pwh._bench import (
+from pwh._bench.bench import (
     breakdown, checks_cost, judge_targets, make_sut, prefill, ratio_spread, ratios, receipt, render_svg, render_table,
     run_child, skeleton_dispatcher, summarise,
 )
-from pwh._journal import SQLiteJournal
+from pwh._core.journal import SQLiteJournal
 
 
 def test_summary_statistics() -> None:
@@ -155,7 +155,7 @@ def test_the_checks_cost_is_the_dispatch_minus_the_skeleton() -> None:
 
 
 def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatch, tmp_path: Path) -> None:
-    import pwh._bench as bench
+    import pwh._bench.bench as bench
 
     ran: list[str] = []
 
@@ -185,7 +185,7 @@ def test_the_breakdown_says_what_the_process_boundary_costs() -> None:
 
 
 def test_the_isolation_a_b_runs_both_runners_in_one_process() -> None:
-    from pwh._bench import isolation_ab
+    from pwh._bench.bench import isolation_ab
 
     found = isolation_ab("memory", blocks=1, per_block=3)
     assert set(found) == {"process_median_ms", "thread_median_ms", "boundary_cost_ms"}

@@ -13,8 +13,8 @@ from faker import Faker
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pwh._boundary import CATEGORIES, MAX_DEPTH, BoundaryScanner, Finding, is_clean, scan_value
-from pwh._text_scan import scan_text
+from pwh._core.boundary import CATEGORIES, MAX_DEPTH, BoundaryScanner, Finding, is_clean, scan_value
+from pwh._harness.text_scan import scan_text
 
 HEX64 = "7f3a9c" * 10 + "0a1b"
 PRIVATE = BoundaryScanner(private_names=["Acme Corp", "Zeta", "Øster"])
@@ -174,7 +174,7 @@ NEGATIVE: list[tuple[str, str]] = [
     ("absolute_path", "and/or"),
     ("absolute_path", "read/write"),
     ("absolute_path", "./relative/path"),
-    ("absolute_path", "src/pwh/_boundary.py"),
+    ("absolute_path", "src/pwh/_core/boundary/__init__.py"),
     ("absolute_path", "N/A"),
     ("absolute_path", "</div>"),
     ("absolute_path", "^[a-z]+/[a-z]+$"),
@@ -220,7 +220,7 @@ NEGATIVE: list[tuple[str, str]] = [
     ("hostname", "schema.json"),
     ("hostname", "run.py"),
     ("hostname", "loopx-2.1.1.md"),
-    ("hostname", "pwh._boundary"),
+    ("hostname", "pwh._core.boundary"),
     ("hostname", "periodic_report.runtime_trigger"),
     ("hostname", "a.reporter"),
     ("hostname", "example.com"),
@@ -285,7 +285,7 @@ PUBLIC_STRINGS = [
     "^(?:[a-z0-9_]+\\.)*[a-z0-9_]+$",
     "input_boundary_rejected",
     "producer_timed_out",
-    "pwh._boundary",
+    "pwh._core.boundary",
     "README.md",
     "features/m13_public_boundary.feature",
     "The dispatcher MUST NOT call a sink before separate governed admission.",
@@ -842,7 +842,7 @@ def test_the_quick_check_leaves_unusual_shapes_to_the_full_scan() -> None:
 
 def test_a_fine_grained_github_token_is_a_credential_in_any_text() -> None:
     """'github_pat_' holds no 'gh': the token-shape pre-check once missed it inside prose."""
-    from pwh._boundary import BoundaryScanner
+    from pwh._core.boundary import BoundaryScanner
 
     token = "github_pat_11ABCDEFX0123456789_abcdefxyzklmnopqrstuvw0123456789ABCDEFIJKLMNOP"  # no "gh" in it
     scanner = BoundaryScanner()

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from pwh._boundary import OPAQUE_FIELDS, BoundaryScanner, Finding, scan_value
-from pwh._boundary_corpus import FP_TARGET, load_corpus, measure, misses
-from pwh._boundary_hosts import host_kind, tlds
-from pwh._boundary_secrets import OWN_SHAPES, is_secret_key, library_patterns
-from pwh._boundary_text import forms, normalise
-from pwh._reliability import failed
-from pwh._boundary_corpus import render_corpus
+from pwh._core.boundary import OPAQUE_FIELDS, BoundaryScanner, Finding, scan_value
+from pwh._harness.boundary_corpus import FP_TARGET, load_corpus, measure, misses
+from pwh._core.boundary.hosts import host_kind, tlds
+from pwh._core.boundary.secrets import OWN_SHAPES, is_secret_key, library_patterns
+from pwh._core.boundary.text import forms, normalise
+from pwh._reliability.campaign import failed
+from pwh._harness.boundary_corpus import render_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 R = random.Random(16)
@@ -101,7 +101,7 @@ def test_another_corpus_can_be_measured_from_the_command_line(tmp_path: Path) ->
     rows = [{"value": "AKIA" + "Q" * 16, "label": "private", "kind": "aws"}, {"value": "weekly.digest", "label": "legitimate",
             "kind": "id", "field": "hook_id"}]
     other.write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
-    done = subprocess.run([sys.executable, "-m", "pwh._boundary_corpus", str(other), "--json"], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "pwh._harness.boundary_corpus", str(other), "--json"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["private"]["aws"]["evaded"] == 0
 
@@ -325,9 +325,9 @@ def test_key_value_text_is_an_environment_value_only_for_environment_names() -> 
 def test_the_secret_library_is_not_loaded_for_the_usual_hook_input() -> None:
     code = (
         "import sys, pwh\n"
-        "from pwh._boundary import BoundaryScanner\n"
-        "from pwh._examples import example_receipt, example_registration\n"
-        "from pwh._contracts import build_hook_input\n"
+        "from pwh._core.boundary import BoundaryScanner\n"
+        "from pwh._harness.examples import example_receipt, example_registration\n"
+        "from pwh._core.contracts import build_hook_input\n"
         "s = BoundaryScanner()\n"
         "hi = build_hook_input(example_receipt(7), example_registration('bench.hook', intent_kinds=['bench.follow_up']), 'pwh_' + 'ab' * 32)\n"
         "assert s.quickly_clean(hi) and s.scan_value(hi) == []\n"
@@ -339,8 +339,8 @@ def test_the_secret_library_is_not_loaded_for_the_usual_hook_input() -> None:
 
 
 def test_the_campaign_part_counts_what_got_through(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pwh._reliability_corpus as part
-    from pwh._reliability_rig import Tally
+    import pwh._reliability.corpus as part
+    from pwh._reliability.rig import Tally
 
     tallies: dict[str, Tally] = {}
     rates = part.run_corpus(tallies)
@@ -359,7 +359,7 @@ def test_the_campaign_part_counts_what_got_through(monkeypatch: pytest.MonkeyPat
 def test_the_substring_gates_never_hide_a_match() -> None:
     """Each shape runs only when one of its hints is in the text; a hint that is not really in
     every match would hide a credential. Checked on every corpus value and generated token."""
-    from pwh._boundary_secrets import _gated
+    from pwh._core.boundary.secrets import _gated
 
     texts = [f for e in load_corpus() for f in forms(e["value"] if isinstance(e["value"], str) else json.dumps(e["value"]))]
     texts += [make() for make in SHAPES.values() for _ in range(3)]

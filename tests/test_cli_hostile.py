@@ -32,15 +32,15 @@ from typing import Any
 
 import pytest
 
-import pwh._packet as packet_mod
-from pwh._boundary import BoundaryScanner
+import pwh._harness.packet as packet_mod
+from pwh._core.boundary import BoundaryScanner
 from pwh._cli import main
-from pwh._gate import SUT_PATH_ENV, GateRun, child_import_env
-from pwh._interrupt import descendants
-from pwh._text_scan import scan_text
-from pwh._packet import build_packet, verify_packet
-from pwh._replay import MAX_TRACE_BYTES
-from pwh._scenarios_check import feature_files
+from pwh._harness.gate import SUT_PATH_ENV, GateRun, child_import_env
+from pwh._harness.interrupt import descendants
+from pwh._harness.text_scan import scan_text
+from pwh._harness.packet import build_packet, verify_packet
+from pwh._harness.replay import MAX_TRACE_BYTES
+from pwh._harness.scenarios_check import feature_files
 
 ROOT = Path(__file__).resolve().parent.parent
 SETUP = {"op": "setup", "ceiling": None, "segment": 1}
@@ -127,7 +127,7 @@ def test_an_explicit_adapter_runs_from_the_cwd_without_the_traces_options(tmp_pa
     """--sut names the code; the trace's sut_options still never reach it (README: pwh replay)."""
     seen = tmp_path / "kwargs.json"
     (tmp_path / "spy_adapter.py").write_text(
-        "import json\nfrom pwh._reference import memory_sut\n\n"
+        "import json\nfrom pwh._suts.reference import memory_sut\n\n"
         "def factory(**kw):\n"
         f"    open({str(seen)!r}, 'w').write(json.dumps(sorted(kw)))\n"
         "    return memory_sut()\n")
@@ -335,7 +335,7 @@ def test_a_stray_module_in_the_cwd_never_runs_and_an_explicit_adapter_there_is_f
     for shadow in ("random", "json", "tempfile", "colorsys"):  # colorsys: imported by the adapter alone
         (tmp_path / f"{shadow}.py").write_text(f"open({str(marker)!r}, 'a').write('{shadow} ')\nraise ImportError('shadowed')\n")
     (tmp_path / "my_adapter.py").write_text(
-        "import colorsys  # the stdlib's, not the cwd's\nfrom pwh._reference import memory_sut\n\n"
+        "import colorsys  # the stdlib's, not the cwd's\nfrom pwh._suts.reference import memory_sut\n\n"
         "def factory(**kw):\n    return memory_sut(**kw)\n")
 
     def gate(sut: str) -> subprocess.CompletedProcess[str]:
@@ -451,7 +451,7 @@ def _cmdline(pid: int) -> bytes:
 
 
 def _ignores_sigint(pid: int) -> bool:
-    """SIGINT ignored or blocked (the gate blocks it: pwh._interrupt.children_ignore_sigint)."""
+    """SIGINT ignored or blocked (the gate blocks it: pwh._harness.interrupt.children_ignore_sigint)."""
     bit = 1 << (signal.SIGINT - 1)
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(("SigIgn:", "SigBlk:")) and int(line.split()[1], 16) & bit:
@@ -529,7 +529,7 @@ def test_ctrl_c_stops_what_an_adapter_started_in_pwh_and_in_the_gates_child(
     daemon = (f"import os, time\nif os.fork():\n    os._exit(0)\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
               "time.sleep(300)\n")
     (tmp_path / "spawner.py").write_text(
-        "import subprocess, sys\nfrom pwh._reference import memory_sut\n\n"
+        "import subprocess, sys\nfrom pwh._suts.reference import memory_sut\n\n"
         "def factory(**kw):\n"
         "    # a process that leaves its parent at once: an orphan, re-parented away from whoever started it\n"
         f"    subprocess.run([sys.executable, '-c', {daemon!r}], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,\n"
@@ -576,7 +576,7 @@ def test_an_output_path_naming_a_directory_is_refused_before_the_run(tmp_path: P
 def test_a_sigint_while_a_child_is_started_is_held_not_lost() -> None:
     """While a child is started the parent holds SIGINT blocked (the child inherits the mask): a
     Ctrl-C arriving then is delivered by the time the block ends, never dropped."""
-    from pwh._interrupt import children_ignore_sigint
+    from pwh._harness.interrupt import children_ignore_sigint
 
     seen: list[str] = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append("sigint"))

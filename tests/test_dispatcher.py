@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, not_applicable, proposed, registration, source
-from pwh import _codes as codes
-from pwh import _crash
-from pwh._canonical import to_plain
-from pwh._crash import SimulatedCrash
-from pwh._profile import Profile
-from pwh._reference import ReferenceSUT
+from pwh._core import codes
+from pwh._core import crash as _crash
+from pwh._core.canonical import to_plain
+from pwh._core.crash import SimulatedCrash
+from pwh._core.profile import Profile
+from pwh._suts.reference import ReferenceSUT
 
 ON = Profile(phase_enabled=True)
 
@@ -341,7 +341,7 @@ CALLS_IN_RECOVERY = {
 
 
 def test_journal_write_failure_is_reported_not_raised(sut: ReferenceSUT) -> None:
-    from pwh._journal import JournalError
+    from pwh._core.journal import JournalError
 
     install(sut, "a.reporter", Calls())
 

@@ -31,8 +31,8 @@ from fakes._sink import (
     blind_retry_recover,
     recover_effect,
 )
-from pwh._identity import intent_id
-from pwh._network_guard import NetworkRefused, guard_active, refuse_outbound
+from pwh._core.identity import intent_id
+from pwh._harness.network_guard import NetworkRefused, guard_active, refuse_outbound
 from pwh.capabilities import periodic_report as pr
 
 SINK_SCOPE = "report_sink.write"

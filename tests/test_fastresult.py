@@ -1,4 +1,4 @@
-"""The fast accept path (pwh/_fastresult.py) never accepts what the general path would reject,
+"""The fast accept path (pwh/_core/fastresult.py) never accepts what the general path would reject,
 and when it accepts, it yields the same copy and the same bytes; on ordinary valid results it is
 actually taken (else it would be dead weight)."""
 
@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pwh._boundary import BoundaryScanner
-from pwh._canonical import CanonicalError, dumps_plain
-from pwh._contracts import validate_result
-from pwh._fastresult import FastResults
-from pwh._registry import Registry
-from pwh._reliability_packets import (
+from pwh._core.boundary import BoundaryScanner
+from pwh._core.canonical import CanonicalError, dumps_plain
+from pwh._core.contracts import validate_result
+from pwh._core.fastresult import FastResults
+from pwh._core.registry import Registry
+from pwh._reliability.packets import (
     OPEN_KIND,
     OPEN_PAYLOAD_SCHEMA,
     STRICT_KIND,

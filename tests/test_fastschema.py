@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fakes._packets import GENERIC_PAYLOAD_SCHEMA, intent_for, not_applicable, proposed, registration, source
-from pwh._contracts import build_hook_input
-from pwh._fastschema import compile_check
-from pwh._schemas import _resolve, compile_schema, validator
+from pwh._core.contracts import build_hook_input
+from pwh._core.fastschema import compile_check
+from pwh._core.schemas import _resolve, compile_schema, validator
 from pwh.capabilities.periodic_report import PAYLOAD_SCHEMA
 
 _INPUT = build_hook_input(source(), registration(), "pwh_" + "0" * 64)

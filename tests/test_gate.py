@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pwh._rules import RULE_IDS, RULES_BY_ID
+from pwh._harness.rules import RULE_IDS, RULES_BY_ID
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,7 @@ def test_reference_passes_every_row(reference_run) -> None:  # type: ignore[no-u
     assert (s["verdict"], s["profile"], s["divergences"], s["self_checks"]["failed"]) == ("pass", "pass", 0, 0)
     assert all(x["rfc"] == "pass" and x["profile"] == "pass" for x in verdict["scenarios"])
     assert "verdict: PASS (RFC); profile: PASS" in proc.stdout
-    from pwh._schemas import validator
+    from pwh._core.schemas import validator
 
     assert validator("gate_verdict").is_valid(verdict)
 
@@ -68,7 +68,7 @@ def test_outputs_are_well_formed_and_public_safe(reference_run) -> None:  # type
     report = (out / "r.md").read_text()
     for rule in RULE_IDS:
         assert f"## {rule}" in report
-    from pwh._text_scan import scan_text
+    from pwh._harness.text_scan import scan_text
 
     for name in ("v.json", "j.xml", "c.json", "r.md"):
         text = (out / name).read_text()
@@ -93,12 +93,12 @@ def _function_of(path: Path, line: int) -> str:
 # Since they run in a worker (issue 16), answers reach the host as JSON, so the canonical copy's
 # branches for Python-only shapes (tuples, read-only views) are out of any provider's reach, and
 # the process runner's recovery paths (a worker dying mid-start, a stale pidfd) have no scenario:
-# 92.8 % measured. Every uncovered line stays named in pwh/_coverage_notes.py; the floor is 92.
+# 92.8 % measured. Every uncovered line stays named in pwh/_harness/coverage_notes.py; the floor is 92.
 BRANCH_FLOOR = 92.0
 
 
 def test_matrix_alone_covers_the_branch_floor_and_names_the_rest(reference_run) -> None:  # type: ignore[no-untyped-def]
-    from pwh._coverage_notes import OUTSIDE_RFC
+    from pwh._harness.coverage_notes import OUTSIDE_RFC
 
     _, out = reference_run
     coverage = json.loads((out / "v.json").read_text())["coverage"]
@@ -204,13 +204,13 @@ def test_a_profile_only_difference_passes_the_rfc_and_is_reported(tmp_path: Path
     ],
 )
 def test_whom_a_scenario_counts_for(scenario: dict, counts_for: str) -> None:  # type: ignore[type-arg]
-    from pwh._gate import judge_scenario
+    from pwh._harness.gate import judge_scenario
 
     assert judge_scenario({"id": "x", **scenario})["counts_for"] == counts_for
 
 
 def test_the_world_judged_the_sut_only_when_it_answered_and_a_check_read_it(tmp_path: Path) -> None:
-    from pwh._sut import load_sut
+    from pwh._suts.seam import load_sut
     from scenarios._expect import expect
     from scenarios._world import World
 

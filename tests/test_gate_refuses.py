@@ -174,7 +174,7 @@ def test_a_private_value_in_the_adapters_message_is_withheld(tmp_path: Path) -> 
 
 def test_an_adapter_whose_close_raises_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "refuse_close.py").write_text(
-        "from pwh._reference import ReferenceSUT\n\n\nclass ClosesBadly(ReferenceSUT):\n"
+        "from pwh._suts.reference import ReferenceSUT\n\n\nclass ClosesBadly(ReferenceSUT):\n"
         "    def close(self):\n        raise GeneratorExit('bye')\n")
     for args in (["gate", "--quiet"], ["soak", "--minutes", "0.05", "--no-real-crashes"]):
         proc = pwh(*args, "--sut", "refuse_close:ClosesBadly", pythonpath=tmp_path)
@@ -190,7 +190,7 @@ def test_an_adapters_keyboard_interrupt_in_a_scenario_fails_that_scenario(tmp_pa
     """Only in the scenario process (the gate sets PWH_FEATURES_ROOT there) does close raise:
     pytest would take it for a Ctrl-C and stop the run after the first scenario, reported passed."""
     (tmp_path / "refuse_in_scenario.py").write_text(
-        "import os\n\nfrom pwh._reference import ReferenceSUT\n\n\nclass Interrupts(ReferenceSUT):\n"
+        "import os\n\nfrom pwh._suts.reference import ReferenceSUT\n\n\nclass Interrupts(ReferenceSUT):\n"
         "    def close(self):\n        super().close()\n        if os.environ.get('PWH_FEATURES_ROOT'):\n"
         "            raise KeyboardInterrupt\n")
     verdict = tmp_path / "v.json"

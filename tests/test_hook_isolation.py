@@ -36,7 +36,7 @@ from pwh import (
     RegistrationRejected,
     Registry,
 )
-from pwh import _codes as codes
+from pwh._core import codes
 
 ON = Profile(phase_enabled=True)
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pwh._canonical import CanonicalError, canonical_bytes
-from pwh._identity import dispatch_id, intent_id, plain_dispatch_id, plain_intent_id
-from pwh._vectors import build_vectors, shipped_vectors
+from pwh._core.canonical import CanonicalError, canonical_bytes
+from pwh._core.identity import dispatch_id, intent_id, plain_dispatch_id, plain_intent_id
+from pwh._harness.vectors import build_vectors, shipped_vectors
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20) | st.floats(
     allow_nan=False, allow_infinity=False
@@ -89,7 +89,7 @@ def test_each_vector_recomputes() -> None:
 
 
 def test_hostile_and_oversized_values_are_refused_cheaply() -> None:
-    from pwh._canonical import to_plain
+    from pwh._core.canonical import to_plain
 
     class Hostile:
         def __eq__(self, other: object) -> bool:
@@ -158,7 +158,7 @@ def _nested(depth: int) -> object:
 @example(_nested(65), None)
 @example({"k": _nested(64)}, None)
 def test_the_quick_copy_returns_only_what_the_path_naming_copy_returns(value: object, budget: int | None) -> None:
-    from pwh._canonical import QuickCopyUnsure, _plain, quick_copy
+    from pwh._core.canonical import QuickCopyUnsure, _plain, quick_copy
 
     limit = -1 if budget is None else budget
     try:
@@ -187,13 +187,13 @@ def test_the_plain_intent_id_is_the_same_digest(kind: str, version: str, payload
 def test_the_direct_encoder_writes_the_standard_encoders_bytes(value: object) -> None:
     """dumps_plain reuses one C encoder; its bytes must be the configured JSONEncoder's exactly,
     or every digest and stored record would change."""
-    from pwh._canonical import _ENCODER, dumps_plain
+    from pwh._core.canonical import _ENCODER, dumps_plain
 
     assert dumps_plain(value) == _ENCODER.encode(value).encode("utf-8")
 
 
 def test_the_direct_encoder_refuses_what_is_not_json() -> None:
-    from pwh._canonical import dumps_plain
+    from pwh._core.canonical import dumps_plain
 
     with pytest.raises(TypeError):
         dumps_plain({"x": object()})

@@ -30,12 +30,12 @@ from pwh import (
     SQLiteJournal,
     intent_id,
 )
-from pwh._canonical import CanonicalError, to_plain
-from pwh._examples import example_receipt, example_registration
-from pwh._process_runner import ProcessRunner, decode_value
-from pwh._process_worker import _children, encode_value
-from pwh._registry import RegistrationRejected
-from pwh._runner import RAISED, RETURNED, TIMED_OUT, ThreadRunner
+from pwh._core.canonical import CanonicalError, to_plain
+from pwh._harness.examples import example_receipt, example_registration
+from pwh._core.process_runner import ProcessRunner, decode_value
+from pwh._core.process_worker import _children, encode_value
+from pwh._core.registry import RegistrationRejected
+from pwh._core.runner import RAISED, RETURNED, TIMED_OUT, ThreadRunner
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the process runner is Linux-first")
 
@@ -275,7 +275,7 @@ def test_a_hung_provider_s_descendants_die_with_its_worker(tmp_path: Path) -> No
 _HOST_SCRIPT = textwrap.dedent("""
     import os, signal, sys, threading, time
     from pwh import Dispatcher, IntentKindCatalog, MemoryJournal, Profile, Registry
-    from pwh._examples import example_receipt, example_registration
+    from pwh._harness.examples import example_receipt, example_registration
     NA = {"schema_version": "loopx_post_writeback_hook_result_v0", "status": "not_applicable", "intents": []}
     CASES = {
         "alarm": lambda: signal.setitimer(signal.ITIMER_REAL, 0.05),
@@ -306,7 +306,7 @@ def test_a_provider_s_signals_never_end_the_host(case: str) -> None:
 _CTRL_C_SCRIPT = textwrap.dedent("""
     import os, signal, sys, threading, time
     from pwh import Dispatcher, IntentKindCatalog, MemoryJournal, Profile, Registry
-    from pwh._examples import example_receipt, example_registration
+    from pwh._harness.examples import example_receipt, example_registration
     NA = {"schema_version": "loopx_post_writeback_hook_result_v0", "status": "not_applicable", "intents": []}
     catalog = IntentKindCatalog(); catalog.register("x.note", {"type": "object"})
     registry = Registry(catalog)

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from fakes._packets import source
-from pwh import _codes as codes
-from pwh import _journal_files
-from pwh._journal_files import FileWatch
+from pwh._core import codes
+from pwh._core import journal_files as _journal_files
+from pwh._core.journal_files import FileWatch
 from tests.test_journal_hostile import Host
 
 

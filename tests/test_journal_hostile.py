@@ -25,12 +25,12 @@ from fakes._packets import (
     registration,
     source,
 )
-from pwh import _codes as codes
-from pwh._dispatcher import Dispatcher
-from pwh._journal import JournalError, SQLiteJournal
-from pwh._profile import Profile
-from pwh._registry import IntentKindCatalog, Registry
-from pwh._runner import ThreadRunner
+from pwh._core import codes
+from pwh._core.dispatcher import Dispatcher
+from pwh._core.journal import JournalError, SQLiteJournal
+from pwh._core.profile import Profile
+from pwh._core.registry import IntentKindCatalog, Registry
+from pwh._core.runner import ThreadRunner
 
 
 class Host:

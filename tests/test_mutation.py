@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pwh import _cli, _mutation
-from pwh._mutation import parse_survivors
+from pwh import _cli
+
+from pwh._harness import mutation as _mutation
+from pwh._harness.mutation import parse_survivors
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "tests" / "mutation"
@@ -34,7 +36,7 @@ def entries() -> dict[str, dict[str, str]]:
 def test_score_json_names_the_tool_modules_and_command(score: dict) -> None:
     assert score["tool"] == "mutmut" and score["version"].startswith("3.")
     assert score["command"].startswith("pwh mutate")
-    assert "pwh/_dispatcher.py" in score["modules"] and len(score["modules"]) >= 10
+    assert "pwh/_core/dispatcher.py" in score["modules"] and len(score["modules"]) >= 10
     assert score["test_command"] == ["scenarios/test_matrix.py", "tests/test_models.py::test_the_reference_keeps_every_invariant"]
 
 
@@ -97,7 +99,7 @@ def test_the_campaign_is_not_part_of_the_test_command() -> None:
 
 
 def test_carry_over_keeps_what_was_not_re_run() -> None:
-    from pwh._mutation import Mutant, carry_over
+    from pwh._harness.mutation import Mutant, carry_over
 
     mutants = [Mutant("a", "pwh/_x.py", "not checked"), Mutant("b", "pwh/_x.py", "not checked"),
                Mutant("c", "pwh/_x.py", "not checked"), Mutant("d", "pwh/_x.py", "killed"),
@@ -113,7 +115,7 @@ def test_a_verdict_follows_its_mutation_not_its_name(tmp_path: Path, monkeypatch
     """mutmut numbers mutants within a function, so after an edit a name can denote another change:
     an 'equivalent' argued for the old mutation must not be carried to the new one, and a 'killed
     by' that no longer kills is not kept either."""
-    from pwh._mutation import Mutant, survivor_entries
+    from pwh._harness.mutation import Mutant, survivor_entries
 
     (tmp_path / "pwh").mkdir()
     (tmp_path / "pwh" / "_x.py").write_text("def f():\n    return 1\n")

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from pwh import _codes as codes
-from pwh._boundary import BoundaryScanner
-from pwh._canonical import CanonicalError, to_plain
-from pwh._contracts import validate_registration
-from pwh._journal import JournalError, SQLiteJournal, checksum
-from pwh._reliability import MUST_BE_ZERO, ORDER, failed, render_table, run_campaign
-from pwh._network_guard import NetworkRefused, refuse_outbound
-from pwh._reliability_packets import (
+from pwh._core import codes
+from pwh._core.boundary import BoundaryScanner
+from pwh._core.canonical import CanonicalError, to_plain
+from pwh._core.contracts import validate_registration
+from pwh._core.journal import JournalError, SQLiteJournal, checksum
+from pwh._reliability.campaign import MUST_BE_ZERO, ORDER, failed, render_table, run_campaign
+from pwh._harness.network_guard import NetworkRefused, refuse_outbound
+from pwh._reliability.packets import (
     HOOK,
     STRICT_KIND,
     dispatch_of,
@@ -34,8 +34,8 @@ from pwh._reliability_packets import (
     source,
     strategy_for,
 )
-from pwh._reliability_rig import KEYS, Rig
-from pwh._runner import RAISED, TIMED_OUT, ProducerRunner
+from pwh._reliability.rig import KEYS, Rig
+from pwh._core.runner import RAISED, TIMED_OUT, ProducerRunner
 
 # --------------------------------------------------------------------------------------------
 # The quick campaign

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pwh._runner import RAISED, RETURNED, TIMED_OUT, ThreadRunner as ProducerRunner
+from pwh._core.runner import RAISED, RETURNED, TIMED_OUT, ThreadRunner as ProducerRunner
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pwh._cli import main
-from pwh._scenarios_check import check, load_step_modules, step_definitions
+from pwh._harness.scenarios_check import check, load_step_modules, step_definitions
 
 ROOT = Path(__file__).resolve().parent.parent
 STEPS = step_definitions(load_step_modules("scenarios"))

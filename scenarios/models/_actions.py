@@ -14,8 +14,8 @@ from typing import Any
 
 from fakes._orchestrator import TurnResult
 from fakes._packets import intent_for, proposed, registration
-from pwh._codes import Rejection
-from pwh._outcome import DispatchOutcome
+from pwh._core.codes import Rejection
+from pwh._core.outcome import DispatchOutcome
 
 from .._behaviours import BEHAVIOURS, Body, CallContext
 from .._world import HookProbe, World

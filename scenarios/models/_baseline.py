@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fakes._baseline import NoHooksSUT
 from fakes._orchestrator import PRIMARY_AFTER_DISPATCH, PRIMARY_CRASH_POINTS, FakeOrchestrator
-from pwh._crash import SimulatedCrash
+from pwh._core.crash import SimulatedCrash
 
 
 def twin_point(point: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pwh import _codes as codes
+from pwh._core import codes
 
 HANG = "does not return within its timeout"
 FIRST_FAILS = "fails on its first call only"

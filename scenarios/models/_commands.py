@@ -32,7 +32,7 @@ def add_model_commands(subparsers: Any) -> None:
 
 
 def soak_command(args: argparse.Namespace) -> int:
-    from pwh._sut import SUTLoadError
+    from pwh._suts.seam import SUTLoadError
 
     from ._soak import soak
     from ._system import ModelError
@@ -53,7 +53,7 @@ def soak_command(args: argparse.Namespace) -> int:
 
 def replay_command(args: argparse.Namespace) -> int:
     """``pwh replay``: pwh's own handler, which reads the trace as data (it never chooses code)."""
-    from pwh._replay import replay_command as replay
+    from pwh._harness.replay import replay_command as replay
 
     return replay(args)
 
@@ -61,7 +61,7 @@ def replay_command(args: argparse.Namespace) -> int:
 def _importable_cwd() -> None:
     """``--sut module:factory`` names modules relative to where pwh is run, as ``python -m`` does,
     but the working directory is searched last: a stray ``random.py`` there never shadows a module."""
-    from pwh._gate import searchable_cwd
+    from pwh._harness.gate import searchable_cwd
 
     searchable_cwd()
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pwh._sut import load_sut
+from pwh._suts.seam import load_sut
 
 from .._world import World
 from . import _actions as actions

@@ -284,7 +284,7 @@ def _probe_sut(name: str, options: Mapping[str, Any], need_workdir: bool) -> Non
     import shutil
     import tempfile
 
-    from pwh._sut import close_sut
+    from pwh._suts.seam import close_sut
 
     tmp = Path(tempfile.mkdtemp(prefix="pwh-model-probe-"))
     try:

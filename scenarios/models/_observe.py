@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pwh._journal import FINAL_STATUSES
-from pwh._outcome import DispatchOutcome
+from pwh._core.journal import FINAL_STATUSES
+from pwh._core.outcome import DispatchOutcome
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Episode:
     outcome: DispatchOutcome | None = None  # None: the process died inside it
     elapsed_ms: float = 0.0
     in_child: bool = False  # ran in a child process that was killed
-    profile: Any = None  # the execution profile in force when it began (pwh._profile.Profile)
+    profile: Any = None  # the execution profile in force when it began (pwh._core.profile.Profile)
     attempts_at_start: dict[str, int] = field(default_factory=dict)  # dispatch_id -> recorded attempts, any status
     ids_at_start: frozenset[str] = frozenset()  # the dispatch ids the journal held when it began
 

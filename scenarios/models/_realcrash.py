@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pwh._canonical import canonical_bytes
+from pwh._core.canonical import canonical_bytes
 
 from ._actions import POLICY_ATTR
 from ._catalog import VERSIONED
@@ -114,7 +114,7 @@ def _child_env(sut_spec: str) -> dict[str, str]:
     """The child imports what the gate's child may: the project, then the user's own PYTHONPATH;
     the working directory only for an adapter the user named that was found there, and searched
     last (``PWH_SUT_PATH``), so a stray ``random.py`` where pwh runs never runs in the child."""
-    from pwh._gate import adapter_dir_in_cwd, child_import_env
+    from pwh._harness.gate import adapter_dir_in_cwd, child_import_env
 
     sut_dir = adapter_dir_in_cwd(sut_spec) if ":" in sut_spec else None
     return {**os.environ, **child_import_env(sut_dir)}

@@ -117,7 +117,7 @@ def _keeps_journal_on_disk(sut: str) -> bool:
     import shutil
     import tempfile
 
-    from pwh._sut import close_sut
+    from pwh._suts.seam import close_sut
 
     from ._system import ModelError, open_sut
 

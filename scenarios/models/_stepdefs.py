@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pwh._scenarios_check import load_step_modules
+from pwh._harness.scenarios_check import load_step_modules
 
 from .._world import World
 

@@ -19,9 +19,9 @@ from typing import Any
 from fakes._orchestrator import PRIMARY_CRASH_POINTS
 from fakes._packets import GENERIC_INTENT_KIND
 from fakes._scheduler import FakeScheduler
-from pwh._canonical import canonical_bytes
-from pwh._profile import Profile
-from pwh._sut import SUT, Unsupported, load_sut
+from pwh._core.canonical import canonical_bytes
+from pwh._core.profile import Profile
+from pwh._suts.seam import SUT, Unsupported, load_sut
 
 from .._world import World
 from . import _actions as actions

@@ -105,8 +105,8 @@ def replay_trace(path: str | Path, sut: str | None = None) -> ReplayResult:
 
     As ``pwh replay`` does: a trace never chooses code to run (a ``module:factory`` it names runs
     only when the caller names it as ``sut``), and its ``sut_options`` never become arguments to
-    code (raises :class:`pwh._replay.ReplayError`)."""
-    from pwh._replay import choose_sut, parse_trace, read_trace_bytes
+    code (raises :class:`pwh._harness.replay.ReplayError`)."""
+    from pwh._harness.replay import choose_sut, parse_trace, read_trace_bytes
 
     checked = parse_trace(read_trace_bytes(path), Path(path).name)
     name = choose_sut(checked, sut)

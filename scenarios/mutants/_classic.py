@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pwh._dispatcher import Dispatcher
-from pwh._journal import RECORDED, SQLiteJournal
-from pwh._memory_journal import MemoryJournal
-from pwh._outcome import DispatchOutcome
-from pwh._reference import ReferenceSUT
+from pwh._core.dispatcher import Dispatcher
+from pwh._core.journal import RECORDED, SQLiteJournal
+from pwh._core.memory_journal import MemoryJournal
+from pwh._core.outcome import DispatchOutcome
+from pwh._suts.reference import ReferenceSUT
 
 from ._registry import mutant
 
@@ -33,7 +33,7 @@ def _overwrite(self: Any, existing: dict[str, Any] | None, new: dict[str, Any]) 
     if existing is not None and existing["status"] != "failed" and new["status"] != "failed":
         if new["result_digest"] != existing["result_digest"]:
             return RECORDED, new
-    from pwh._journal import merge
+    from pwh._core.journal import merge
 
     return merge(existing, new)
 

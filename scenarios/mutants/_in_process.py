@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pwh._dispatcher import Dispatcher
-from pwh._runner import ThreadRunner
+from pwh._core.dispatcher import Dispatcher
+from pwh._core.runner import ThreadRunner
 
 
 class InProcess(Dispatcher):

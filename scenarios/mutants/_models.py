@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pwh import _dispatcher
-from pwh._dispatcher import Dispatcher, _Pending
-from pwh._journal import FINAL_STATUSES, RECORDED, SQLiteJournal, merge
-from pwh._memory_journal import MemoryJournal
-from pwh._outcome import DispatchOutcome
-from pwh._profile import Profile
-from pwh._reference import ReferenceSUT
+from pwh._core import dispatcher as _dispatcher
+from pwh._core.dispatcher import Dispatcher, _Pending
+from pwh._core.journal import FINAL_STATUSES, RECORDED, SQLiteJournal, merge
+from pwh._core.memory_journal import MemoryJournal
+from pwh._core.outcome import DispatchOutcome
+from pwh._core.profile import Profile
+from pwh._suts.reference import ReferenceSUT
 
 from ._in_process import InProcess
 from ._registry import mutant
@@ -289,7 +289,7 @@ class _RaisedIsTimedOut(Dispatcher):
     """A provider that raised is recorded as having timed out: not its own stable code."""
 
     def _fail(self, pending, code, rejection=None):
-        from pwh import _codes as codes
+        from pwh._core import codes
 
         return super()._fail(pending, codes.PRODUCER_TIMED_OUT if code == codes.PRODUCER_FAILED else code, rejection)
 
@@ -303,7 +303,7 @@ class _LetsProviderErrorsOut(Dispatcher):
     """A provider's exception escapes from the dispatch into the primary Turn."""
 
     def _finish_hook(self, pending, verdict, tally):
-        from pwh._runner import RAISED
+        from pwh._core.runner import RAISED
 
         if verdict.kind == RAISED:
             raise RuntimeError("a provider failed")
@@ -321,8 +321,8 @@ class _OneHookOnly(ReferenceSUT):
     name = "mutant:one_hook_only"
 
     def install(self, registration: Mapping[str, Any], producer: Any) -> list[Any]:
-        from pwh import _codes as codes
-        from pwh._codes import Rejection
+        from pwh._core import codes
+        from pwh._core.codes import Rejection
 
         if self.registry.hooks():
             return [Rejection(codes.REGISTRATION_REJECTED, "$.hook_id", "the registry is full")]
@@ -356,8 +356,8 @@ class _ReplayUnderNewProfile(Dispatcher):
     before the ceiling was lowered is answered dispatch_budget_exhausted instead of being returned."""
 
     def _prepare_hook(self, hook, did, source, prior, tally):
-        from pwh import _codes as codes
-        from pwh._outcome import HookOutcome
+        from pwh._core import codes
+        from pwh._core.outcome import HookOutcome
 
         if prior is not None and prior["status"] in FINAL_STATUSES:
             seen = getattr(tally, "replayed_intents", 0) + len(prior["intents"])

@@ -13,7 +13,7 @@ Instrument = str  # "matrix" or "models"
 @dataclass(frozen=True)
 class Mutant:
     name: str
-    row: str  # the row or rule ID that names the rule it breaks (pwh/_rules.py)
+    row: str  # the row or rule ID that names the rule it breaks (pwh/_harness/rules.py)
     breaks: str  # one line: the clause and how this mutant breaks it
     factory: Callable[..., Any]
     caught_by: tuple[Instrument, ...] = ("matrix",)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._identity import intent_id
+from pwh._core.identity import intent_id
 from ._registration import (
     CAPABILITY_ID,
     ELIGIBLE_TRANSITIONS,

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..._canonical import CanonicalError, to_plain
-from ..._codes import Rejection
-from ..._identity import intent_id as compute_intent_id
+from pwh._core.canonical import CanonicalError, to_plain
+from pwh._core.codes import Rejection
+from pwh._core.identity import intent_id as compute_intent_id
 from ._registration import (
     CAPABILITY_ID,
     INTENT_KIND,

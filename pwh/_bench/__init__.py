@@ -1,0 +1,2 @@
+"""``pwh bench``: dispatcher throughput against the commit floor, the skeleton and LoopX.
+"""

@@ -1,0 +1,148 @@
+"""The scanner measured on its labelled corpus (``pwh/corpus/boundary.jsonl``, SPEC M13): how many
+private values of each kind get through (evasion) and how many legitimate values are refused
+(false positives), for the reliability campaign and the tests.
+
+An entry is ``{"value", "label": "private"|"legitimate", "kind", "field"?, "expressible"?}``. The
+scan sees ``{field: value}`` when a field is given (the key is part of what makes a value private
+or an opaque id), else the value alone; any finding counts as refused. ``expressible: false``
+marks a private value no rule can tell from public text (reported, not held to the target).
+Legitimate entries are *opaque ids* when their field is one the contracts type as an opaque id
+(:data:`pwh._core.boundary.OPAQUE_FIELDS`), else *free data*.
+
+Targets (issue 16): no private value of an expressible kind gets through; at most 2 % of the
+legitimate opaque ids are refused. The corpus holds synthetic values only and is kept out of
+the public-file scans on purpose (it is full of credential-shaped strings).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from importlib import resources
+from typing import Any, Protocol
+
+__all__ = ["FP_TARGET", "load_corpus", "measure", "misses", "render_corpus"]
+
+FP_TARGET = 0.02  # at most 2 % of legitimate opaque ids refused
+
+
+class _Scanner(Protocol):
+    def scan_value(self, value: Any, path: str = "$") -> list[Any]: ...
+
+
+def load_corpus(name: str = "boundary.jsonl") -> list[dict[str, Any]]:
+    """The corpus shipped in the package (package data, so an installed pwh can measure itself)."""
+    text = resources.files("pwh").joinpath("corpus", name).read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _refused(scanner: _Scanner, entry: dict[str, Any]) -> bool:
+    field = entry.get("field")
+    value = {field: entry["value"]} if isinstance(field, str) else entry["value"]
+    return bool(scanner.scan_value(value))
+
+
+def _opaque_fields() -> frozenset[str]:
+    from pwh._core.boundary import OPAQUE_FIELDS
+
+    return frozenset(OPAQUE_FIELDS)
+
+
+def measure(scanner: _Scanner, entries: Iterable[dict[str, Any]] | None = None,
+            opaque_fields: Iterable[str] | None = None) -> dict[str, Any]:
+    """Rates over ``entries`` (default: the shipped corpus):
+    ``{"private": {kind: {"total", "evaded", "rate", "expressible"}}, "evaded", "evaded_expressible",
+    "private_total", "opaque_ids": {"total", "refused", "rate"}, "free_data": {...}, "target_met"}``."""
+    rows = load_corpus() if entries is None else list(entries)
+    fields = _opaque_fields() if opaque_fields is None else frozenset(opaque_fields)
+    kinds: dict[str, dict[str, Any]] = {}
+    legit: dict[str, dict[str, Any]] = {
+        "opaque_ids": {"total": 0, "refused": 0, "kinds": {}}, "free_data": {"total": 0, "refused": 0, "kinds": {}},
+    }
+    for entry in rows:
+        refused = _refused(scanner, entry)
+        if entry["label"] == "private":
+            row = kinds.setdefault(entry["kind"], {"total": 0, "evaded": 0, "expressible": entry.get("expressible", True)})
+            row["total"] += 1
+            row["evaded"] += not refused
+        else:
+            group = legit["opaque_ids" if entry.get("field") in fields else "free_data"]
+            group["total"] += 1
+            group["refused"] += refused
+            if refused:
+                group["kinds"][entry["kind"]] = group["kinds"].get(entry["kind"], 0) + 1
+    for row in kinds.values():
+        row["rate"] = round(row["evaded"] / row["total"], 4) if row["total"] else 0.0
+    for group in legit.values():
+        group["rate"] = round(group["refused"] / group["total"], 4) if group["total"] else 0.0
+    evaded_expressible = sum(r["evaded"] for r in kinds.values() if r["expressible"])
+    return {
+        "private": dict(sorted(kinds.items())),
+        "private_total": sum(r["total"] for r in kinds.values()),
+        "evaded": sum(r["evaded"] for r in kinds.values()),
+        "evaded_expressible": evaded_expressible,
+        "private_expressible": sum(r["total"] for r in kinds.values() if r["expressible"]),
+        **legit,
+        "target_met": evaded_expressible == 0 and legit["opaque_ids"]["rate"] <= FP_TARGET,
+    }
+
+
+def misses(scanner: _Scanner, entries: Iterable[dict[str, Any]] | None = None) -> list[tuple[str, str, str]]:
+    """(label, kind, field) of every entry the scanner judged wrong, never the value (for tests)."""
+    rows = load_corpus() if entries is None else list(entries)
+    out = []
+    for entry in rows:
+        refused = _refused(scanner, entry)
+        if refused != (entry["label"] == "private") and entry.get("expressible", True):
+            out.append((entry["label"], entry["kind"], str(entry.get("field", ""))))
+    return out
+
+
+def render_corpus(rates: dict[str, Any]) -> list[str]:
+    """The rates as printed under the campaign's table."""
+    if "private" not in rates:
+        return ["scanner corpus: not measured"]
+    opaque, free = rates["opaque_ids"], rates["free_data"]
+    head = (
+        f"scanner corpus: {rates['private_total']} private values, {rates['evaded']} got through "
+        f"({rates['evaded_expressible']} of {rates['private_expressible']} of a kind a rule can express); "
+        f"{opaque['total'] + free['total']} legitimate values"
+    )
+    fps = (
+        f"  false positives: opaque ids {opaque['refused']}/{opaque['total']} ({opaque['rate']:.1%}, "
+        f"target ≤ {FP_TARGET:.0%}), free data {free['refused']}/{free['total']} ({free['rate']:.1%})"
+    )
+    lines = [head, fps, "  evasion by kind (evaded/total):"]
+    cells = [
+        f"{kind}{'' if row['expressible'] else '*'} {row['evaded']}/{row['total']}"
+        for kind, row in rates["private"].items()
+    ]
+    width = max((len(c) for c in cells), default=0) + 2
+    for i in range(0, len(cells), 3):
+        lines.append("    " + "".join(c.ljust(width) for c in cells[i:i + 3]).rstrip())
+    lines.append("    (* no rule can express this kind: reported, not held to 0)")
+    lines.append("  corpus verdict: " + ("PASS" if rates["target_met"] else "FAIL — an expressible kind got through or too many opaque ids were refused"))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pwh._harness.boundary_corpus [CORPUS.jsonl] [--json]``: the default scanner's rates on a
+    corpus (the shipped one by default, or another kept apart); exit 1 when a target is missed."""
+    import sys
+
+    from pwh._core.boundary import BoundaryScanner
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    paths = [a for a in args if a != "--json"]
+    entries = None
+    if paths:
+        with open(paths[0], encoding="utf-8") as fh:
+            entries = [json.loads(line) for line in fh if line.strip()]
+    rates = measure(BoundaryScanner(), entries)
+    print(json.dumps(rates, indent=2, sort_keys=True) if as_json else "\n".join(render_corpus(rates)))
+    return 0 if rates["target_met"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

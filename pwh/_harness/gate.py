@@ -1,0 +1,366 @@
+"""``pwh gate``: run the Gherkin matrix against one SUT and turn the run into a verdict per row.
+
+The scenarios run in a child pytest process (so the SUT's imports, threads and temp files die
+with it, and coverage can measure from the first line); the gate plugin inside it writes one JSON
+file of per-scenario results, from which every output here is built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pwh._version import __version__
+from pwh._harness.gate_error import GateError
+from pwh._harness.rules import RULE_IDS, RULES, RULES_BY_ID
+
+VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v1"
+
+# The reference modules whose coverage by the matrix alone is measured (issue: contracts,
+# identity, journal, dispatcher).
+COVERED_MODULES: tuple[str, ...] = (
+    "pwh/_core/dispatcher.py",
+    "pwh/_core/journal.py",
+    "pwh/_core/contracts.py",
+    "pwh/_core/schemas.py",
+    "pwh/_core/identity.py",
+    "pwh/_core/canonical.py",
+    "pwh/_core/registry.py",
+    "pwh/_core/process_runner.py",  # the default runner (its worker half, _process_worker.py, runs out of the host's sight)
+)
+
+
+@dataclass
+class GateRun:
+    sut: str
+    scenarios: list[dict[str, Any]]
+    collection_errors: list[str] = field(default_factory=list)
+    coverage: dict[str, Any] | None = None
+    returncode: int = 0
+    selected: list[str] | None = None  # rows the run was limited to (--rows), else every row
+    exitfirst: bool = False  # the run stopped at its first failing scenario (-x): later ones never ran
+
+    def judged(self) -> list[dict[str, Any]]:
+        """Every scenario with its two verdicts and whom it counts for (see :func:`judge_scenario`)."""
+        return [judge_scenario(s) for s in self.scenarios]
+
+    def verdict(self) -> dict[str, Any]:
+        judged = self.judged()
+        rows = rows_of(judged, self.selected)
+        out: dict[str, Any] = {
+            "schema_version": VERDICT_SCHEMA_VERSION,
+            "pwh_version": __version__,
+            "sut": self.sut,
+            "rows": rows,
+            "summary": summarize(rows, judged, bool(self.collection_errors)),
+            "scenarios": [_public_scenario(s) for s in judged],
+        }
+        if self.selected is not None:
+            out["selected_rows"] = list(self.selected)
+        if self.exitfirst and any(s["outcome"] == "failed" for s in self.scenarios):
+            out["stopped_at_first_failure"] = True
+        if self.collection_errors:
+            out["collection_errors"] = self.collection_errors
+        if self.coverage is not None:
+            out["coverage"] = self.coverage
+        return out
+
+
+# The row groups whose rules an implementation must be judged on; seed-003 rows count for an
+# implementation only where a scenario reached its code (SPEC.md section 0).
+SUT_GROUPS = ("matrix",)
+
+
+def judge_scenario(s: dict[str, Any]) -> dict[str, Any]:
+    """One scenario's RFC and profile status, and whether it counts for the SUT or is a testbed
+    self-check.
+
+    A passed scenario counts for the SUT only when the SUT answered a seam call and a check read
+    its answer; a failed one counts for the SUT unless the check that failed was about pwh's own
+    fakes (or the SUT was never reached); a skip is the SUT's ("unsupported")."""
+    j = s.get("judgement") or {}
+    outcome = s.get("outcome", "passed")
+    divergences = j.get("divergences", [])
+    if outcome == "skipped":
+        counts_for = "sut"
+    elif outcome == "failed":
+        about = s.get("failed_about")
+        counts_for = "testbed" if about == "testbed" or (about is None and not j.get("reached")) else "sut"
+    elif not any(RULES_BY_ID[t].group in SUT_GROUPS for t in s.get("tags", []) if t in RULES_BY_ID):
+        # A seed-003 rule judges the primary Turn's contracts, which only pwh's fakes implement
+        # here: its passes are self-checks, though a SUT that broke one of its checks still failed.
+        counts_for = "testbed"
+    else:
+        counts_for = "sut" if j.get("judged_sut") else "testbed"
+    rfc = {"passed": "pass", "failed": "fail", "skipped": "skip"}.get(outcome, "fail")
+    profile = "divergence" if rfc == "pass" and divergences else rfc
+    return {**s, "rfc": rfc, "profile": profile, "counts_for": counts_for, "divergences": divergences}
+
+
+def rows_of(judged: list[dict[str, Any]], selected: list[str] | None) -> dict[str, dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for rule in RULES:
+        if selected is not None and rule.id not in selected:
+            continue
+        mine = [s for s in judged if rule.id in s.get("tags", [])]
+        sut = [s for s in mine if s["counts_for"] == "sut"]
+        own = [s for s in mine if s["counts_for"] == "testbed"]
+        counts = {k: sum(1 for s in sut if s["rfc"] == v) for k, v in (("passed", "pass"), ("failed", "fail"), ("skipped", "skip"))}
+        divergent = sum(1 for s in sut if s["profile"] == "divergence")
+        if not mine or counts["failed"]:
+            status = "fail"
+        elif rule.group not in SUT_GROUPS:
+            status = "self-check"
+        elif not sut:
+            status = "self-check" if rule.group not in SUT_GROUPS else "skip"
+        elif counts["skipped"] or not counts["passed"]:
+            status = "skip"
+        else:
+            status = "pass"
+        profile = "divergence" if status == "pass" and divergent else status
+        self_failed = sum(1 for s in own if s["rfc"] == "fail")
+        rows[rule.id] = {
+            "status": status, "rfc": status, "profile": profile,
+            "scenarios": len(mine), **counts, "divergences": divergent,
+            "self_checks": {"scenarios": len(own), "passed": len(own) - self_failed, "failed": self_failed},
+        }
+    return rows
+
+
+def summarize(rows: dict[str, dict[str, Any]], judged: list[dict[str, Any]], collection_errors: bool) -> dict[str, Any]:
+    """The RFC verdict decides: ``fail`` if any row fails, ``incomplete`` if some row the SUT
+    must be judged on was not fully expressed (or none passed), else ``pass``. The profile
+    verdict adds ``divergence`` where the SUT differs from pwh's reading only."""
+    statuses = [r["status"] for r in rows.values()]
+    judged_rows = [s for s in statuses if s != "self-check"]
+    if "fail" in statuses or collection_errors:
+        verdict = "fail"
+    elif "skip" in judged_rows or "pass" not in judged_rows:
+        verdict = "incomplete"
+    else:
+        verdict = "pass"
+    profile = "divergence" if verdict == "pass" and any(r["profile"] == "divergence" for r in rows.values()) else verdict
+    own = [s for s in judged if s["counts_for"] == "testbed"]
+    return {
+        "rows": len(rows),
+        "passed": statuses.count("pass"),
+        "failed": statuses.count("fail"),
+        "skipped": statuses.count("skip"),
+        "self_check_rows": statuses.count("self-check"),
+        "scenarios": len(judged),
+        "sut_scenarios": len(judged) - len(own),
+        "verdict": verdict,
+        "rfc": verdict,
+        "profile": profile,
+        "divergences": sum(1 for s in judged if s["counts_for"] == "sut" and s["profile"] == "divergence"),
+        "self_checks": {"scenarios": len(own), "passed": sum(1 for s in own if s["rfc"] == "pass"),
+                        "failed": sum(1 for s in own if s["rfc"] == "fail")},
+    }
+
+
+def _public_scenario(s: dict[str, Any]) -> dict[str, Any]:
+    keep = ("id", "tags", "feature", "line", "scenario", "params", "outcome", "rfc", "profile", "counts_for", "divergences",
+            "expected", "seen", "clause", "reason", "failed_step")
+    return {k: s[k] for k in keep if k in s}
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def locate(features: str | None) -> tuple[Path, Path]:
+    """The features directory and the scenarios bindings to run."""
+    root = project_root()
+    feature_dir = Path(features).resolve() if features else root / "features"
+    bindings = root / "scenarios" / "test_matrix.py"
+    if not feature_dir.is_dir():
+        raise GateError(f"features directory not found: {_shown(feature_dir)} (pass --features DIR)")
+    if not bindings.is_file():
+        raise GateError("the scenario bindings (scenarios/test_matrix.py) are not installed beside pwh")
+    return feature_dir, bindings
+
+
+def run_gate(
+    sut: str,
+    *,
+    features: str | None = None,
+    coverage: bool = False,
+    progress: bool = True,
+    rows: list[str] | None = None,
+    durable: bool = False,
+    exitfirst: bool = False,
+) -> GateRun:
+    """Run the matrix against ``sut`` in a child pytest process and collect its results."""
+    feature_dir, bindings = locate(features)
+    from pwh._harness.preflight import (
+        refuse_bad_matrix,  # exit 2 before any scenario: a matrix `pwh scenarios check` rejects
+    )
+    refuse_bad_matrix(feature_dir)
+    sut_dir = _check_sut_loads(sut)
+    root = project_root()
+    with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=_fast_tmp()) as tmp:
+        results = Path(tmp) / "results.json"
+        data_file = Path(tmp) / "coverage.data"
+        pytest_args = [
+            str(bindings), "-p", "pytest_bdd.plugin", "-p", "pwh._harness.gate_plugin", "--pwh-results", str(results),
+            "--pwh-progress", "1" if progress else "0", "-p", "no:cacheprovider", "-p", "no:terminal",
+            "-o", f"bdd_features_base_dir={feature_dir}", "--basetemp", str(Path(tmp) / "scenarios"), "--rootdir", str(root), "-W", "ignore::DeprecationWarning",
+        ]
+        if rows:
+            pytest_args += ["-m", " or ".join(_marker_expr(r) for r in rows)]
+        if exitfirst:
+            pytest_args.append("-x")
+        if coverage:
+            cmd = [sys.executable, "-m", "coverage", "run", "--branch", f"--data-file={data_file}",
+                   f"--include={','.join(str(root / m) for m in COVERED_MODULES)}", "-m", "pytest", *pytest_args]
+        else:
+            cmd = [sys.executable, "-m", "pytest", *pytest_args]
+        # Only the plugins the matrix needs: no third-party plugin installed on the machine may
+        # change how the scenarios run or what they report.
+        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PWH_SUT": sut, "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL", "PWH_FEATURES": str(feature_dir), "PWH_FEATURES_ROOT": str(feature_dir.parent),
+               "TMPDIR": tmp, **child_import_env(sut_dir)}
+        proc = _run_child(cmd, env=env, cwd=root)
+        if not results.exists():
+            raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
+        payload = json.loads(results.read_text("utf-8"))
+        cov = _coverage_summary(data_file, root) if coverage else None
+    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst)
+
+
+def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Run the scenario child with SIGINT blocked: a Ctrl-C at the terminal reaches the whole
+    process group, and the child would print its own traceback; pwh handles it instead (stops
+    the child by PID, exit 130: pwh._harness.interrupt). The mask is inherited across exec."""
+    from pwh._harness.interrupt import children_ignore_sigint
+
+    with children_ignore_sigint():
+        child = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
+    with child:
+        try:
+            child.wait()
+        except BaseException:
+            child.kill()  # by PID: this child only (its own children: pwh._harness.interrupt)
+            raise
+    return subprocess.CompletedProcess(cmd, child.returncode)
+
+
+def _check_sut_loads(sut: str) -> str | None:
+    """Fail fast, with the adapter's own reason, when the SUT cannot even be constructed (a
+    missing extra, a typo in module:factory), instead of failing every scenario the same way.
+    ``load_sut`` and ``close_sut`` turn anything the adapter raises, ``SystemExit`` included,
+    into a ``SUTLoadError`` naming it and the adapter's file:line.
+
+    Returns the working directory when an explicit ``module:factory`` was found there (the child
+    must search it too, last), else ``None``: a built-in SUT never imports from the cwd."""
+    from pwh._suts.seam import BUILTIN_SUTS, SUTLoadError, close_sut, load_sut
+
+    builtin = sut in BUILTIN_SUTS
+    if not builtin:
+        searchable_cwd()
+    try:
+        close_sut(load_sut(sut), sut)
+    except SUTLoadError as exc:
+        raise GateError(str(exc)) from None
+    return None if builtin else adapter_dir_in_cwd(sut)
+
+
+# What the gate's child may import: the project, then whatever the user's own PYTHONPATH names,
+# then the standard library and site-packages. An explicit ``--sut module:factory`` found in the
+# working directory adds that directory *after* all of them (``PWH_SUT_PATH``, appended to
+# ``sys.path`` by the gate plugin), so no file in the cwd can shadow a module pwh or the stdlib
+# imports (a stray ``random.py`` or ``json.py``).
+SUT_PATH_ENV = "PWH_SUT_PATH"
+
+
+def searchable_cwd() -> None:
+    """Let an adapter the user named on the command line be found in the working directory, as
+    ``python -m`` would, but searched last: never ahead of the standard library."""
+    cwd = os.getcwd()
+    if not any(_same_entry(p, cwd) for p in sys.path):
+        sys.path.append(cwd)
+
+
+def adapter_dir_in_cwd(sut: str) -> str | None:
+    """The working directory, when ``sut``'s top-level module was imported from it."""
+    top = sut.partition(":")[0].partition(".")[0]
+    module = sys.modules.get(top)
+    spec = getattr(module, "__spec__", None)
+    if spec is None:
+        return None
+    places = list(spec.submodule_search_locations or []) or ([spec.origin] if spec.origin else [])
+    cwd = Path(os.getcwd()).resolve()
+    for place in places:
+        try:
+            if Path(place).resolve().parent == cwd:
+                return str(cwd)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def child_import_env(sut_dir: str | None) -> dict[str, str]:
+    """``PYTHONPATH`` (the project first, then the user's own entries) and ``PWH_SUT_PATH`` for a
+    child that runs scenarios; the working directory is never on ``PYTHONPATH``."""
+    root = str(project_root())
+    user = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys([root, *user])), SUT_PATH_ENV: sut_dir or ""}
+    return env
+
+
+def _same_entry(entry: str, directory: str) -> bool:
+    try:
+        return Path(entry or ".").resolve() == Path(directory).resolve()
+    except (OSError, ValueError):
+        return False
+
+
+def _fast_tmp() -> str | None:
+    """A memory-backed temp dir where the machine has one: scenario stores are created and
+    dropped by the hundred, and their fsyncs are not what the matrix judges."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def _marker_expr(rule_id: str) -> str:
+    if rule_id not in RULE_IDS:
+        raise GateError(f"unknown row {rule_id!r}")
+    return rule_id
+
+
+def _coverage_summary(data_file: Path, root: Path) -> dict[str, Any]:
+    import coverage
+
+    cov = coverage.Coverage(data_file=str(data_file), branch=True)
+    cov.load()
+    modules: dict[str, Any] = {}
+    total_branches = covered_branches = 0
+    for rel in COVERED_MODULES:
+        path = str(root / rel)
+        analysis = cov._analyze(path)
+        numbers = analysis.numbers
+        missing_branches = sorted(f"{a}->{b}" for a, bs in analysis.missing_branch_arcs().items() for b in bs)
+        modules[rel] = {
+            "branches": numbers.n_branches,
+            "covered_branches": numbers.n_branches - numbers.n_missing_branches,
+            "branch_percent": round(100.0 * (numbers.n_branches - numbers.n_missing_branches) / numbers.n_branches, 1)
+            if numbers.n_branches else 100.0,
+            "missing_lines": sorted(analysis.missing),
+            "missing_branches": missing_branches,
+        }
+        total_branches += numbers.n_branches
+        covered_branches += numbers.n_branches - numbers.n_missing_branches
+    percent = round(100.0 * covered_branches / total_branches, 1) if total_branches else 100.0
+    return {"branch_percent": percent, "branches": total_branches, "covered_branches": covered_branches, "modules": modules}
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.name

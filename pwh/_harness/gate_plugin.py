@@ -1,0 +1,183 @@
+"""The pytest plugin the gate loads into its scenario run: it records, per scenario, its rule tag,
+where it is, how it ended and (for a failure) what was expected and seen, and prints progress.
+
+It runs inside the pytest process and writes one JSON file the gate reads back. Failure text is
+reduced to the harness's own expected/seen lines; anything else is shown only as the exception's
+type, so a report never carries raw exception text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pwh._core.boundary import BoundaryScanner
+from pwh._harness.rules import RULE_IDS
+
+RESULTS_OPTION = "--pwh-results"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(RESULTS_OPTION, default=None, help="where the pwh gate plugin writes its results")
+    parser.addoption("--pwh-progress", default="1", help="print one line per scenario (1) or nothing (0)")
+
+
+class _Recorder:
+    def __init__(self, config: pytest.Config, out: Path, root: Path) -> None:
+        self.config = config
+        self.out = out
+        self.root = root
+        self.progress = config.getoption("--pwh-progress") != "0"
+        self.meta: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, dict[str, Any]] = {}
+        self.order: list[str] = []
+        self.total = 0
+        self.scanner = BoundaryScanner()
+        self.collection_errors: list[str] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.total = len(items)
+        for item in items:
+            tags = sorted(m.name for m in item.iter_markers() if m.name in RULE_IDS)
+            self.meta[item.nodeid] = {"tags": tags, "params": _params(item)}
+
+    def pytest_bdd_before_scenario(self, request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+        meta = self.meta.setdefault(request.node.nodeid, {"tags": [], "params": ""})
+        meta["feature"] = _relative(Path(feature.filename), self.root)
+        meta["feature_name"] = feature.name
+        meta["line"] = scenario.line_number
+        meta["scenario"] = scenario.name
+        meta["steps"] = [
+            {"keyword": s.keyword, "name": s.name, "line": s.line_number, "status": "skipped"} for s in scenario.steps
+        ]
+
+    def pytest_bdd_after_step(self, request: pytest.FixtureRequest, step: Any, **_: Any) -> None:
+        self._step_status(request.node.nodeid, step, "passed")
+
+    def pytest_bdd_step_error(self, request: pytest.FixtureRequest, step: Any, exception: BaseException, **_: Any) -> None:
+        self.meta.setdefault(request.node.nodeid, {})["failed_step"] = f"{step.keyword} {step.name}".strip()
+        self._step_status(request.node.nodeid, step, "failed")
+
+    def _step_status(self, nodeid: str, step: Any, status: str) -> None:
+        for entry in self.meta.get(nodeid, {}).get("steps", []):
+            if entry["line"] == step.line_number and entry["status"] == "skipped":
+                entry["status"] = status
+                return
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors.append(_short_id(report.nodeid) or "collection")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        outcome = yield
+        report = outcome.get_result()
+        result = self.results.setdefault(item.nodeid, {"outcome": "passed"})
+        if report.when == "teardown":
+            for key, value in item.user_properties:
+                if key == "pwh" and isinstance(value, dict):
+                    result["judgement"] = self._judgement(value)
+        if report.skipped:
+            result["outcome"] = "skipped"
+            result["reason"] = self._safe(_skip_reason(report))
+        elif report.failed:
+            result["outcome"] = "failed"
+            result.update(self._failure(call.excinfo))
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.order.append(nodeid)
+        if not self.progress:
+            return
+        meta, result = self.meta.get(nodeid, {}), self.results.get(nodeid, {})
+        mark = {"passed": "pass", "failed": "FAIL", "skipped": "skip"}.get(result.get("outcome", ""), "?")
+        tag = ",".join(meta.get("tags", [])) or "untagged"
+        name = meta.get("scenario", nodeid)
+        params = meta.get("params") or ""
+        line = f"[{len(self.order):>3}/{self.total}] {tag:<6} {mark:<4} {name}{' [' + params + ']' if params else ''}"
+        sys.stdout.write(line[:160] + "\n")
+        sys.stdout.flush()
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        scenarios = []
+        for nodeid in self.order:
+            meta = self.meta.get(nodeid, {})
+            scenarios.append({"id": _short_id(nodeid), **meta, **self.results.get(nodeid, {"outcome": "passed"})})
+        payload = {"scenarios": scenarios, "collection_errors": self.collection_errors}
+        self.out.write_text(json.dumps(payload, indent=1, sort_keys=True), "utf-8")
+
+    def _failure(self, excinfo: Any) -> dict[str, Any]:
+        if excinfo is None:
+            return {"expected": "the scenario to run", "seen": "a fixture or hook failed"}
+        exc = excinfo.value
+        expected, seen = getattr(exc, "expected", None), getattr(exc, "seen", None)
+        if expected is not None:
+            out = {"expected": self._safe(str(expected)), "seen": self._safe(str(seen))}
+            clause, about = getattr(exc, "clause", None), getattr(exc, "about", None)
+            if isinstance(clause, str) and clause:
+                out["clause"] = self._safe(clause)
+            if about in ("sut", "testbed"):
+                out["failed_about"] = about
+            return out
+        return {"expected": "the step to complete", "seen": f"it raised {type(exc).__name__}"}
+
+    def _judgement(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """The world's account of a scenario, reduced to plain, public-safe fields."""
+        divergences = [
+            {k: self._safe(str(d.get(k, ""))) for k in ("expected", "seen", "reading")}
+            for d in raw.get("divergences", []) if isinstance(d, dict)
+        ]
+        return {"reached": bool(raw.get("reached")), "judged_sut": bool(raw.get("judged_sut")), "divergences": divergences}
+
+    def _safe(self, text: str) -> str:
+        text = text[:400]
+        return text if not self.scanner.scan_value(text) else "(withheld: it would carry a private value)"
+
+
+def _params(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return ""
+    example = callspec.params.get("_pytest_bdd_example")
+    if isinstance(example, dict):
+        return ", ".join(f"{v}" for v in example.values())
+    return ""
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return "skipped"
+
+
+def _short_id(nodeid: str) -> str:
+    return nodeid.split("::", 1)[-1]
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _search_sut_dir_last()
+    out = config.getoption(RESULTS_OPTION)
+    if out:
+        root = Path(os.environ.get("PWH_FEATURES_ROOT", os.getcwd()))
+        config.pluginmanager.register(_Recorder(config, Path(out), root), "pwh-gate-recorder")
+
+
+def _search_sut_dir_last() -> None:
+    """The directory an explicit ``--sut module:factory`` was found in (``PWH_SUT_PATH``, set by
+    the gate), searched after the standard library and site-packages, never ahead of them."""
+    extra = os.environ.get("PWH_SUT_PATH", "")
+    if extra and extra not in sys.path:
+        sys.path.append(extra)

@@ -1,0 +1,178 @@
+"""Ctrl-C on the command line: exit 130, no traceback, no process of pwh's left running.
+
+``pwh gate`` runs the scenarios in a child pytest, ``pwh soak`` and ``pwh replay`` kill children
+for real at crash points, the reliability campaign starts rival processes. A Ctrl-C reaches the
+whole foreground process group, but a SIGINT sent to pwh's own PID (a supervisor, a CI runner's
+cancel) reaches only pwh. So on the first SIGINT pwh stops every process descended from it, by
+PID, before the ``KeyboardInterrupt`` unwinds its clean-ups (no child is left writing into a
+temporary directory being removed); a second SIGINT while it unwinds ends pwh at once with 130.
+
+Run as the program (not called in-process by a test), pwh on Linux is also a *child subreaper*: a
+grandchild whose parent died (a provider that forked, a child killed at a crash point) is
+re-parented to pwh instead of to init, so it is still found. Elsewhere only what ``/proc`` shows
+is stopped (nothing, where there is no ``/proc``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+PR_SET_CHILD_SUBREAPER = 36
+EXIT_INTERRUPTED = 130
+
+_interrupted = False
+
+
+def become_subreaper() -> bool:
+    """Ask Linux to re-parent orphaned descendants to this process; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root: int | None = None) -> list[int]:
+    """PIDs of every live process below ``root`` (default: this process), parents first, read from
+    ``/proc``; empty where there is none."""
+    root = os.getpid() if root is None else root
+    children: dict[int, list[int]] = {}
+    proc = Path("/proc")
+    try:
+        entries = list(os.scandir(proc))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        parent = _ppid(int(entry.name))
+        if parent is not None:
+            children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in sorted(children.get(todo.pop(), [])):
+            if child not in found and child != root:
+                found.append(child)
+                todo.append(child)
+    return found
+
+
+def _ppid(pid: int) -> int | None:
+    """The parent PID from ``/proc/PID/stat`` (the field after the command name, which may itself
+    hold spaces and parentheses), or None for a process gone or a zombie (nothing left to stop)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text("ascii", "replace")
+    except OSError:
+        return None
+    fields = text.rpartition(")")[2].split()
+    if len(fields) < 2 or fields[0] == "Z":
+        return None
+    try:
+        return int(fields[1])
+    except ValueError:
+        return None
+
+
+def _left_to_exit(pid: int) -> bool:
+    """multiprocessing's resource tracker: it unlinks the named semaphores of the processes it
+    serves and ends by itself once pwh's end of its pipe closes; killed, it is started again and
+    prints tracebacks for the names it never saw."""
+    try:
+        return b"multiprocessing.resource_tracker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def stop_descendants() -> list[int]:
+    """SIGKILL every process below this one, by PID (but the resource tracker, which ends with
+    pwh); the PIDs signalled. Processes left as zombies are reaped by whoever waits for them
+    (``subprocess``), or by init once pwh exits."""
+    stopped: list[int] = []
+    for _ in range(3):  # a child may fork while its siblings are being stopped
+        found = [pid for pid in descendants() if pid not in stopped and not _left_to_exit(pid)]
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                stopped.append(pid)
+            except (ProcessLookupError, PermissionError):
+                continue
+    return stopped
+
+
+def install() -> Callable[[], None]:
+    """Put the Ctrl-C handling in place over the current SIGINT handler (main thread only) and
+    return what puts the previous one back.
+
+    The first SIGINT stops every descendant, then calls the previous handler (which raises
+    ``KeyboardInterrupt`` and may count the signal: :mod:`pwh._suts.faults`); a second one stops
+    the descendants again and ends the process with 130 straight away."""
+    global _interrupted
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN or getattr(previous, "_pwh_ctrl_c", False):
+        return lambda: None
+    _interrupted = False
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        global _interrupted
+        stop_descendants()
+        if _interrupted:
+            _exit_now()
+        _interrupted = True
+        if callable(previous):
+            previous(signum, frame)
+        raise KeyboardInterrupt
+
+    handler._pwh_ctrl_c = True  # type: ignore[attr-defined]
+    signal.signal(signal.SIGINT, handler)
+
+    def restore() -> None:
+        if signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, previous)
+
+    return restore
+
+
+@contextmanager
+def children_ignore_sigint() -> Iterator[None]:
+    """Processes started inside this block have SIGINT blocked for life (a signal mask survives
+    fork and exec, and Python never unblocks it): a Ctrl-C at the terminal reaches the whole
+    process group, and a child would print its own traceback while pwh stops it; pwh stops
+    them by PID instead. In pwh the signal is only *held* meanwhile: one that arrives inside the
+    block is delivered by the time it ends (another thread may take it sooner), never lost.
+    Outside the main thread (where Python's handlers run) a no-op."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def interrupted() -> bool:
+    """Whether a SIGINT has arrived since :func:`install`."""
+    return _interrupted
+
+
+def _exit_now() -> None:
+    try:
+        sys.stderr.write("pwh: interrupted\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(EXIT_INTERRUPTED)

@@ -1,0 +1,178 @@
+"""``pwh scenarios check``: the feature files are well-formed for the gate.
+
+Every feature parses; every scenario carries exactly one known row or rule tag; every step
+(each Examples row rendered) matches a step definition of the library, of the right kind; and
+every row and rule has at least one scenario. Problems name the file and line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pwh._harness.rules import RULE_IDS
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        """``file:line: message``; a problem of no one line (a row without scenarios) is
+        ``features/: message``."""
+        return f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}"
+
+
+@dataclass
+class StepDef:
+    type: str
+    parser: Any
+
+
+def step_definitions(modules: Iterable[ModuleType]) -> list[StepDef]:
+    """The step definitions pytest-bdd registered in ``modules``."""
+    found: list[StepDef] = []
+    for module in modules:
+        for name, value in vars(module).items():
+            if not name.startswith("pytestbdd_stepdef_"):
+                continue
+            wrapped = getattr(value, "_get_wrapped_function", None)
+            context = wrapped()() if wrapped else value()
+            found.append(StepDef(context.type, context.parser))
+    return found
+
+
+def load_step_modules(package: str) -> list[ModuleType]:
+    """The modules of the step library: ``package`` lists them in ``STEP_MODULES``."""
+    root = importlib.import_module(package)
+    return [importlib.import_module(f"{package}.{m}") for m in getattr(root, "STEP_MODULES", ())]
+
+
+def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) -> tuple[list[Problem], dict[str, int]]:
+    """All problems found, and the number of scenarios (Examples rows counted) per rule."""
+    from pytest_bdd.parser import FeatureParser
+
+    root = root or features_dir.parent
+    problems: list[Problem] = []
+    per_rule = {r: 0 for r in RULE_IDS}
+    files, problems = feature_files(features_dir, root)
+    if not files and not problems:
+        problems.append(Problem(_rel(features_dir, root) + "/", 0, "no .feature files"))
+    for path in files:
+        shown = _rel(path, root)
+        try:
+            feature = FeatureParser(str(path.parent), path.name).parse()
+        except Exception as exc:  # noqa: BLE001 - any parse failure is this file's problem, named by line
+            problems += parse_problems(shown, exc)
+            continue
+        for template in feature.scenarios.values():
+            tags = set(template.tags) | set(feature.tags)
+            known = sorted(t for t in tags if t in RULE_IDS)
+            unknown = sorted(t for t in tags if t not in RULE_IDS)
+            if len(known) != 1:
+                what = "no row or rule tag" if not known else f"{len(known)} row tags ({', '.join(known)})"
+                problems.append(Problem(shown, template.line_number, f"scenario {template.name!r} has {what}; it needs exactly one"))
+            for tag in unknown:
+                hint = f"tags are case-sensitive: @{tag.upper()}?" if tag.upper() in RULE_IDS else "known: M01–M13, PRV-1, HST-1…HST-6, REC-1, FT-1…FT-7"
+                problems.append(Problem(shown, template.line_number, f"unknown tag @{tag} ({hint})"))
+            contexts = [c for ex in template.examples for c in ex.as_contexts()] or [{}]
+            for context in contexts:
+                scenario = template.render(context)
+                for step in scenario.steps:
+                    if not any(d.type == step.type and d.parser.is_matching(step.name) for d in steps):
+                        problems.append(Problem(shown, step.line_number, f"no step definition for {step.type}: {step.name!r}"))
+            if len(known) == 1:
+                per_rule[known[0]] += len(contexts)
+    for rule, count in per_rule.items():
+        if count == 0:
+            problems.append(Problem(_rel(features_dir, root) + "/", 0, f"row {rule} has no scenario"))
+    return sorted(set(problems)), per_rule
+
+
+MAX_FEATURE_BYTES = 4 * 1024 * 1024  # the whole shipped matrix is a few hundred KB
+MAX_FEATURE_DEPTH = 16
+
+
+def feature_files(features_dir: Path, root: Path | None = None) -> tuple[list[Path], list[Problem]]:
+    """Every ``*.feature`` regular file under ``features_dir``, and a problem for anything the
+    gate must not read as one: a symbolic link (file or directory: never followed, so nothing
+    outside the directory is read), a directory, FIFO or device named ``*.feature``, a file over
+    :data:`MAX_FEATURE_BYTES`, a directory nested deeper than :data:`MAX_FEATURE_DEPTH` levels or
+    one that cannot be listed. The walk is iterative: no depth of tree can exhaust the stack."""
+    root = root or features_dir.parent
+    found: list[Path] = []
+    problems: list[Problem] = []
+    todo: list[tuple[Path, int]] = [(features_dir, 0)]
+    while todo:
+        folder, depth = todo.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            problems.append(Problem(_rel(folder, root) + "/", 0, "a directory that cannot be listed"))
+            continue
+        for entry in entries:
+            path = folder / entry.name
+            feature = entry.name.endswith(".feature")
+            try:
+                if entry.is_symlink():
+                    if feature or entry.is_dir():
+                        problems.append(Problem(_rel(path, root), 0, "a symbolic link (not followed: features live in the directory itself)"))
+                elif entry.is_dir(follow_symlinks=False):
+                    if depth + 1 >= MAX_FEATURE_DEPTH:
+                        problems.append(Problem(_rel(path, root) + "/", 0, f"nested more than {MAX_FEATURE_DEPTH} directories deep (not searched)"))
+                    elif feature:
+                        problems.append(Problem(_rel(path, root), 0, "a directory, not a feature file"))
+                    else:
+                        todo.append((path, depth + 1))
+                elif feature and not entry.is_file(follow_symlinks=False):
+                    problems.append(Problem(_rel(path, root), 0, "not a regular file"))
+                elif feature and entry.stat(follow_symlinks=False).st_size > MAX_FEATURE_BYTES:
+                    problems.append(Problem(_rel(path, root), 0, f"larger than {MAX_FEATURE_BYTES // (1024 * 1024)} MiB (not read)"))
+                elif feature:
+                    found.append(path)
+            except OSError:
+                problems.append(Problem(_rel(path, root), 0, "cannot be examined"))
+    return sorted(found), problems
+
+
+def parse_problems(shown: str, exc: Exception) -> list[Problem]:
+    """One problem per error the Gherkin parser reported, at its line, with the parser's own
+    ``(line:col): message``; pytest-bdd's own errors (a step out of place) at their line."""
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None) or ([cause] if hasattr(cause, "location") else [])
+    found = []
+    for error in errors:
+        location = getattr(error, "location", None) or {}
+        found.append(Problem(shown, int(location.get("line") or 0), f"Gherkin syntax error {_public(str(error))}"))
+    if found:
+        return found
+    line, text = getattr(exc, "line", 0), getattr(exc, "message", None)
+    if isinstance(line, int) and isinstance(text, str):  # pytest-bdd's GherkinParseError
+        return [Problem(shown, line, f"does not parse as Gherkin: {_public(text)}")]
+    if isinstance(exc, UnicodeDecodeError):
+        return [Problem(shown, 0, "cannot be read: not UTF-8")]
+    return [Problem(shown, 0, f"does not parse as Gherkin ({type(exc).__name__})")]
+
+
+def _public(text: str) -> str:
+    """The parser's message on one line; withheld if it quotes a private value from the file."""
+    from pwh._core.boundary import BoundaryScanner
+
+    text = " ".join(text.split())[:300]
+    return "(message withheld: it would quote a private value)" if BoundaryScanner().scan_value(text) else text
+
+
+def _rel(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` (a symbolic link named where it is, not where it points)."""
+    try:
+        return (path.parent.resolve() / path.name).relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path.name

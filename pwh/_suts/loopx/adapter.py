@@ -1,0 +1,382 @@
+"""The ``loopx`` SUT adapter: the shipped LoopX post-writeback dispatcher behind the seam.
+
+It hands LoopX the harness's registrations, producers and committed receipts in LoopX's own
+shapes (:mod:`pwh._suts.loopx.map`, one table), calls ``dispatch_post_writeback_hooks`` over a
+per-adapter ``runtime_root`` (so replay and the journal are LoopX's own persisted receipts), and
+reports what LoopX returned and stored in RFC terms. What LoopX cannot express raises
+:class:`~pwh._suts.seam.Unsupported`; what it does differently is reported as it is.
+
+loopx is imported only when an adapter is made, after :mod:`pwh._suts.loopx.runtime` has isolated its
+Node runtime; every adapter of the process shares that one runtime.
+
+Besides LoopX's receipts the adapter keeps a few *bridge notes* on disk (so ``restart`` needs
+nothing else): which LoopX source event id each harness receipt got (LoopX's receipts name only
+that id), the RFC intent fields LoopX has no place for (``carried`` rows), and the order in which
+receipts first appeared (LoopX's files have none). They only translate; they decide no outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pwh._core import codes
+from pwh._core.codes import Rejection
+from pwh._suts.loopx.map import (
+    CARRIED,
+    ENVELOPE,
+    EVENT_KINDS,
+    SCHEMAS,
+    Binding,
+    LoopxDivergence,
+    StopDispatch,
+    family,
+    get_path,
+    lacks,
+    loopx_version,
+    plain_copy,
+    reference_dispatch_id_for,
+    registration_problems,
+    row,
+    to_loopx_event_kind,
+    to_loopx_id,
+    to_loopx_result,
+    to_loopx_source,
+    to_rfc_code,
+    to_rfc_input,
+    to_rfc_record,
+)
+from pwh._suts.loopx.runtime import RUNTIME, RuntimeUnavailable
+from pwh._core.outcome import DispatchOutcome, HookOutcome
+from pwh._core.profile import CORE_CEILINGS, Profile
+from pwh._core.registry import IntentKindCatalog, RegistrationRejected
+from pwh._suts.seam import PrimaryAccess, Producer, SUTLoadError, Unsupported
+
+# How long past its own timeout_ms the adapter watches a producer before concluding that LoopX,
+# which has no timeout, would keep waiting for it.
+WATCH_GRACE_SECONDS = 0.5
+
+
+@dataclass
+class _Hook:
+    registration: dict[str, Any]  # as the harness gave it
+    loopx: Any  # its PostWritebackHookRegistration
+
+
+class _Provider:
+    """The producer LoopX calls. It translates LoopX's input to RFC terms, runs the harness
+    producer on a watch (LoopX has no timeout: a producer still running past its ``timeout_ms``
+    ends the dispatch as a divergence instead of hanging the run), and translates the result back."""
+
+    def __init__(self, sut: LoopxSUT, registration: Mapping[str, Any], producer: Producer) -> None:
+        self.sut, self.registration, self.producer = sut, registration, producer
+
+    def __call__(self, loopx_input: Mapping[str, Any]) -> Any:
+        event_id = get_path(loopx_input, "receipt.event_id")
+        self.sut._learn(event_id)
+        binding = self.sut._binding(self.registration, event_id)
+        value = self._watched(to_rfc_input(loopx_input, self.registration, binding))
+        return to_loopx_result(value, self.registration, binding, self.sut._carry)
+
+    def _watched(self, hook_input: dict[str, Any]) -> Any:
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = self.producer(hook_input)
+            except BaseException as exc:  # re-raised below, in LoopX's thread, which isolates it
+                box["error"] = exc
+
+        hook_id = self.registration.get("hook_id")
+        limit_ms = get_path(self.registration, "budget.timeout_ms")
+        limit_ms = limit_ms if isinstance(limit_ms, int) else CORE_CEILINGS["timeout_ms"]
+        worker = threading.Thread(target=run, name=f"pwh-loopx-{hook_id}", daemon=True)
+        worker.start()
+        worker.join(limit_ms / 1000 + WATCH_GRACE_SECONDS)
+        if worker.is_alive():  # a provider LoopX would wait for as long as it runs
+            watched = round(limit_ms + WATCH_GRACE_SECONDS * 1000)
+            raise StopDispatch(LoopxDivergence(
+                f"hook {hook_id} given up on at its {limit_ms} ms timeout (producer_timed_out)",
+                f"loopx {loopx_version()} was still waiting for hook {hook_id} {watched} ms after calling it "
+                f"({row('registration.budget.timeout_ms').note})",
+                clause="§10: core enforces each hook's wall time",
+            ))
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+
+def _sentinel(hook_input: Mapping[str, Any]) -> dict[str, Any]:
+    """The provider of an install-time probe: the harness's own provider is never called there."""
+    return {}
+
+
+class LoopxSUT:
+    """The shipped LoopX, reached through ``dispatch_post_writeback_hooks`` over its own receipts."""
+
+    name = "loopx"
+
+    def __init__(self, *, workdir: str | Path | None = None) -> None:
+        try:
+            RUNTIME.acquire()
+        except RuntimeUnavailable as exc:
+            raise SUTLoadError(str(exc)) from None
+        self._open = True
+        try:
+            from loopx.control_plane import capability_hooks
+        except ImportError:
+            self.close()
+            raise SUTLoadError("the loopx extra is not installed: pip install -e '.[loopx]'") from None
+        self._lx = capability_hooks
+        self._own_dir = workdir is None
+        self.workdir = Path(tempfile.mkdtemp(prefix="pwh-loopx-sut-")) if workdir is None else Path(workdir)
+        self.root = (self.workdir / "runtime_root").resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._catalog = IntentKindCatalog()
+        self._hooks: list[_Hook] = []
+        self._current: dict[str, Any] | None = None
+        self._notes = self._load_notes()
+
+    # -- seam -------------------------------------------------------------------------------------
+
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
+        """LoopX has no catalog: the kind is kept for the adapter's RFC checks, and a case only a
+        catalog could decide is Unsupported."""
+        try:
+            self._catalog.register(kind, payload_schema)
+        except RegistrationRejected:
+            raise lacks("seam.register_intent_kind") from None
+        return []
+
+    def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
+        if not isinstance(registration, Mapping):
+            raise Unsupported(f"loopx {loopx_version()} takes registrations as PostWritebackHookRegistration "
+                              "objects: a registration that is not an object cannot be offered to it")
+        problems = registration_problems(registration, self._catalog.kinds)
+        if problems:
+            concept, known = problems[0]
+            raise lacks(known.harness if known else concept)
+        reg = dict(registration)
+        loopx = self._to_loopx_registration(reg, _Provider(self, reg, producer))
+        rejected = self._probe(loopx)
+        if not rejected:
+            self._hooks.append(_Hook(reg, loopx))
+        return rejected
+
+    def set_profile(self, profile: Profile) -> None:
+        """Only LoopX's one mode is expressible: the default profile with the phase on."""
+        given = profile.to_json()
+        for key, r in family("profile.").items():
+            if given[key] != r.only or type(given[key]) is not type(r.only):  # 1 == True, yet not LoopX's mode
+                raise lacks(f"profile.{key}")
+
+    def dispatch(self, source: Mapping[str, Any], *, primary: PrimaryAccess | None = None) -> DispatchOutcome:
+        receipt_id = source.get("receipt_id") if isinstance(source, Mapping) else None
+        event_kind = source.get("event_kind") if isinstance(source, Mapping) else None
+        loopx_source = to_loopx_source(source)
+        before = self._receipt_files()
+        self._current = {"receipt_id": receipt_id, "event_kind": event_kind, "event_id": None}
+        try:
+            with RUNTIME.request_scope():
+                result = self._lx.dispatch_post_writeback_hooks(
+                    [h.loopx for h in self._hooks], source=loopx_source, runtime_root=self.root
+                )
+        except self._lx.PostWritebackSourceRejected:
+            reason = f"loopx rejected the source packet ({row('dispatch.source_rejected').loopx})"
+            return DispatchOutcome(receipt_id, event_kind, False, codes.SOURCE_REJECTED,
+                                   Rejection(codes.SOURCE_REJECTED, "$", reason))
+        except StopDispatch as stop:
+            raise stop.error from None
+        except Exception as exc:  # shown compactly in the report, never as a traceback
+            raise LoopxDivergence("LoopX's dispatch to return its result",
+                                  f"loopx {loopx_version()} raised {type(exc).__name__}") from None
+        else:
+            return self._outcome(receipt_id, event_kind, result, before)
+        finally:
+            self._current = None
+            self._save_notes()
+
+    def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
+        raise lacks("seam.redeliver")
+
+    @property
+    def crash_points(self) -> tuple[str, ...]:
+        return ()
+
+    def arm_crash(self, point: str) -> None:
+        raise lacks("seam.arm_crash")
+
+    def restart(self) -> None:
+        """LoopX keeps nothing in memory between dispatches; reload the bridge notes from disk."""
+        self._current = None
+        self._notes = self._load_notes()
+
+    def journal_records(self) -> list[dict[str, Any]]:
+        files = {n: _json_object(data) for n, data in self._receipt_files().items()}
+        order = {d: i for i, d in enumerate(self._notes["order"])}
+        names = sorted(files, key=lambda n: (order.get(n.removesuffix(".json"), len(order)), n))
+        return [self._to_rfc_record(record) for n in names if (record := files[n]) is not None]
+
+    def inject_fault(self, fault: str) -> None:
+        raise lacks("seam.inject_fault")
+
+    def close(self) -> None:
+        if not getattr(self, "_open", False):
+            return
+        self._open = False
+        if getattr(self, "_own_dir", False):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        RUNTIME.release()
+
+    # -- registrations ----------------------------------------------------------------------------------
+
+    def _to_loopx_registration(self, reg: Mapping[str, Any], producer: Callable[[Mapping[str, Any]], Any]) -> Any:
+        def tokens(value: Any, convert: Callable[[Any], Any] = lambda v: v) -> Any:
+            return tuple(convert(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+        fields = {r.loopx: reg.get(key) for key, r in family("registration.").items() if r.loopx and "." not in key}
+        fields["capability_id"] = to_loopx_id(fields["capability_id"])
+        fields["event_kinds"] = tokens(fields["event_kinds"], to_loopx_event_kind)
+        fields["intent_kinds"] = tokens(fields["intent_kinds"])
+        fields["requested_read_scope"] = tokens(fields["requested_read_scope"])
+        fields[str(row("registration.budget.max_result_bytes").loopx)] = get_path(reg, "budget.max_result_bytes")
+        fields[str(row("registration.provider").loopx)] = producer
+        return self._lx.PostWritebackHookRegistration(**fields)
+
+    def _probe(self, candidate: Any) -> list[Rejection]:
+        """LoopX's own verdict on ``candidate`` (beside any installed hook with its id), from a
+        dispatch whose providers are the adapter's sentinel and which persists nothing."""
+        same = [h.loopx for h in self._hooks if h.loopx.hook_id == candidate.hook_id]
+        kinds = candidate.event_kinds
+        kind = kinds[0] if isinstance(kinds, tuple) and kinds and isinstance(kinds[0], str) else EVENT_KINDS["todo_completed"]
+        probe_source = {
+            "schema_version": SCHEMAS["pwh_primary_receipt_v0"], "event_kind": kind, "status": "committed", "durable": True,
+            "identity": {"goal_id": "goal_probe", "agent_id": "agent_probe", "todo_id": "todo_probe",
+                         "turn_instance_id": "turn_probe", "effect_id": "effect_probe"},
+            "state_version": "rev_probe", "receipt_id": "receipt_probe", "committed_at": "1970-01-01T00:00:00Z",
+            "projection": {},
+        }
+        with RUNTIME.request_scope():
+            result = self._lx.dispatch_post_writeback_hooks(
+                [replace(r, producer=_sentinel) for r in (*same, candidate)], source=probe_source, runtime_root=None
+            )
+        found = {f.get("error_code") for f in result.get("failures", []) if f.get("hook_id") == candidate.hook_id}
+        if row("install.duplicate_hook_id").loopx in found:
+            return [Rejection(codes.REGISTRATION_REJECTED, "$.hook_id", "loopx reports duplicate_hook_id")]
+        if row("install.rejected").loopx in found:
+            return [Rejection(codes.REGISTRATION_REJECTED, "$", "loopx rejected the registration; it names no field")]
+        return []
+
+    # -- outcomes ---------------------------------------------------------------------------------------
+
+    def _outcome(self, receipt_id: Any, event_kind: Any, result: Mapping[str, Any], before: dict[str, bytes]) -> DispatchOutcome:
+        """Each hook's outcome from LoopX's answer (failures, replays) and its receipts on disk
+        (status, intents, dispatch id: the answer names none of these per hook)."""
+        raw = self._receipt_files()
+        after = {n: _json_object(data) for n, data in raw.items()}
+        changed = [r for n, r in sorted(after.items()) if r is not None and raw[n] != before.get(n)]
+        for receipt in changed:
+            self._learn(receipt.get("source_receipt_id"))
+        for intent in result.get("intents", []):
+            self._learn(get_path(intent, "source_receipt_id"))
+        event_id = (self._current or {}).get("event_id") or self._event_id_of(receipt_id)
+        mine = {r.get("hook_id"): r for r in after.values() if r is not None and event_id and r.get("source_receipt_id") == event_id}
+        for receipt in sorted(changed, key=lambda r: (str(r.get("hook_id")), str(r.get("dispatch_id")))):
+            if receipt.get("dispatch_id") not in self._notes["order"]:
+                self._notes["order"].append(receipt.get("dispatch_id"))
+        failures: dict[str, list[str]] = {}
+        for failure in result.get("failures", []):
+            failures.setdefault(failure.get("hook_id"), []).append(failure.get("error_code"))
+        replayed = set(result.get("replayed_hooks", []))
+        hooks = tuple(
+            self._hook_outcome(h, mine.get(h), failures.get(h, []), h in replayed)
+            for h in sorted({h.loopx.hook_id for h in self._hooks})
+        )
+        journal_error = codes.JOURNAL_WRITE_FAILED if any(h.failure_code == codes.JOURNAL_WRITE_FAILED for h in hooks) else None
+        runtime = result.get("runtime_failure")
+        if isinstance(runtime, Mapping) and runtime.get("phase") == "preflight":
+            code = "runtime_result_invalid"
+            note = f"loopx runtime_failure: {runtime.get('diagnostic_code')}"
+            return DispatchOutcome(receipt_id, event_kind, False, code, Rejection(code, "$", "loopx could not admit the dispatch"),
+                                   hooks, journal_error, (note,))
+        return DispatchOutcome(receipt_id, event_kind, True, hooks=hooks, journal_error=journal_error)
+
+    def _hook_outcome(self, hook_id: str, receipt: Mapping[str, Any] | None, failures: list[str], replayed: bool) -> HookOutcome:
+        record = self._to_rfc_record(receipt) if receipt is not None else None
+        dispatch_id = record["dispatch_id"] if record else None
+        attempts = record["attempts"] if record else 0
+        if failures:
+            code = to_rfc_code(failures[0])
+            intents = tuple(record["intents"]) if record else ()
+            rejection = Rejection(str(code), "$", f"loopx {failures[0]}")
+            return HookOutcome(hook_id, dispatch_id, "failed", code, intents, replayed, attempts, record is not None, rejection)
+        if record is None:
+            return HookOutcome(hook_id, None, "failed", "loopx_reported_nothing", (), replayed, 0, False)
+        return HookOutcome(hook_id, dispatch_id, record["status"], record["failure_code"], tuple(record["intents"]),
+                           replayed, attempts, True)
+
+    def _to_rfc_record(self, receipt: Mapping[str, Any]) -> dict[str, Any]:
+        event = self._notes["events"].get(receipt.get("source_receipt_id"), {})
+        key = f"{receipt.get('hook_id')}|{get_path(receipt, 'intent.idempotency_key')}"
+        return to_rfc_record(receipt, event, self._notes["carried"].get(key, {}))
+
+    # -- bridge notes -----------------------------------------------------------------------------------
+
+    def _learn(self, event_id: Any) -> None:
+        """Note that ``event_id`` is LoopX's id of the receipt being dispatched."""
+        current = self._current
+        if current is None or not isinstance(event_id, str):
+            return
+        current["event_id"] = current["event_id"] or event_id
+        if event_id not in self._notes["events"]:
+            self._notes["events"][event_id] = {"receipt_id": current["receipt_id"], "event_kind": current["event_kind"]}
+
+    def _carry(self, hook_id: str, intent: Mapping[str, Any]) -> None:
+        fields = {k: plain_copy(intent[k]) for k in ENVELOPE if row(f"intent.{k}").loopx == CARRIED}
+        self._notes["carried"][f"{hook_id}|{intent.get('intent_id')}"] = fields
+
+    def _binding(self, registration: Mapping[str, Any], event_id: Any) -> Binding:
+        dispatch = reference_dispatch_id_for(self._current or {}, registration.get("hook_id"))
+        return Binding(dispatch or event_id, event_id)
+
+    def _event_id_of(self, receipt_id: Any) -> str | None:
+        for event_id, known in self._notes["events"].items():
+            if known.get("receipt_id") == receipt_id:
+                return event_id
+        return None
+
+    def _load_notes(self) -> dict[str, Any]:
+        notes = _json_object(_read(self.workdir / "bridge_notes.json")) or {}
+        return {"events": notes.get("events", {}), "carried": notes.get("carried", {}), "order": notes.get("order", [])}
+
+    def _save_notes(self) -> None:
+        path = self.workdir / "bridge_notes.json"
+        if not self.workdir.is_dir():
+            return
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._notes, sort_keys=True), "utf-8")
+        tmp.replace(path)
+
+    def _receipt_files(self) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted(self.root.glob("goals/*/post_writeback_hooks/*.json"))}
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _json_object(data: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
