@@ -8,7 +8,7 @@ finding names ``line N`` (1-based), never the text.
 
 from __future__ import annotations
 
-from pwh._core.boundary import _DEFAULT, BoundaryScanner, Finding
+from pwh._core.boundary.scanner import _DEFAULT, BoundaryScanner, Finding
 
 __all__ = ["scan_text"]
 

@@ -1,0 +1,528 @@
+"""The scanner: a hostile-safe iterative walk over JSON-like values, with a memo and quick checks.
+
+It never raises and never calls a method of a scanned object; deep or cyclic values end in one
+``unscannable`` finding. What counts as private in one string is :mod:`.detectors`' business.
+"""
+
+
+from __future__ import annotations
+
+import gc
+import re
+import types
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pwh._core.boundary.detectors import (
+    _DOTTED_ID,
+    _IPV4,
+    _IPV6,
+    _LOCALHOST,
+    _PLAIN,
+    _TIMESTAMP,
+    _TRANSCRIPT_ROLES,
+    _WWW,
+    _categories,
+    _has_hostname,
+    _is_ipv6,
+    is_env_name,
+)
+from pwh._core.boundary.fields import (
+    _G_DOTTED,
+    _LAST_KEY,
+    _SCHEMA_NAME_MAPS,
+    _SECRET,
+    OPAQUE_FIELDS,
+)
+from pwh._core.boundary.hosts import host_kind
+from pwh._core.boundary.secrets import (
+    _FAST_ID,
+    has_token_shape,
+    is_placeholder,
+    is_secret_key,
+)
+from pwh._core.boundary.text import forms
+
+# Nesting deeper than this is not walked; real packets are a handful of levels deep.
+MAX_DEPTH = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing that must not cross the public boundary: its category and where it is, never its value."""
+
+    category: str
+    path: str
+
+    def to_json(self) -> dict[str, str]:
+        """The finding as a JSON object, safe to publish because it holds no scanned content."""
+        return {"category": self.category, "path": self.path}
+
+
+
+# --------------------------------------------------------------------------------------------
+# The scanner.
+# --------------------------------------------------------------------------------------------
+
+_SAFE_KEY = re.compile(r"[A-Za-z0-9_$][A-Za-z0-9_.$\-]{0,63}")
+_PATH_PART = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\]]*)'\]|\[(?:[0-9]+|\?)\]")  # one step of a JSON path
+_EXIT = object()  # stack marker: a container's children are done (for cycle detection)
+_Found = set[tuple[str, str]]  # (path, category)
+# Types that can carry nothing private. Tested with issubclass, never "in a set": hashing a type
+# would run its metaclass's __hash__, which may be hostile.
+_SCALARS = (int, float, type(None))  # bool is an int
+_QUICK_SCALARS = frozenset({int, float, bool, type(None)})
+_PROXY = types.MappingProxyType  # how the dispatcher freezes the input it hands to a provider
+_MEMO_MAX_TEXT = 256  # only strings up to this length are memoised ...
+_MEMO_MAX_ENTRIES = 4096  # ... and the memo is emptied when it reaches this size
+_KEY_SECRET, _KEY_ENV, _KEY_ROLE, _KEY_CONTENT = 1, 2, 4, 8  # what a dict key says about its value
+_KeyInfo = tuple[tuple[str, ...], str, int]  # (the key's own categories, its path suffix, _KEY_* flags)
+_ODD_KEY: _KeyInfo = ((), "[?]", 0)  # a key that is not a string: never read, shown as "[?]"
+
+
+
+
+def _root_context(path: str) -> re.Pattern[str] | None:
+    """The grammar of the field a root path ends in (``$.receipt_id``, ``$.source.fact_refs[0]``)."""
+    match = _LAST_KEY.search(path) if type(path) is str else None
+    if match is None:
+        return None
+    return OPAQUE_FIELDS.get(match.group(1) if match.group(1) is not None else match.group(2))
+
+
+def _as_str_list(items: Iterable[str]) -> list[str]:
+    """Accept one string or an iterable of strings; silently drop anything else (never str() it)."""
+    if items is None:
+        return []
+    if issubclass(type(items), str):
+        items = [items]  # type: ignore[list-item]  # one name, not its characters
+    out: list[str] = []
+    for item in items:
+        if issubclass(type(item), str):
+            text = str.__str__(item)
+            if text.strip():
+                out.append(text)
+    return out
+
+
+
+class BoundaryScanner:
+    """Finds private data in JSON-like values and text; shareable across threads.
+
+    Its configuration is fixed at construction. The only mutable state is a bounded memo of the
+    short strings found clean: the same keys, schema versions and hook ids recur in every hook
+    input, and a memo hit costs one dict lookup instead of a rule pass. Strings with findings are
+    never kept, so the scanner does not retain private data.
+    """
+
+    __slots__ = ("_allow", "_allow_re", "_key_memo", "_key_sets", "_memo", "_names_re", "_opaque_memo")
+
+    def __init__(self, private_names: Iterable[str] = (), allow: Iterable[str] = ()) -> None:
+        """``private_names``: an organisation's deny-list, matched case-insensitively as whole words
+        (only letters and digits continue a word, so ``acme`` is found in ``acme_goal``).
+        ``allow``: exact public strings never flagged, as a whole value or as a bounded part of one."""
+        names = sorted({n.lower() for n in _as_str_list(private_names)}, key=len, reverse=True)
+        self._names_re: re.Pattern[str] | None = None
+        if names:
+            alternatives = "|".join(r"\s+".join(map(re.escape, n.split())) for n in names)
+            # Matched on lowered text without re.I and without a leading look-behind: both would
+            # disable the regex engine's prefix scan (4x slower); the start boundary is checked by hand.
+            self._names_re = re.compile(rf"(?:{alternatives})(?![^\W_])")
+        allowed = sorted(set(_as_str_list(allow)), key=len, reverse=True)
+        self._allow = frozenset(allowed)
+        self._allow_re: re.Pattern[str] | None = None
+        if allowed:
+            self._allow_re = re.compile(
+                r"(?<![A-Za-z0-9_.\-@/])(?:" + "|".join(map(re.escape, allowed)) + r")"
+                r"(?![A-Za-z0-9_\-@/]|\.[A-Za-z0-9])"
+            )
+        self._memo: dict[str, tuple[str, ...]] = {}
+        self._key_memo: dict[str, _KeyInfo] = {}
+        self._key_sets: dict[tuple[str, ...], bool] = {}
+        self._opaque_memo: dict[str, bool] = {}  # typed opaque ids found clean as ids
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def scan_value(self, value: Any, path: str = "$") -> list[Finding]:
+        """Walk dicts (keys and values), lists, tuples and strings; other types are skipped unread.
+
+        A key that is itself flagged, or is not a plain token, shows in paths as ``[?]`` so a path
+        never repeats private content.
+        """
+        root = path if type(path) is str else "$"
+        found: _Found = set()
+        try:
+            self._walk(value, root, found)
+        except Exception:  # a scanner bug must read as "not proven clean", never crash the dispatcher
+            found.add((root, "unscannable"))
+        return _sorted(found)
+
+    def text_categories(self, text: str) -> tuple[str, ...]:
+        """The categories found in one string, not memoised: for a caller scanning the lines of a
+        file (pwh._harness.text_scan), which rarely repeat and must not crowd out the ids the memo holds."""
+        return self._scan_str_uncached(text)
+
+    def texts_clean(self, texts: Iterable[str]) -> bool:
+        """True when no string of ``texts`` (exact ``str`` values) would be flagged on its own:
+        for callers that know the shape around them and need only a yes or no."""
+        scan = self._scan_str
+        for text in texts:
+            if scan(text):
+                return False
+        return True
+
+    def keys_clean(self, keys: tuple[str, ...]) -> bool:
+        """True when no key of ``keys`` (exact ``str``) is flagged, shown as ``[?]``, or marks its
+        value as a secret, an environment value or part of a transcript: a dict with only these
+        keys and clean scalar values then scans clean. Memoised per tuple (a schema's key set)."""
+        verdict = self._key_sets.get(keys)
+        if verdict is None:
+            verdict = True
+            for key in keys:
+                categories, suffix, flags = self._key_info(key)
+                if categories or flags or suffix == "[?]":
+                    verdict = False
+            if len(self._key_sets) < 64:  # a handful of schema key sets; never unbounded
+                self._key_sets[keys] = verdict
+        return verdict
+
+    def is_clean(self, value: Any) -> bool:
+        """True when nothing in ``value`` may not cross the public boundary."""
+        return self.quickly_clean(value) or not self.scan_value(value)
+
+    def quickly_clean(self, value: Any, depth: int = 0) -> bool:
+        """True only when ``value`` is plain JSON whose every key and string would pass on its own
+        (no path bookkeeping, memoised); False means 'not proven here': ask :meth:`scan_value`.
+        A key that could mark a secret, an environment value or a transcript, a container deeper
+        than 32 levels, or any non-JSON object answers False."""
+        kind = type(value)
+        if kind is str:
+            return not self._scan_str(value)
+        if kind is dict:
+            if depth >= 32:
+                return False
+            for key in value:  # reading a plain dict's keys runs none of their code
+                if type(key) is not str:
+                    return False
+            if not self.keys_clean(tuple(value)):
+                return False
+            return self._children_clean(value.values(), depth)
+        if kind is list or kind is tuple:
+            if depth >= 32:
+                return False
+            return self._children_clean(value, depth)
+        return kind in _QUICK_SCALARS
+
+    def _children_clean(self, children: Iterable[Any], depth: int) -> bool:
+        scan = self._scan_str
+        for child in children:
+            kind = type(child)
+            if kind is str:  # the usual child, judged here rather than by a call per string
+                if scan(child):
+                    return False
+            elif kind not in _QUICK_SCALARS and not self.quickly_clean(child, depth + 1):
+                return False
+        return True
+
+    def public_path(self, path: str) -> str:
+        """A JSON path as pwh renders it (``$.a['b-c'][0]``) with every key this scanner would flag
+        shown as ``[?]``: a rejection's path names where, never a private key (a token, a host,
+        a declared name). Anything that is not such a path becomes ``$``."""
+        if type(path) is not str or not path.startswith("$"):
+            return "$"
+        out, pos = ["$"], 1
+        for match in _PATH_PART.finditer(path, 1):
+            if match.start() != pos:
+                return "$"
+            key = match.group(1) if match.group(1) is not None else match.group(2)
+            out.append("[?]" if key is not None and self._scan_str(key) else match.group(0))
+            pos = match.end()
+        return "".join(out) if pos == len(path) else "$"
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _scan_str(self, text: str) -> tuple[str, ...]:
+        """The categories found in one string (empty for the usual opaque id), memoised for short strings."""
+        cached = self._memo.get(text)
+        if cached is not None:
+            return cached
+        if (_FAST_ID.fullmatch(text) and "xox" not in text and "xapp" not in text and "localhost" not in text) or (
+            text[:2].isdigit() and _TIMESTAMP.fullmatch(text)
+        ):
+            # An opaque lowercase id of words and numbers ("receipt_000042", _boundary_secrets.fast_clean,
+            # inlined) or a bare timestamp: no structural rule applies, only a declared name can be in it.
+            # Digests are unique per dispatch: rechecked, not memoised; the rest is memoised (the
+            # words recur in every input; the memo's bound keeps the numbered ids from piling up).
+            if self._names_re is not None and text not in self._allow and self._has_private_name(text):
+                return ("private_name",)
+            if len(text) > 60:
+                return ()
+            result: tuple[str, ...] = ()
+        else:
+            result = self._scan_str_uncached(text)
+        if not result and len(text) <= _MEMO_MAX_TEXT:  # only clean strings: the memo never holds private data
+            if len(self._memo) >= _MEMO_MAX_ENTRIES:
+                self._memo.clear()
+            self._memo[text] = result
+        return result
+
+    def _scan_str_uncached(self, text: str) -> tuple[str, ...]:
+        if text in self._allow:
+            return ()
+        variants = forms(text)
+        if len(variants) == 1 and variants[0] is text:
+            return self._rules(text)
+        out: list[str] = []
+        for form in variants:
+            if form in self._allow:
+                continue
+            out.extend(c for c in self._rules(form) if c not in out)
+        return tuple(out)
+
+    def _rules(self, text: str) -> tuple[str, ...]:
+        """Every rule on one (normalised) form, through the fast lanes of the usual id shapes."""
+        if self._allow_re is not None:
+            text = self._allow_re.sub(" ", text)
+        out: list[str] = []
+        if _PLAIN.fullmatch(text):  # [A-Za-z0-9_-]*: only token shapes (and "localhost") can match
+            if has_token_shape(text):
+                out.append("credential")
+            if ("ocalhost" in text or "OCALHOST" in text) and _LOCALHOST.search(text):
+                out.append("hostname")
+        elif _DOTTED_ID.fullmatch(text):
+            if text.count(".") >= 3 and _IPV4.search(text):
+                out.append("ip_address")
+            if _has_hostname(text, True, opaque=False):
+                out.append("hostname")
+            if "www." in text and _WWW.search(text):
+                out.append("url")
+            if has_token_shape(text):
+                out.append("credential")
+        elif not _TIMESTAMP.fullmatch(text):
+            out = _categories(text)
+        if self._names_re is not None and self._has_private_name(text):
+            out.append("private_name")
+        return tuple(out)
+
+    def _scan_opaque(self, text: str) -> tuple[str, ...]:
+        """A string that matches the grammar of the opaque-id field it sits in (SPEC §2: the
+        contracts type these fields as opaque ids): only what such an id can still carry is looked
+        for -- a credential, an IP address, a host name read as an id reads it (``billing.report``
+        is an id, ``build.acme.com`` a host), a declared private name. Memoised when clean."""
+        if text in self._opaque_memo:
+            return ()
+        out: list[str] = []
+        for form in forms(text):
+            if form in self._allow:
+                continue
+            if self._allow_re is not None:
+                form = self._allow_re.sub(" ", form)
+            if has_token_shape(form) and "credential" not in out:
+                out.append("credential")
+            if "ip_address" not in out and (
+                (form.count(".") >= 3 and _IPV4.search(form))
+                or (":" in form and ("::" in form or form.count(":") >= 6) and any(map(_is_ipv6, _IPV6.finditer(form))))
+            ):
+                out.append("ip_address")
+            if "hostname" not in out and _has_hostname(form, "." in form, opaque=True):
+                out.append("hostname")
+            if "private_name" not in out and self._names_re is not None and self._has_private_name(form):
+                out.append("private_name")
+        if not out and len(text) <= _MEMO_MAX_TEXT:
+            if len(self._opaque_memo) >= _MEMO_MAX_ENTRIES:
+                self._opaque_memo.clear()
+            self._opaque_memo[text] = True
+        return tuple(out)
+
+    def _scan_field(self, text: str, grammar: re.Pattern[str] | None) -> tuple[str, ...]:
+        """A string under a key: judged as free data, then, if that finds something and the key is
+        a typed opaque-id field whose grammar the string matches, as an opaque id."""
+        categories = self._memo.get(text)
+        if categories is None:
+            categories = self._scan_str(text)
+        if categories and grammar is not None and grammar.fullmatch(text):
+            return self._scan_opaque(text)
+        return categories
+
+    def _has_private_name(self, text: str) -> bool:
+        names, low = self._names_re, text.lower()
+        match = names.search(low)  # type: ignore[union-attr]
+        while match is not None:
+            start = match.start()
+            if start == 0 or not low[start - 1].isalnum():  # the start-of-word boundary, by hand
+                return True
+            match = names.search(low, start + 1)  # type: ignore[union-attr]
+        return False
+
+    def _key_info(self, key: str) -> _KeyInfo:
+        """For a dict key: (its own categories, its path suffix, _KEY_* flags); memoised."""
+        info = self._key_memo.get(key)
+        if info is not None:
+            return info
+        categories = self._scan_str(key)
+        if "hostname" in categories and _G_DOTTED.fullmatch(key) and host_kind(key.split(".")) == "ambiguous":
+            # a key is a field name: "secret.name" is an id; "hall.dev", "acme.com" stay hosts
+            categories = tuple(c for c in categories if c != "hostname")
+        if categories or not _SAFE_KEY.fullmatch(key):
+            suffix = "[?]"  # the key may itself be private: the path must not spell it out
+        else:  # the same rendering as pwh._core.codes.json_path
+            suffix = f".{key}" if key.isidentifier() else f"['{key}']"
+        normal = forms(key)[-1]  # the confusable skeleton, if any: "pаssword" names a password
+        flags = 0
+        if is_secret_key(normal):
+            flags |= _KEY_SECRET
+        if is_env_name(normal):
+            flags |= _KEY_ENV
+        if key == "role":
+            flags |= _KEY_ROLE
+        elif key == "content":
+            flags |= _KEY_CONTENT
+        info = (categories, suffix, flags)
+        if not categories and len(key) <= _MEMO_MAX_TEXT:
+            if len(self._key_memo) >= _MEMO_MAX_ENTRIES:
+                self._key_memo.clear()
+            self._key_memo[key] = info
+        return info
+
+    def _walk(self, root: Any, root_path: str, found: _Found) -> None:
+        """Iterative depth-first walk: no Python recursion, so no RecursionError at any depth.
+        A stack item is (node, path, depth, context): context is None, a field grammar (the
+        items of a typed id list), or _SECRET (everything under a key that names a secret)."""
+        stack: list[Any] = [(root, root_path, 0, _root_context(root_path))]
+        active: set[int] = set()  # ids of the containers on the current path, to spot cycles
+        reported = False
+        while stack:
+            item = stack.pop()
+            node = item[0]
+            if node is _EXIT:
+                active.discard(item[1])
+                continue
+            path, context = item[1], item[3]
+            kind = type(node)
+            if issubclass(kind, str):
+                text = str.__str__(node)
+                if context is _SECRET:
+                    if text and not is_placeholder(text):
+                        found.add((path, "credential"))
+                    for category in self._scan_str(text):
+                        found.add((path, category))
+                else:
+                    for category in self._scan_field(text, context):
+                        found.add((path, category))
+                continue
+            if context is _SECRET and issubclass(kind, (int, float)) and not issubclass(kind, bool):
+                found.add((path, "credential"))  # a PIN, a numeric key: a number under a secret key
+                continue
+            if kind is _PROXY:
+                node = _unwrap_proxy(node)
+                kind = type(node)
+            is_dict = kind is dict or issubclass(kind, dict)
+            if not (is_dict or issubclass(kind, (list, tuple))):
+                continue  # numbers, None and bools carry nothing; unknown objects are never touched
+            depth = item[2]
+            if depth >= MAX_DEPTH or id(node) in active:
+                if not reported:
+                    found.add((path, "unscannable"))
+                    reported = True
+                continue
+            active.add(id(node))
+            stack.append((_EXIT, id(node)))
+            if is_dict:
+                self._walk_dict(node, path, depth + 1, found, stack, context is _SECRET)
+            else:
+                items = list.__iter__(node) if issubclass(kind, list) else tuple.__iter__(node)
+                self._walk_items(items, path, depth + 1, found, stack, context)
+
+    def _walk_items(
+        self, items: Iterable[Any], path: str, depth: int, found: _Found, stack: list[Any], context: Any
+    ) -> None:
+        children = []
+        grammar = context if context is not _SECRET else None
+        for i, child in enumerate(items):
+            child_kind = type(child)
+            if child_kind is str and context is not _SECRET:  # the common case, scanned inline
+                for category in self._scan_field(child, grammar):
+                    found.add((f"{path}[{i}]", category))
+            elif context is _SECRET or not issubclass(child_kind, _SCALARS):
+                children.append((child, f"{path}[{i}]", depth, context))
+        stack.extend(reversed(children))
+
+    def _walk_dict(
+        self, node: dict[Any, Any], path: str, depth: int, found: _Found, stack: list[Any], secret: bool = False
+    ) -> None:
+        # dict.items() called on the instance reads the table directly: a subclass's overrides never
+        # run, and no key is hashed or compared (a hostile key's __eq__/__hash__ stays uncalled).
+        memo, key_memo = self._memo, self._key_memo
+        # The keys of a JSON Schema "properties" object name fields ("password": {"type": ...});
+        # they hold no values, so a secret-named one there marks nothing below it as a secret.
+        names_fields = path.endswith(_SCHEMA_NAME_MAPS)
+        has_role = has_content = False
+        children = []
+        for key, child in dict.items(node):
+            key_kind = type(key)
+            if key_kind is str:
+                info = key_memo.get(key)
+                if info is None:
+                    info = self._key_info(key)
+                grammar = OPAQUE_FIELDS.get(key)
+            elif issubclass(key_kind, str):
+                info = self._key_info(str.__str__(key))
+                grammar = None
+            else:
+                info, grammar = _ODD_KEY, None
+            key_categories, suffix, flags = info
+            if names_fields:
+                flags &= ~(_KEY_SECRET | _KEY_ENV)
+            under_secret = secret or bool(flags & _KEY_SECRET)
+            child_kind = type(child)
+            if child_kind is str:  # the common case, scanned inline to save a stack round trip
+                categories = memo.get(child)
+                if categories is None or categories and grammar is not None:
+                    categories = self._scan_field(child, grammar)
+            else:
+                categories = ()
+                if under_secret:
+                    if not issubclass(child_kind, type(None)) and not issubclass(child_kind, bool):
+                        children.append((child, path + suffix, depth, _SECRET))
+                elif not issubclass(child_kind, _SCALARS):
+                    children.append((child, path + suffix, depth, grammar))
+            if not (categories or key_categories or flags or secret):
+                continue  # the hot path ends here
+            child_path = path + suffix
+            found.update((child_path, category) for category in key_categories + categories)
+            if child_kind is str and child:
+                if under_secret and not is_placeholder(child):
+                    found.add((child_path, "credential"))
+                if flags & _KEY_ENV:
+                    found.add((child_path, "environment_value"))
+            if flags & _KEY_ROLE:
+                has_role = child_kind is str and child.lower() in _TRANSCRIPT_ROLES
+            elif flags & _KEY_CONTENT:
+                has_content = True
+        if has_role and has_content:
+            found.add((path, "transcript"))
+        stack.extend(reversed(children))
+
+
+def _unwrap_proxy(proxy: types.MappingProxyType[Any, Any]) -> Any:
+    """The mapping behind a read-only proxy (the frozen hook input), found without calling any of its methods."""
+    referents = gc.get_referents(proxy)
+    return referents[0] if len(referents) == 1 else None
+
+
+def _sorted(found: _Found) -> list[Finding]:
+    return [Finding(category, path) for path, category in sorted(found)]
+
+
+_DEFAULT = BoundaryScanner()
+
+
+def scan_value(value: Any, path: str = "$") -> list[Finding]:
+    """Scan ``value`` with the default scanner (no private names, no allow-list)."""
+    return _DEFAULT.scan_value(value, path)
+
+
+def is_clean(value: Any) -> bool:
+    """True when the default scanner finds nothing in ``value``."""
+    return _DEFAULT.is_clean(value)
