@@ -350,7 +350,7 @@ class Dispatcher:
         return validate_result(value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators)
 
     def _boundary_rejection(self, hook_input: dict[str, Any]) -> Rejection | None:
-        found = [] if self.scanner.quickly_clean(hook_input) else self.scanner.scan_value(hook_input)
+        found = self.scanner.scan_value(hook_input)
         if found:
             reason = f"input would carry a {found[0].category.replace('_', ' ')}"
             return Rejection(codes.INPUT_BOUNDARY_REJECTED, found[0].path, reason)
@@ -372,7 +372,7 @@ class Dispatcher:
         """The receipt id is written into every sidecar receipt of the dispatch (JNL-6): one that
         is not an opaque id (an address, a host, a token, a declared name) is refused before any
         hook runs or anything is journaled."""
-        found = [] if self.scanner.quickly_clean(receipt_id) else self.scanner.scan_value(receipt_id, "$.receipt_id")
+        found = self.scanner.scan_value(receipt_id, "$.receipt_id")
         if found:
             reason = f"the receipt id would carry a {found[0].category.replace('_', ' ')} into the journal"
             return Rejection(codes.SOURCE_REJECTED, "$.receipt_id", reason)

@@ -81,7 +81,7 @@ def private_id_rejections(scanner: BoundaryScanner, registration: Mapping[str, A
     out = []
     for key in ("hook_id", "capability_id"):
         value = registration[key]
-        found = [] if scanner.quickly_clean(value) else scanner.scan_value(value, json_path((key,)))
+        found = scanner.scan_value(value, json_path((key,)))
         if found:
             reason = f"the id would carry a {found[0].category.replace('_', ' ')} into every sidecar record"
             out.append(Rejection(codes.REGISTRATION_REJECTED, json_path((key,)), reason))
