@@ -196,9 +196,6 @@ class FakeScheduler:
         """Handle each delivery in order; returns this call's entries (also kept in ``entries``)."""
         return [self._consume_one(receipt) for receipt in intent_receipts]
 
-    def entries_for(self, intent_id: str) -> list[SchedulerEntry]:
-        return [e for e in self.entries if e.intent_id == intent_id]
-
     def _consume_one(self, receipt: Mapping[str, Any]) -> SchedulerEntry:
         try:
             plain = to_plain(receipt)

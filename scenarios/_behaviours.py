@@ -268,6 +268,3 @@ BEHAVIOURS: dict[str, Behaviour] = {
     )
 }
 
-# Behaviours whose provider never answers in time: the scenario must release them at the end.
-HANGING = frozenset({"does not return within its timeout", "loops forever without returning",
-                     "holds the interpreter lock past its timeout when it runs apart from the host"})

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pwh._core import codes
 from pwh._core import crash as _crash
 from pwh._core.canonical import dumps_plain
 from pwh._core.crash import CrashPlan
@@ -105,17 +106,17 @@ def _decode(dispatch_id: str, blob: bytes, stored_sum: str, *, typed: bool = Tru
     import json
 
     if checksum(blob) != stored_sum:
-        raise JournalError("journal_record_corrupt", "a record does not match its checksum")
+        raise JournalError(codes.JOURNAL_RECORD_CORRUPT, "a record does not match its checksum")
     try:
         value = json.loads(blob)
     except (ValueError, RecursionError):
-        raise JournalError("journal_record_corrupt", "a record is not valid JSON") from None
+        raise JournalError(codes.JOURNAL_RECORD_CORRUPT, "a record is not valid JSON") from None
     if not isinstance(value, dict) or value.get("dispatch_id") != dispatch_id:
-        raise JournalError("journal_record_corrupt", "a record does not belong to its key")
+        raise JournalError(codes.JOURNAL_RECORD_CORRUPT, "a record does not belong to its key")
     # A matching checksum proves only that the bytes are the ones some writer stored (another
     # process, an older pwh): a record is trusted only as the bounded typed packet it must be.
-    if typed and schema_rejections(validator("sidecar_receipt"), value, "journal_record_corrupt"):
-        raise JournalError("journal_record_corrupt", "a record is not a valid sidecar receipt")
+    if typed and schema_rejections(validator("sidecar_receipt"), value, codes.JOURNAL_RECORD_CORRUPT):
+        raise JournalError(codes.JOURNAL_RECORD_CORRUPT, "a record is not a valid sidecar receipt")
     return value
 
 
@@ -224,7 +225,7 @@ class SQLiteJournal(Journal):
         try:
             db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0, check_same_thread=False)
         except sqlite3.Error:
-            raise JournalError("journal_open_failed", "the journal database could not be opened") from None
+            raise JournalError(codes.JOURNAL_OPEN_FAILED, "the journal database could not be opened") from None
         try:
             db.execute(f"PRAGMA synchronous={self._synchronous}")
             db.execute("PRAGMA journal_mode=WAL")
@@ -234,7 +235,7 @@ class SQLiteJournal(Journal):
                 db.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error:
             db.close()
-            raise JournalError("journal_open_failed", "the journal database could not be opened") from None
+            raise JournalError(codes.JOURNAL_OPEN_FAILED, "the journal database could not be opened") from None
         return db
 
     @staticmethod
@@ -283,7 +284,7 @@ class SQLiteJournal(Journal):
             self._db.close()
         self._files.close()
         self._db = _OUT_OF_USE  # type: ignore[assignment]
-        return JournalError("journal_write_failed", _DAMAGED)
+        return JournalError(codes.JOURNAL_WRITE_FAILED, _DAMAGED)
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -305,7 +306,7 @@ class SQLiteJournal(Journal):
             except BaseException as exc:
                 self._abandon()
                 if isinstance(exc, sqlite3.Error):
-                    raise JournalError("journal_write_failed", "the journal could not be written") from None
+                    raise JournalError(codes.JOURNAL_WRITE_FAILED, "the journal could not be written") from None
                 raise
             finally:
                 with contextlib.suppress(sqlite3.Error):  # a broken connection reports itself next time
@@ -464,7 +465,7 @@ class SQLiteJournal(Journal):
                 ids,
             ).fetchall()
         except sqlite3.Error:
-            raise JournalError("journal_read_failed", "the journal could not be read") from None
+            raise JournalError(codes.JOURNAL_READ_FAILED, "the journal could not be read") from None
         return {did: _decode(did, _blob(blob), s) for did, blob, s in rows}
 
     def records(self) -> list[dict[str, Any]]:
@@ -474,7 +475,7 @@ class SQLiteJournal(Journal):
                     "SELECT dispatch_id, receipt, checksum FROM sidecar_receipts ORDER BY seq"
                 ).fetchall()
             except sqlite3.Error:
-                raise JournalError("journal_read_failed", "the journal could not be read") from None
+                raise JournalError(codes.JOURNAL_READ_FAILED, "the journal could not be read") from None
         return [_decode(did, _blob(blob), s, typed=False) for did, blob, s in rows]
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pwh._core import codes
 from pwh._core import crash as _crash
 from pwh._core.canonical import dumps_plain
 from pwh._core.crash import CrashPlan
@@ -73,7 +74,7 @@ class MemoryJournal(Journal):
             prior = to_count(self.store.attempts, floors, cap)
             counted = {did: n + 1 for did, n in prior.items() if n < cap}
             if counted and self.store.read_only:
-                raise JournalError("journal_write_failed", "the journal could not be written")
+                raise JournalError(codes.JOURNAL_WRITE_FAILED, "the journal could not be written")
             self.store.attempts.update(counted)
             return prior
 
@@ -99,7 +100,7 @@ class MemoryJournal(Journal):
             results.append(RecordResult(did, outcome, stored))
         self.crash.hit(_crash.JOURNAL_INSIDE_RECORD)  # nothing staged has landed yet
         if self.store.read_only and staged:
-            raise JournalError("journal_write_failed", "the journal could not be written")
+            raise JournalError(codes.JOURNAL_WRITE_FAILED, "the journal could not be written")
         self.store.rows.update(staged)
         self.store.seq = seq
         self.crash.hit(_crash.JOURNAL_AFTER_RECORD)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from pwh._harness.rules import RULES, RULES_BY_ID
+from pwh._harness.rules import RULES
 
 STATUS_MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "self-check": "self", "divergence": "differs", "incomplete": "INCOMPLETE"}
 VERDICT_WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE", "divergence": "DIVERGENCE"}
@@ -341,7 +341,3 @@ def _ranges(lines: Iterable[int]) -> str:
     if start is not None:
         out.append(f"{start}" if start == prev else f"{start}-{prev}")
     return ", ".join(out)
-
-
-def rule_title(rule_id: str) -> str:
-    return RULES_BY_ID[rule_id].case

@@ -26,9 +26,7 @@ from pwh._core.runner import ThreadRunner
 from pwh._core.registry import RegistrationRejected, Registry
 from pwh._reliability.packets import OPEN_KIND, OPEN_PAYLOAD_SCHEMA, STRICT_KIND, STRICT_PAYLOAD_SCHEMA, registration
 
-# Codes the journal reports beyond _codes.DISPATCH_CODES (it cannot be opened / read at all).
-JOURNAL_ONLY_CODES: tuple[str, ...] = ("journal_read_failed", "journal_open_failed")
-STABLE_CODES = frozenset(codes.RFC_FAILURE_CODES) | frozenset(codes.DISPATCH_CODES) | frozenset(JOURNAL_ONLY_CODES)
+STABLE_CODES = frozenset(codes.RFC_FAILURE_CODES) | frozenset(codes.DISPATCH_CODES)  # the journal's codes are dispatch codes
 KEYS = ("tried", "isolated", "uncaught", "leaked", "primary_changed", "false_positives")
 MAX_NOTES = 8
 

@@ -21,7 +21,6 @@ from ._registration import (
     OPERATION,
     POLICY_VERSION,
     REPLANNED,
-    SEGMENT_COMPLETED,
     is_opaque_token,
     payload_problem,
 )
