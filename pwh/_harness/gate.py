@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pwh._version import __version__
 from pwh._harness.gate_error import GateError
+from pwh._harness.paths import fast_tmp, shown
 from pwh._harness.rules import RULE_IDS, RULES, RULES_BY_ID
+from pwh._version import __version__
 
 VERDICT_SCHEMA_VERSION = "pwh_gate_verdict_v1"
 
@@ -180,7 +181,7 @@ def locate(features: str | None) -> tuple[Path, Path]:
     feature_dir = Path(features).resolve() if features else root / "features"
     bindings = root / "scenarios" / "test_matrix.py"
     if not feature_dir.is_dir():
-        raise GateError(f"features directory not found: {_shown(feature_dir)} (pass --features DIR)")
+        raise GateError(f"features directory not found: {shown(feature_dir)} (pass --features DIR)")
     if not bindings.is_file():
         raise GateError("the scenario bindings (scenarios/test_matrix.py) are not installed beside pwh")
     return feature_dir, bindings
@@ -204,7 +205,7 @@ def run_gate(
     refuse_bad_matrix(feature_dir)
     sut_dir = _check_sut_loads(sut)
     root = project_root()
-    with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=_fast_tmp()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=fast_tmp()) as tmp:
         results = Path(tmp) / "results.json"
         data_file = Path(tmp) / "coverage.data"
         pytest_args = [
@@ -320,13 +321,6 @@ def _same_entry(entry: str, directory: str) -> bool:
         return False
 
 
-def _fast_tmp() -> str | None:
-    """A memory-backed temp dir where the machine has one: scenario stores are created and
-    dropped by the hundred, and their fsyncs are not what the matrix judges."""
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
 def _marker_expr(rule_id: str) -> str:
     if rule_id not in RULE_IDS:
         raise GateError(f"unknown row {rule_id!r}")
@@ -357,10 +351,3 @@ def _coverage_summary(data_file: Path, root: Path) -> dict[str, Any]:
         covered_branches += numbers.n_branches - numbers.n_missing_branches
     percent = round(100.0 * covered_branches / total_branches, 1) if total_branches else 100.0
     return {"branch_percent": percent, "branches": total_branches, "covered_branches": covered_branches, "modules": modules}
-
-
-def _shown(path: Path) -> str:
-    try:
-        return path.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return path.name

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pwh._core.boundary import BoundaryScanner
+from pwh._harness.paths import relative
 from pwh._harness.rules import RULE_IDS
 
 RESULTS_OPTION = "--pwh-results"
@@ -49,7 +50,7 @@ class _Recorder:
 
     def pytest_bdd_before_scenario(self, request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
         meta = self.meta.setdefault(request.node.nodeid, {"tags": [], "params": ""})
-        meta["feature"] = _relative(Path(feature.filename), self.root)
+        meta["feature"] = relative(Path(feature.filename), self.root)
         meta["feature_name"] = feature.name
         meta["line"] = scenario.line_number
         meta["scenario"] = scenario.name
@@ -158,13 +159,6 @@ def _skip_reason(report: pytest.TestReport) -> str:
 
 def _short_id(nodeid: str) -> str:
     return nodeid.split("::", 1)[-1]
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.name
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pwh._harness.paths import relative
 from pwh._harness.rules import RULE_IDS
 
 
@@ -64,9 +65,9 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
     per_rule = {r: 0 for r in RULE_IDS}
     files, problems = feature_files(features_dir, root)
     if not files and not problems:
-        problems.append(Problem(_rel(features_dir, root) + "/", 0, "no .feature files"))
+        problems.append(Problem(relative(features_dir, root) + "/", 0, "no .feature files"))
     for path in files:
-        shown = _rel(path, root)
+        shown = relative(path, root)
         try:
             feature = FeatureParser(str(path.parent), path.name).parse()
         except Exception as exc:  # noqa: BLE001 - any parse failure is this file's problem, named by line
@@ -92,7 +93,7 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
                 per_rule[known[0]] += len(contexts)
     for rule, count in per_rule.items():
         if count == 0:
-            problems.append(Problem(_rel(features_dir, root) + "/", 0, f"row {rule} has no scenario"))
+            problems.append(Problem(relative(features_dir, root) + "/", 0, f"row {rule} has no scenario"))
     return sorted(set(problems)), per_rule
 
 
@@ -116,7 +117,7 @@ def feature_files(features_dir: Path, root: Path | None = None) -> tuple[list[Pa
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
-            problems.append(Problem(_rel(folder, root) + "/", 0, "a directory that cannot be listed"))
+            problems.append(Problem(relative(folder, root) + "/", 0, "a directory that cannot be listed"))
             continue
         for entry in entries:
             path = folder / entry.name
@@ -124,22 +125,22 @@ def feature_files(features_dir: Path, root: Path | None = None) -> tuple[list[Pa
             try:
                 if entry.is_symlink():
                     if feature or entry.is_dir():
-                        problems.append(Problem(_rel(path, root), 0, "a symbolic link (not followed: features live in the directory itself)"))
+                        problems.append(Problem(relative(path, root), 0, "a symbolic link (not followed: features live in the directory itself)"))
                 elif entry.is_dir(follow_symlinks=False):
                     if depth + 1 >= MAX_FEATURE_DEPTH:
-                        problems.append(Problem(_rel(path, root) + "/", 0, f"nested more than {MAX_FEATURE_DEPTH} directories deep (not searched)"))
+                        problems.append(Problem(relative(path, root) + "/", 0, f"nested more than {MAX_FEATURE_DEPTH} directories deep (not searched)"))
                     elif feature:
-                        problems.append(Problem(_rel(path, root), 0, "a directory, not a feature file"))
+                        problems.append(Problem(relative(path, root), 0, "a directory, not a feature file"))
                     else:
                         todo.append((path, depth + 1))
                 elif feature and not entry.is_file(follow_symlinks=False):
-                    problems.append(Problem(_rel(path, root), 0, "not a regular file"))
+                    problems.append(Problem(relative(path, root), 0, "not a regular file"))
                 elif feature and entry.stat(follow_symlinks=False).st_size > MAX_FEATURE_BYTES:
-                    problems.append(Problem(_rel(path, root), 0, f"larger than {MAX_FEATURE_BYTES // (1024 * 1024)} MiB (not read)"))
+                    problems.append(Problem(relative(path, root), 0, f"larger than {MAX_FEATURE_BYTES // (1024 * 1024)} MiB (not read)"))
                 elif feature:
                     found.append(path)
             except OSError:
-                problems.append(Problem(_rel(path, root), 0, "cannot be examined"))
+                problems.append(Problem(relative(path, root), 0, "cannot be examined"))
     return sorted(found), problems
 
 
@@ -168,11 +169,3 @@ def _public(text: str) -> str:
 
     text = " ".join(text.split())[:300]
     return "(message withheld: it would quote a private value)" if BoundaryScanner().scan_value(text) else text
-
-
-def _rel(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` (a symbolic link named where it is, not where it points)."""
-    try:
-        return (path.parent.resolve() / path.name).relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return path.name

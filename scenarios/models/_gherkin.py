@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pwh._harness.paths import fast_tmp
 from pwh._suts.seam import load_sut
 
 from .._world import World
 from . import _actions as actions
+from ._names import sut_slug
 from ._stepdefs import StepLibrary
 from ._steps import DUPLICATE
-from ._system import SEGMENT_DEFAULT, fast_tmp
-from ._names import sut_slug
+from ._system import SEGMENT_DEFAULT
 
 REFERENCE = "reference"
 MAX_THEN = 3

@@ -21,6 +21,7 @@ from fakes._packets import GENERIC_INTENT_KIND
 from fakes._scheduler import FakeScheduler
 from pwh._core.canonical import canonical_bytes
 from pwh._core.profile import Profile
+from pwh._harness.paths import fast_tmp
 from pwh._suts.seam import SUT, Unsupported, load_sut
 
 from .._world import World
@@ -70,12 +71,6 @@ class StepRecord:
     elapsed_ms: float = 0.0
     bad_install: list[Any] | None = None  # a bad registration's rejections (empty: it was accepted)
     journal_before: list[bytes] | None = None  # the journal's records before a step that must change none
-
-
-def fast_tmp() -> str | None:
-    """A memory-backed temp dir where the machine has one (stores come and go by the hundred)."""
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and shm.stat().st_mode & 0o002 else None
 
 
 def open_sut(spec: str, workdir: Path, options: Mapping[str, Any], *, need_workdir: bool) -> SUT:
