@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pwh._core.codes import PHASE_DISABLED, Rejection
-from pwh._core.outcome import DispatchOutcome
+from pwh import DispatchOutcome, Rejection
+from pwh._core.codes import PHASE_DISABLED
 
 
 class NoHooksSUT:

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pwh._core.crash import CrashPlan
-from pwh._core.outcome import DispatchOutcome
+from pwh import CrashPlan, DispatchOutcome
 
 from ._host import (
     FakeHost,

@@ -6,7 +6,12 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from pwh._harness.examples import example_intent, example_receipt, example_registration, example_result
+from pwh._harness.examples import (
+    example_intent,
+    example_receipt,
+    example_registration,
+    example_result,
+)
 
 GENERIC_INTENT_KIND = "synthetic.follow_up"
 GENERIC_PAYLOAD_SCHEMA: dict[str, Any] = {

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from pwh._core.canonical import canonical_bytes
+from pwh import canonical_bytes
 from pwh._suts.reference import sqlite_synchronous
 
 from ._errors import FakeRejected

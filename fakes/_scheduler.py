@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pwh._core.canonical import CanonicalError, digest, to_plain
+from pwh import CanonicalError, digest
+from pwh._core.canonical import to_plain
 
 INTENT_SCHEMA_VERSION: Final = "loopx_post_writeback_intent_v0"
 

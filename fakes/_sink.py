@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pwh._core.canonical import CanonicalError, digest, to_plain
+from pwh import CanonicalError, digest
+from pwh._core.canonical import to_plain
 
 from ._scheduler import AdmissionTicket, GovernedAdmission
 

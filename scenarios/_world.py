@@ -21,12 +21,15 @@ from fakes._orchestrator import FakeOrchestrator, TurnResult
 from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, registration
 from fakes._scheduler import FakeScheduler, GovernedAdmission
 from fakes._sink import FakeSink
-from pwh._core.canonical import CanonicalError, to_plain
-from pwh._core.codes import Rejection
-from pwh._core.crash import SimulatedCrash
-from pwh._core.outcome import DispatchOutcome
-from pwh._core.profile import Profile
-from pwh._suts.seam import Unsupported
+from pwh import (
+    CanonicalError,
+    DispatchOutcome,
+    Profile,
+    Rejection,
+    SimulatedCrash,
+    Unsupported,
+)
+from pwh._core.canonical import to_plain
 
 from ._behaviours import BEHAVIOURS, CallContext
 from ._expect import Ledger, pop_ledger, push_ledger

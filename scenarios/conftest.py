@@ -10,20 +10,19 @@ from typing import Any
 
 import pytest
 
+from pwh import RULES, Unsupported, load_sut
 from pwh._harness.network_guard import refuse_outbound
-from pwh._harness.rules import RULES
-from pwh._suts.seam import Unsupported, load_sut
 from pwh._suts.guard import AdapterGuard, guarded_close
 
 from ._world import World
 from .steps_checks import *  # noqa: F401,F403
+from .steps_corpus import *  # noqa: F401,F403
 from .steps_isolation import *  # noqa: F401,F403
 from .steps_models import *  # noqa: F401,F403
 from .steps_mutation import *  # noqa: F401,F403
 from .steps_seed003 import *  # noqa: F401,F403
 from .steps_setup import *  # noqa: F401,F403
 from .steps_survivors import *  # noqa: F401,F403
-from .steps_corpus import *  # noqa: F401,F403
 from .steps_teeth import *  # noqa: F401,F403
 from .steps_turns import *  # noqa: F401,F403
 

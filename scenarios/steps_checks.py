@@ -10,8 +10,7 @@ from typing import Any
 from pytest_bdd import parsers, then
 
 from fakes import snapshot_difference
-from pwh._core.boundary import BoundaryScanner
-from pwh._core.codes import RFC_FAILURE_CODES
+from pwh import RFC_FAILURE_CODES, BoundaryScanner
 
 from ._expect import expect, expect_code, expect_equal
 from ._world import World

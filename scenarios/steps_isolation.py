@@ -10,12 +10,11 @@ from typing import Any
 from pytest_bdd import given, parsers, then
 
 from fakes._packets import registration
-from pwh._core.profile import CORE_CEILINGS
+from pwh import CORE_CEILINGS
 
 from ._expect import expect
 from ._world import World
 from .steps_checks import registration_rejected
-
 
 # §9 JNL-6 bars host names from the journal, and every record carries its hook's id; but the
 # registration grammar admits dotted ids, and no clause says when a dotted token is a host name.

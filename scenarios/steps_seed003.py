@@ -10,10 +10,21 @@ from typing import Any
 from pytest_bdd import given, parsers, then, when
 
 from fakes._errors import FakeRejected
-from fakes._host import HOST_RESULT_MAX_BYTES, REQUEST_FORBIDDEN_KEYS, FakeHost, build_host_request, make_host_result
+from fakes._host import (
+    HOST_RESULT_MAX_BYTES,
+    REQUEST_FORBIDDEN_KEYS,
+    FakeHost,
+    build_host_request,
+    make_host_result,
+)
 from fakes._orchestrator import TURN_CAPABILITY, TURN_PROVIDER, completion_output
 from fakes._providers import ProviderRegistry, ProviderState
-from fakes._sink import FakeSink, SimulatedProviderCrash, blind_retry_recover, recover_effect
+from fakes._sink import (
+    FakeSink,
+    SimulatedProviderCrash,
+    blind_retry_recover,
+    recover_effect,
+)
 
 from ._expect import expect, expect_equal
 from ._world import World

@@ -134,7 +134,9 @@ def duplicate_registration(world: World, hook_id: str) -> None:
 
 @given("private values made by Faker are planted in the run")
 def plant_private_values(world: World) -> None:
-    from faker import Faker  # imported here: it is slow to load and only these scenarios need it
+    from faker import (
+        Faker,  # imported here: it is slow to load and only these scenarios need it
+    )
 
     fake = Faker()
     fake.seed_instance(13)

@@ -13,7 +13,7 @@ from typing import Any
 from pytest_bdd import given, parsers, then
 
 from fakes._packets import registration
-from pwh._core.boundary import BoundaryScanner
+from pwh import BoundaryScanner
 
 from ._expect import expect
 from ._world import World

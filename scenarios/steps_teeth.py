@@ -28,9 +28,8 @@ from fakes._packets import (
     proposed,
     registration,
 )
-from pwh._core.codes import RFC_FAILURE_CODES
+from pwh import RFC_FAILURE_CODES, SimulatedCrash
 from pwh._core.contracts import BOUNDARY_FLAGS
-from pwh._core.crash import SimulatedCrash
 
 from ._behaviours import CallContext
 from ._expect import expect, expect_code, expect_equal

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pwh._suts.seam import Unsupported
+from pwh import Unsupported
 
 SEAM_METHODS = ("register_intent_kind", "install", "set_profile", "dispatch", "redeliver", "arm_crash", "restart",
                 "journal_records", "inject_fault", "close")
@@ -63,7 +63,7 @@ def renamed_codes(**kw: Any) -> Any:
     holds, only pwh's reading of the code names differs (a profile divergence, never an RFC fail)."""
     from dataclasses import replace
 
-    from pwh._suts.reference import ReferenceSUT
+    from pwh import ReferenceSUT
 
     class _Renamed(ReferenceSUT):
         name = "renamed_codes"

@@ -26,14 +26,22 @@ from fakes._packets import (
     registration,
     source,
 )
+from pwh import (
+    CrashPlan,
+    Dispatcher,
+    IntentKindCatalog,
+    Journal,
+    JournalError,
+    MemoryJournal,
+    MemoryStore,
+    Profile,
+    Registry,
+    SimulatedCrash,
+    SQLiteJournal,
+)
 from pwh._core import codes
 from pwh._core import crash as _crash
-from pwh._core.crash import CrashPlan, SimulatedCrash
-from pwh._core.dispatcher import Dispatcher
-from pwh._core.journal import Journal, JournalError, SQLiteJournal, to_count
-from pwh._core.memory_journal import MemoryJournal, MemoryStore
-from pwh._core.profile import Profile
-from pwh._core.registry import IntentKindCatalog, Registry
+from pwh._core.journal import to_count
 from pwh._core.runner import ThreadRunner
 
 CAP = 3

@@ -13,7 +13,8 @@ from faker import Faker
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pwh._core.boundary import CATEGORIES, MAX_DEPTH, BoundaryScanner, Finding, is_clean, scan_value
+from pwh import BoundaryScanner, Finding
+from pwh._core.boundary import CATEGORIES, MAX_DEPTH, is_clean, scan_value
 from pwh._harness.text_scan import scan_text
 
 HEX64 = "7f3a9c" * 10 + "0a1b"
@@ -842,7 +843,7 @@ def test_the_quick_check_leaves_unusual_shapes_to_the_full_scan() -> None:
 
 def test_a_fine_grained_github_token_is_a_credential_in_any_text() -> None:
     """'github_pat_' holds no 'gh': the token-shape pre-check once missed it inside prose."""
-    from pwh._core.boundary import BoundaryScanner
+    from pwh import BoundaryScanner
 
     token = "github_pat_11ABCDEFX0123456789_abcdefxyzklmnopqrstuvw0123456789ABCDEFIJKLMNOP"  # no "gh" in it
     scanner = BoundaryScanner()

@@ -14,13 +14,19 @@ from typing import Any
 
 import pytest
 
-from pwh._core.boundary import OPAQUE_FIELDS, BoundaryScanner, Finding, scan_value
-from pwh._harness.boundary_corpus import FP_TARGET, load_corpus, measure, misses
+from pwh import BoundaryScanner, Finding
+from pwh._core.boundary import OPAQUE_FIELDS, scan_value
 from pwh._core.boundary.hosts import host_kind, tlds
 from pwh._core.boundary.secrets import OWN_SHAPES, is_secret_key, library_patterns
 from pwh._core.boundary.text import forms, normalise
+from pwh._harness.boundary_corpus import (
+    FP_TARGET,
+    load_corpus,
+    measure,
+    misses,
+    render_corpus,
+)
 from pwh._reliability.campaign import failed
-from pwh._harness.boundary_corpus import render_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 R = random.Random(16)

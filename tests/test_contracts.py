@@ -10,12 +10,28 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, not_applicable, proposed, registration, source
+from fakes._packets import (
+    GENERIC_INTENT_KIND,
+    GENERIC_PAYLOAD_SCHEMA,
+    intent_for,
+    not_applicable,
+    proposed,
+    registration,
+    source,
+)
+from pwh import (
+    CORE_CEILINGS,
+    SCHEMA_NAMES,
+    admissibility,
+    build_hook_input,
+    dispatch_id,
+    load_schema,
+    validate_registration,
+    validate_result,
+    validate_source,
+)
 from pwh._core import codes
-from pwh._core.contracts import admissibility, build_hook_input, validate_registration, validate_result, validate_source
-from pwh._core.identity import dispatch_id
-from pwh._core.profile import CORE_CEILINGS
-from pwh._core.schemas import SCHEMA_NAMES, compile_schema, load_schema
+from pwh._core.schemas import compile_schema
 
 KINDS = frozenset({GENERIC_INTENT_KIND})
 PAYLOADS = {GENERIC_INTENT_KIND: compile_schema(GENERIC_PAYLOAD_SCHEMA)}

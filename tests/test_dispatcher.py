@@ -8,19 +8,25 @@ import os
 import tempfile
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, not_applicable, proposed, registration, source
+from fakes._packets import (
+    GENERIC_INTENT_KIND,
+    GENERIC_PAYLOAD_SCHEMA,
+    intent_for,
+    not_applicable,
+    proposed,
+    registration,
+    source,
+)
+from pwh import Profile, ReferenceSUT, SimulatedCrash
 from pwh._core import codes
 from pwh._core import crash as _crash
 from pwh._core.canonical import to_plain
-from pwh._core.crash import SimulatedCrash
-from pwh._core.profile import Profile
-from pwh._suts.reference import ReferenceSUT
 
 ON = Profile(phase_enabled=True)
 
@@ -341,7 +347,7 @@ CALLS_IN_RECOVERY = {
 
 
 def test_journal_write_failure_is_reported_not_raised(sut: ReferenceSUT) -> None:
-    from pwh._core.journal import JournalError
+    from pwh import JournalError
 
     install(sut, "a.reporter", Calls())
 

@@ -31,7 +31,7 @@ from fakes._sink import (
     blind_retry_recover,
     recover_effect,
 )
-from pwh._core.identity import intent_id
+from pwh import intent_id
 from pwh._harness.network_guard import NetworkRefused, guard_active, refuse_outbound
 from pwh.capabilities import periodic_report as pr
 

@@ -9,8 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fakes._packets import GENERIC_PAYLOAD_SCHEMA, intent_for, not_applicable, proposed, registration, source
-from pwh._core.contracts import build_hook_input
+from fakes._packets import (
+    GENERIC_PAYLOAD_SCHEMA,
+    intent_for,
+    proposed,
+    registration,
+    source,
+)
+from pwh import build_hook_input
 from pwh._core.fastschema import compile_check
 from pwh._core.schemas import _resolve, compile_schema, validator
 from pwh.capabilities.periodic_report import PAYLOAD_SCHEMA

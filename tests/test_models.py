@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from pwh._harness.replay import ReplayError
-
 from pwh._harness.scenarios_check import check, load_step_modules, step_definitions
 from scenarios.models import replay_trace, run_model, soak
 from scenarios.models._catalog import HANG, HANG_WEIGHTS

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from pwh import _cli
-
 from pwh._harness import mutation as _mutation
 from pwh._harness.mutation import parse_survivors
 

@@ -12,13 +12,17 @@ import pytest
 
 from fakes._baseline import NoHooksSUT
 from fakes._orchestrator import PRIMARY_CRASH_POINTS, FakeOrchestrator, spend_eligible
-from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, proposed, registration
+from fakes._packets import (
+    GENERIC_INTENT_KIND,
+    GENERIC_PAYLOAD_SCHEMA,
+    intent_for,
+    proposed,
+    registration,
+)
 from fakes._scheduler import FakeScheduler, GovernedAdmission
 from fakes._sink import FakeSink
+from pwh import Profile, ReferenceSUT, SimulatedCrash
 from pwh._core import crash as _crash
-from pwh._core.crash import SimulatedCrash
-from pwh._core.profile import Profile
-from pwh._suts.reference import ReferenceSUT
 from pwh.capabilities import periodic_report
 from pwh.capabilities.periodic_report import INTENT_KIND, TriggerReducer
 

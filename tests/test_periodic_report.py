@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pwh._core.canonical import canonical_bytes
-from pwh._core.identity import intent_id
+from pwh import canonical_bytes, intent_id
 from pwh.capabilities import periodic_report as pr
 from pwh.capabilities.periodic_report._registration import payload_problem
 

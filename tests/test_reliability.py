@@ -13,13 +13,25 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from pwh import (
+    BoundaryScanner,
+    CanonicalError,
+    JournalError,
+    SQLiteJournal,
+    validate_registration,
+)
 from pwh._core import codes
-from pwh._core.boundary import BoundaryScanner
-from pwh._core.canonical import CanonicalError, to_plain
-from pwh._core.contracts import validate_registration
-from pwh._core.journal import JournalError, SQLiteJournal, checksum
-from pwh._reliability.campaign import MUST_BE_ZERO, ORDER, failed, render_table, run_campaign
+from pwh._core.canonical import to_plain
+from pwh._core.journal import checksum
+from pwh._core.runner import RAISED, TIMED_OUT, ProducerRunner
 from pwh._harness.network_guard import NetworkRefused, refuse_outbound
+from pwh._reliability.campaign import (
+    MUST_BE_ZERO,
+    ORDER,
+    failed,
+    render_table,
+    run_campaign,
+)
 from pwh._reliability.packets import (
     HOOK,
     STRICT_KIND,
@@ -35,7 +47,6 @@ from pwh._reliability.packets import (
     strategy_for,
 )
 from pwh._reliability.rig import KEYS, Rig
-from pwh._core.runner import RAISED, TIMED_OUT, ProducerRunner
 
 # --------------------------------------------------------------------------------------------
 # The quick campaign

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pwh._core.runner import RAISED, RETURNED, TIMED_OUT, ThreadRunner as ProducerRunner
+from pwh._core.runner import RAISED, RETURNED, TIMED_OUT
+from pwh._core.runner import ThreadRunner as ProducerRunner
 
 
 @pytest.fixture

@@ -14,8 +14,7 @@ from typing import Any
 
 from fakes._orchestrator import TurnResult
 from fakes._packets import intent_for, proposed, registration
-from pwh._core.codes import Rejection
-from pwh._core.outcome import DispatchOutcome
+from pwh import DispatchOutcome, Rejection
 
 from .._behaviours import BEHAVIOURS, Body, CallContext
 from .._world import HookProbe, World

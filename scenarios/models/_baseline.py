@@ -12,8 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from fakes._baseline import NoHooksSUT
-from fakes._orchestrator import PRIMARY_AFTER_DISPATCH, PRIMARY_CRASH_POINTS, FakeOrchestrator
-from pwh._core.crash import SimulatedCrash
+from fakes._orchestrator import (
+    PRIMARY_AFTER_DISPATCH,
+    PRIMARY_CRASH_POINTS,
+    FakeOrchestrator,
+)
+from pwh import SimulatedCrash
 
 
 def twin_point(point: str) -> str:

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from fakes._orchestrator import PRIMARY_CRASH_POINTS
+from pwh import SimulatedCrash, load_sut
 from pwh._core.canonical import to_plain
-from pwh._core.crash import SimulatedCrash
-from pwh._suts.seam import load_sut
 
 from .._world import World
 from . import _actions as actions

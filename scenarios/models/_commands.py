@@ -32,7 +32,7 @@ def add_model_commands(subparsers: Any) -> None:
 
 
 def soak_command(args: argparse.Namespace) -> int:
-    from pwh._suts.seam import SUTLoadError
+    from pwh import SUTLoadError
 
     from ._soak import soak
     from ._system import ModelError

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pwh import load_sut
 from pwh._harness.paths import fast_tmp
-from pwh._suts.seam import load_sut
 
 from .._world import World
 from . import _actions as actions

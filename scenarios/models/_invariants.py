@@ -15,9 +15,8 @@ from typing import Any
 
 from fakes import snapshot_difference
 from fakes._scheduler import DUPLICATE_CONTENT_DIFFERS
+from pwh import BoundaryScanner, canonical_bytes, digest
 from pwh._core import codes
-from pwh._core.boundary import BoundaryScanner
-from pwh._core.canonical import canonical_bytes, digest
 
 from ._catalog import ALSO, expected
 from ._observe import Episode

@@ -19,11 +19,24 @@ from typing import Any, ClassVar, Literal
 import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from ._catalog import CI_WEIGHTS, HOOK_IDS, PERIODIC_HOOK_ID, SIBLING, VERSIONED
 from ._invariants import Judge, ModelViolation, Violation
-from ._steps import BAD_RECEIPTS, CORE_TIMEOUT_CAP, CRASH_ACTIONS, DUPLICATE, TURN_ACTIONS, bad_registration_flaws
+from ._steps import (
+    BAD_RECEIPTS,
+    CORE_TIMEOUT_CAP,
+    CRASH_ACTIONS,
+    DUPLICATE,
+    TURN_ACTIONS,
+    bad_registration_flaws,
+)
 from ._system import CannotExpress, ModelSystem, Stats, open_sut
 from ._trace import make_trace
 

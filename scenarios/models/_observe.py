@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pwh import DispatchOutcome
 from pwh._core.journal import FINAL_STATUSES
-from pwh._core.outcome import DispatchOutcome
 
 
 @dataclass

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pwh._core.canonical import canonical_bytes
+from pwh import canonical_bytes
 
 from ._actions import POLICY_ATTR
 from ._catalog import VERSIONED

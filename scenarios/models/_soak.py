@@ -18,9 +18,9 @@ from typing import Any
 
 from ._catalog import SOAK_WEIGHTS
 from ._machine import run_model
+from ._names import sut_slug
 from ._shrink import shrink_trace
 from ._system import Stats
-from ._names import sut_slug
 from ._trace import counterexample_dir, write_counterexample
 
 PROGRESS_EVERY_S = 5.0

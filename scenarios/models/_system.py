@@ -19,10 +19,8 @@ from typing import Any
 from fakes._orchestrator import PRIMARY_CRASH_POINTS
 from fakes._packets import GENERIC_INTENT_KIND
 from fakes._scheduler import FakeScheduler
-from pwh._core.canonical import canonical_bytes
-from pwh._core.profile import Profile
+from pwh import SUT, Profile, Unsupported, canonical_bytes, load_sut
 from pwh._harness.paths import fast_tmp
-from pwh._suts.seam import SUT, Unsupported, load_sut
 
 from .._world import World
 from . import _actions as actions

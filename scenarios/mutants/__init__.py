@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _classic  # noqa: F401  (registers its mutants)
-from . import _models  # noqa: F401  (registers the models' mutants)
-from . import _teeth  # noqa: F401  (registers its mutants)
+from . import (
+    _classic,  # noqa: F401  (registers its mutants)
+    _models,  # noqa: F401  (registers the models' mutants)
+    _teeth,  # noqa: F401  (registers its mutants)
+)
 from ._registry import MUTANTS, Mutant, mutant
 
 __all__ = ["MUTANTS", "Mutant", "caught_by", "mutant"]

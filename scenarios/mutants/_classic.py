@@ -6,11 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pwh._core.dispatcher import Dispatcher
-from pwh._core.journal import RECORDED, SQLiteJournal
-from pwh._core.memory_journal import MemoryJournal
-from pwh._core.outcome import DispatchOutcome
-from pwh._suts.reference import ReferenceSUT
+from pwh import Dispatcher, DispatchOutcome, MemoryJournal, ReferenceSUT, SQLiteJournal
+from pwh._core.journal import RECORDED
 
 from ._registry import mutant
 

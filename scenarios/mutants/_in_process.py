@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pwh._core.dispatcher import Dispatcher
+from pwh import Dispatcher
 from pwh._core.runner import ThreadRunner
 
 

@@ -12,13 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pwh import (
+    Dispatcher,
+    DispatchOutcome,
+    MemoryJournal,
+    Profile,
+    ReferenceSUT,
+    SQLiteJournal,
+)
 from pwh._core import dispatcher as _dispatcher
-from pwh._core.dispatcher import Dispatcher, _Pending
-from pwh._core.journal import FINAL_STATUSES, RECORDED, SQLiteJournal, merge
-from pwh._core.memory_journal import MemoryJournal
-from pwh._core.outcome import DispatchOutcome
-from pwh._core.profile import Profile
-from pwh._suts.reference import ReferenceSUT
+from pwh._core.dispatcher import _Pending
+from pwh._core.journal import FINAL_STATUSES, RECORDED, merge
 
 from ._in_process import InProcess
 from ._registry import mutant
@@ -321,8 +325,8 @@ class _OneHookOnly(ReferenceSUT):
     name = "mutant:one_hook_only"
 
     def install(self, registration: Mapping[str, Any], producer: Any) -> list[Any]:
+        from pwh import Rejection
         from pwh._core import codes
-        from pwh._core.codes import Rejection
 
         if self.registry.hooks():
             return [Rejection(codes.REGISTRATION_REJECTED, "$.hook_id", "the registry is full")]
@@ -356,8 +360,8 @@ class _ReplayUnderNewProfile(Dispatcher):
     before the ceiling was lowered is answered dispatch_budget_exhausted instead of being returned."""
 
     def _prepare_hook(self, hook, did, source, prior, tally):
+        from pwh import HookOutcome
         from pwh._core import codes
-        from pwh._core.outcome import HookOutcome
 
         if prior is not None and prior["status"] in FINAL_STATUSES:
             seen = getattr(tally, "replayed_intents", 0) + len(prior["intents"])

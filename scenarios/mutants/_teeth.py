@@ -13,18 +13,22 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from pwh import (
+    CORE_CEILINGS,
+    CrashPlan,
+    Dispatcher,
+    DispatchOutcome,
+    ReferenceSUT,
+    RegistrationRejected,
+    Rejection,
+    SQLiteJournal,
+)
 from pwh._core import codes
 from pwh._core.canonical import dumps_plain, to_plain
-from pwh._core.codes import Rejection
 from pwh._core.contracts import SIDECAR_SCHEMA_VERSION
-from pwh._core.crash import CrashPlan
-from pwh._core.dispatcher import Dispatcher, _Pending
+from pwh._core.dispatcher import _Pending
 from pwh._core.freeze import freeze
-from pwh._core.journal import SQLiteJournal, checksum
-from pwh._core.outcome import DispatchOutcome
-from pwh._core.profile import CORE_CEILINGS
-from pwh._suts.reference import ReferenceSUT
-from pwh._core.registry import RegistrationRejected
+from pwh._core.journal import checksum
 from pwh._core.runner import RETURNED
 
 from ._in_process import InProcess
@@ -327,7 +331,7 @@ class _RecheckExclusive(Dispatcher):
     """The dispatch-time re-check reads the profile's lowered ceilings as exclusive bounds."""
 
     def _registration_over_ceilings(self, hook):
-        from pwh._core.contracts import validate_registration
+        from pwh import validate_registration
 
         ceilings = {k: v - 1 for k, v in self.profile.budget_ceilings.items()}
         return validate_registration(hook.registration, known_intent_kinds=self.registry.catalog.kinds, ceilings=ceilings)
