@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from pwh._bench.bench import (
-    breakdown, checks_cost, judge_targets, make_sut, prefill, ratio_spread, ratios, receipt, render_svg, render_table,
-    run_child, skeleton_dispatcher, summarise,
+    breakdown, checks_cost, judge_targets, ratio_spread, ratios, render_svg, render_table, run_child, summarise,
 )
+from pwh._bench.workloads import make_sut, prefill, receipt, skeleton_dispatcher
 from pwh._core.journal import SQLiteJournal
 
 
@@ -185,7 +185,7 @@ def test_the_breakdown_says_what_the_process_boundary_costs() -> None:
 
 
 def test_the_isolation_a_b_runs_both_runners_in_one_process() -> None:
-    from pwh._bench.bench import isolation_ab
+    from pwh._bench.workloads import isolation_ab
 
     found = isolation_ab("memory", blocks=1, per_block=3)
     assert set(found) == {"process_median_ms", "thread_median_ms", "boundary_cost_ms"}
