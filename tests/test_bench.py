@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pwh._bench.bench import (
-    breakdown, checks_cost, judge_targets, ratio_spread, ratios, render_svg, render_table, run_child, summarise,
-)
+from pwh._bench.measure import run_child, summarise
+from pwh._bench.report import breakdown, checks_cost, judge_targets, ratio_spread, ratios, render_svg, render_table
 from pwh._bench.workloads import make_sut, prefill, receipt, skeleton_dispatcher
 from pwh._core.journal import SQLiteJournal
 
@@ -155,7 +154,7 @@ def test_the_checks_cost_is_the_dispatch_minus_the_skeleton() -> None:
 
 
 def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatch, tmp_path: Path) -> None:
-    import pwh._bench.bench as bench
+    import pwh._bench.measure as measure
 
     ran: list[str] = []
 
@@ -163,8 +162,8 @@ def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatc
         ran.append(name)
         return {"times": [0.001 * (2 if name.startswith("dispatch") else 1)] * 3, "peak_rss_kib": 1024}
 
-    monkeypatch.setattr(bench, "run_child", fake_child)
-    result = bench.run_bench(bench.BenchPlan(quick=True, compare_loopx=True), tmp_path, out=lambda line: None)
+    monkeypatch.setattr(measure, "run_child", fake_child)  # where run_bench looks it up
+    result = measure.run_bench(measure.BenchPlan(quick=True, compare_loopx=True), tmp_path, out=lambda line: None)
     first = ran[: ran.index("floor_sqlite_commit", 1)]  # one repetition
     for hooks in ("1_hook", "8_hooks"):
         at = first.index(f"dispatch_{hooks}_durable")

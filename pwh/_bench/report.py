@@ -1,121 +1,16 @@
-"""``pwh bench``, the parent: plan the run, start one child per workload, pool their times, and
-say what they mean (ratios, targets, breakdown, table, SVG).
+"""``pwh bench``, the reading half: what a run's pooled figures say.
 
-Each workload runs in its own child process (``python -m pwh._bench WORKLOAD ...``; the workloads
-are in :mod:`pwh._bench.workloads`), so its peak memory is its own and no workload warms another's
-caches. Times are wall-clock per dispatch.
+Pure functions of the figures :func:`pwh._bench.measure.run_bench` pooled (workload name ->
+median, p90, rate, peak memory), kept apart from the running so they can be tested on made-up
+figures: the issue's ratios and their spread over the repetitions, each judged against its
+target; where a 1-hook durable dispatch goes; what the RFC's checks cost (the dispatch minus its
+check-free skeleton); and the text table and the SVG that show it all.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import statistics
-import subprocess
-import sys
-import tempfile
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
-
-from pwh._bench.workloads import BY_NAME, LOOPX_WORKLOADS, WORKLOADS, Workload
-
-
-# -- the parent: run, summarise, compare ----------------------------------------------------------
-
-
-def summarise(times: list[float]) -> dict[str, float]:
-    ordered = sorted(times)
-    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
-    return {
-        "n": len(times),
-        "median_ms": round(statistics.median(times) * 1000, 4),
-        "p90_ms": round(p90 * 1000, 4),
-        "per_second": round(len(times) / sum(times), 1) if sum(times) else 0.0,
-    }
-
-
-def run_child(name: str, n: int, base: Path) -> dict[str, Any]:
-    workdir = Path(tempfile.mkdtemp(prefix=f"pwh-bench-{name}-", dir=base))
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pwh._bench", name, str(n), str(workdir)],
-            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"workload {name} failed (exit {proc.returncode})")
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-@dataclass
-class BenchPlan:
-    quick: bool
-    compare_loopx: bool
-
-    def reps(self) -> int:
-        return 2 if self.quick else 5
-
-    def calls(self, w: Workload) -> int:
-        base = {"floor": 400, "handoff": 400, "dispatch": 200, "skeleton": 200, "replay": 200, "prefilled": 200, "loopx": 40}[w.kind]
-        if w.hooks >= 8 and w.kind in ("dispatch", "skeleton", "loopx"):
-            base //= 2
-        if w.hooks >= 32:
-            base //= 2
-        return max(20, base // (3 if self.quick else 1))
-
-
-def run_bench(
-    plan: BenchPlan, base: Path, out: Callable[[str], None] = print
-) -> dict[str, Any]:
-    """Every workload, ``reps`` times, pwh and LoopX interleaved; medians over all calls."""
-    workloads = list(WORKLOADS) + (list(LOOPX_WORKLOADS) if plan.compare_loopx else [])
-    # LoopX runs right after the skeleton, so that pwh's dispatch and its skeleton run back to back.
-    pairs = {"loopx_1_hook_durable": "skeleton_1_hook_durable", "loopx_8_hooks_durable": "skeleton_8_hooks_durable"}
-    order: list[Workload] = []
-    for w in workloads:
-        if w.kind == "loopx":
-            continue
-        order.append(w)
-        for lx, ours in pairs.items():
-            if ours == w.name and plan.compare_loopx:
-                order.append(BY_NAME[lx])
-    times: dict[str, list[float]] = {w.name: [] for w in order}
-    peaks: dict[str, int] = {w.name: 0 for w in order}
-    per_rep: list[dict[str, dict[str, Any]]] = []
-    for rep in range(plan.reps()):
-        this_rep: dict[str, dict[str, Any]] = {}
-        for w in order:
-            if w.kind == "prefilled" and w.prefill >= 10**6 and rep > 0 and plan.quick:
-                continue  # one pass of the million-record journal is enough for --quick
-            result = run_child(w.name, plan.calls(w), base)
-            times[w.name] += result["times"]
-            peaks[w.name] = max(peaks[w.name], result["peak_rss_kib"])
-            stats = this_rep[w.name] = summarise(result["times"])
-            out(f"  rep {rep + 1}/{plan.reps()}  {w.name:<28} median {stats['median_ms']:>8.3f} ms  p90 {stats['p90_ms']:>8.3f} ms")
-        per_rep.append(this_rep)
-    workloads_out = {
-        name: {**summarise(ts), "peak_rss_mib": round(peaks[name] / 1024, 1)} for name, ts in times.items() if ts
-    }
-    found = ratios(workloads_out)
-    return {
-        "workloads": workloads_out, "ratios": found, "ratio_spread": ratio_spread(per_rep),
-        "targets": judge_targets(found), "breakdown": breakdown(workloads_out), "checks": checks_cost(workloads_out),
-    }
-
-
-def ratio_spread(per_rep: list[dict[str, dict[str, Any]]]) -> dict[str, list[float] | None]:
-    """Each ratio computed within each repetition alone, as ``[lowest, highest]``: the machine's
-    speed drifts between repetitions, and pwh and the other side of a ratio always ran
-    back to back, so this range says how far the pooled ratio can be trusted."""
-    found = [ratios(rep) for rep in per_rep]
-    spread: dict[str, list[float] | None] = {}
-    for key in TARGETS:
-        values = [float(v) for r in found if (v := r.get(key)) is not None]
-        spread[key] = [min(values), max(values)] if values else None
-    return spread
 
 
 # The issue's targets, read from this output (never asserted as timings in tests).
@@ -125,16 +20,6 @@ TARGETS: dict[str, tuple[str, float]] = {
     "vs_loopx_8_hooks": (">=", 100.0),
     "growth_1e3_to_1e6": ("<=", 1.2),
 }
-
-
-def judge_targets(found: Mapping[str, float | None]) -> dict[str, dict[str, Any]]:
-    """Each ratio against its target: ``met`` is true, false, or ``None`` when not measured."""
-    out = {}
-    for key, (op, bound) in TARGETS.items():
-        value = found.get(key)
-        met = None if value is None else (value >= bound if op == ">=" else value <= bound)
-        out[key] = {"target": f"{op} {bound:g}", "value": value, "met": met}
-    return out
 
 
 def ratios(w: dict[str, dict[str, Any]]) -> dict[str, float | None]:
@@ -157,6 +42,28 @@ def ratios(w: dict[str, dict[str, Any]]) -> dict[str, float | None]:
         "vs_loopx_8_hooks": ratio(rate("dispatch_8_hooks_durable"), rate("loopx_8_hooks_durable")),
         "growth_1e3_to_1e6": growth,
     }
+
+
+def ratio_spread(per_rep: list[dict[str, dict[str, Any]]]) -> dict[str, list[float] | None]:
+    """Each ratio computed within each repetition alone, as ``[lowest, highest]``: the machine's
+    speed drifts between repetitions, and pwh and the other side of a ratio always ran
+    back to back, so this range says how far the pooled ratio can be trusted."""
+    found = [ratios(rep) for rep in per_rep]
+    spread: dict[str, list[float] | None] = {}
+    for key in TARGETS:
+        values = [float(v) for r in found if (v := r.get(key)) is not None]
+        spread[key] = [min(values), max(values)] if values else None
+    return spread
+
+
+def judge_targets(found: Mapping[str, float | None]) -> dict[str, dict[str, Any]]:
+    """Each ratio against its target: ``met`` is true, false, or ``None`` when not measured."""
+    out = {}
+    for key, (op, bound) in TARGETS.items():
+        value = found.get(key)
+        met = None if value is None else (value >= bound if op == ">=" else value <= bound)
+        out[key] = {"target": f"{op} {bound:g}", "value": value, "met": met}
+    return out
 
 
 def breakdown(w: Mapping[str, Mapping[str, Any]]) -> dict[str, float] | None:
@@ -207,6 +114,9 @@ def checks_cost(w: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
 
 
 def render_table(result: dict[str, Any]) -> str:
+    """The run as text: one row per workload, each ratio beside its spread and its verdict, then
+    the breakdown and the checks' cost when measured. Reads the targets from ``result`` when
+    present, so a result loaded from ``--json`` renders as it did."""
     lines = [f"{'workload':<30} {'calls':>6} {'median ms':>10} {'p90 ms':>9} {'per s':>9} {'peak MiB':>9}"]
     for name, r in result["workloads"].items():
         lines.append(f"{name:<30} {r['n']:>6} {r['median_ms']:>10.3f} {r['p90_ms']:>9.3f} {r['per_second']:>9.1f} {r['peak_rss_mib']:>9.1f}")
