@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pwh._bench.measure import run_child, summarise
 from pwh._bench.report import breakdown, checks_cost, judge_targets, ratio_spread, ratios, render_svg, render_table
-from pwh._bench.workloads import make_sut, prefill, receipt, skeleton_dispatcher
+from pwh._bench.workloads import BY_NAME, COUNTERPARTS, make_sut, prefill, receipt, skeleton_dispatcher
 from pwh._core.journal import SQLiteJournal
 
 
@@ -131,6 +131,14 @@ def test_the_skeleton_commits_exactly_what_the_reference_commits(tmp_path: Path)
 def test_the_skeleton_workload_runs_in_a_child(tmp_path: Path) -> None:
     result = run_child("skeleton_8_hooks_durable", 5, tmp_path)
     assert len(result["times"]) == 5 and all(0 < t < 1.0 for t in result["times"])
+
+
+def test_each_dispatch_is_paired_with_its_own_skeleton_and_loopx_workload() -> None:
+    assert COUNTERPARTS
+    for row in COUNTERPARTS:
+        dispatch, skeleton, loopx = (BY_NAME[name] for name in row)
+        assert (dispatch.kind, skeleton.kind, loopx.kind) == ("dispatch", "skeleton", "loopx")
+        assert dispatch.hooks == skeleton.hooks == loopx.hooks and dispatch.journal == "sqlite"
 
 
 def test_the_checks_cost_is_the_dispatch_minus_the_skeleton() -> None:

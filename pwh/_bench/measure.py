@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pwh._bench.report import breakdown, checks_cost, judge_targets, ratio_spread, ratios
-from pwh._bench.workloads import BY_NAME, LOOPX_WORKLOADS, WORKLOADS, Workload
+from pwh._bench.workloads import BY_NAME, COUNTERPARTS, WORKLOADS, Workload
 
 
 def summarise(times: list[float]) -> dict[str, float]:
@@ -75,17 +75,13 @@ def run_bench(
     plan: BenchPlan, base: Path, out: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Every workload, ``reps`` times, pwh and LoopX interleaved; medians over all calls."""
-    workloads = list(WORKLOADS) + (list(LOOPX_WORKLOADS) if plan.compare_loopx else [])
-    # LoopX runs right after the skeleton, so that pwh's dispatch and its skeleton run back to back.
-    pairs = {"loopx_1_hook_durable": "skeleton_1_hook_durable", "loopx_8_hooks_durable": "skeleton_8_hooks_durable"}
+    # LoopX runs right after the skeleton, so that pwh's dispatch, its skeleton and LoopX run back to back.
+    loopx_after = {c.skeleton: BY_NAME[c.loopx] for c in COUNTERPARTS} if plan.compare_loopx else {}
     order: list[Workload] = []
-    for w in workloads:
-        if w.kind == "loopx":
-            continue
+    for w in WORKLOADS:
         order.append(w)
-        for lx, ours in pairs.items():
-            if ours == w.name and plan.compare_loopx:
-                order.append(BY_NAME[lx])
+        if w.name in loopx_after:
+            order.append(loopx_after[w.name])
     times: dict[str, list[float]] = {w.name: [] for w in order}
     peaks: dict[str, int] = {w.name: 0 for w in order}
     per_rep: list[dict[str, dict[str, Any]]] = []

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pwh._bench.workloads import COUNTERPARTS
+
 
 # The issue's targets, read from this output (never asserted as timings in tests).
 TARGETS: dict[str, tuple[str, float]] = {
@@ -93,18 +95,16 @@ def breakdown(w: Mapping[str, Mapping[str, Any]]) -> dict[str, float] | None:
     return out
 
 
-_SKELETONS = {"dispatch_1_hook_durable": "skeleton_1_hook_durable", "dispatch_8_hooks_durable": "skeleton_8_hooks_durable"}
-
-
 def checks_cost(w: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
     """What the RFC's checks cost in this run (the dispatch minus the check-free skeleton, by
     median, at 1 and 8 hooks), and the ratios the skeleton alone reaches: the most a dispatcher
     of this shape could reach on this machine, however cheap its checks."""
-    if not all(name in w for pair in _SKELETONS.items() for name in pair):
+    if not all(name in w for c in COUNTERPARTS for name in (c.dispatch, c.skeleton)):
         return None
-    (d1, s1), (d8, s8) = ((w[ours]["median_ms"], w[bare]["median_ms"]) for ours, bare in _SKELETONS.items())
-    as_if = {name: entry for name, entry in w.items() if name not in _SKELETONS}
-    as_if.update({ours: w[bare] for ours, bare in _SKELETONS.items()})
+    (d1, s1), (d8, s8) = ((w[c.dispatch]["median_ms"], w[c.skeleton]["median_ms"]) for c in COUNTERPARTS)
+    dispatches = {c.dispatch for c in COUNTERPARTS}
+    as_if = {name: entry for name, entry in w.items() if name not in dispatches}
+    as_if.update({c.dispatch: w[c.skeleton] for c in COUNTERPARTS})
     reached = ratios(as_if)  # type: ignore[arg-type]
     return {
         "checks_1_hook_ms": round(d1 - s1, 4),

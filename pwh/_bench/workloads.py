@@ -7,7 +7,8 @@ here from :mod:`pwh._harness.examples`, because the library may not use the fake
 workloads use SQLite in WAL mode with ``synchronous=FULL`` on the disk the parent chose, the same
 disk and settings as the commit floor they are compared with.
 
-:data:`BY_NAME` is the one registry of workloads by name.
+:data:`BY_NAME` is the one registry of workloads by name, and :data:`COUNTERPARTS` the one table
+of which dispatch workload is compared with which skeleton and which LoopX workload.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pwh._core.canonical import canonical_bytes, dumps_plain
 from pwh._core.contracts import SIDECAR_SCHEMA_VERSION
@@ -79,6 +80,22 @@ LOOPX_WORKLOADS: tuple[Workload, ...] = (
     Workload("loopx_8_hooks_durable", "loopx", 8),
 )
 BY_NAME: dict[str, Workload] = {w.name: w for w in (*WORKLOADS, *LOOPX_WORKLOADS)}
+
+
+class Counterparts(NamedTuple):
+    """A dispatch workload and what it is compared with: the dispatch minus its check-free
+    skeleton is what the RFC's checks cost, and with ``--compare loopx`` LoopX's same workload
+    runs right after the skeleton, so that the three run back to back (the machine drifts)."""
+
+    dispatch: str
+    skeleton: str
+    loopx: str
+
+
+COUNTERPARTS: tuple[Counterparts, ...] = (
+    Counterparts("dispatch_1_hook_durable", "skeleton_1_hook_durable", "loopx_1_hook_durable"),
+    Counterparts("dispatch_8_hooks_durable", "skeleton_8_hooks_durable", "loopx_8_hooks_durable"),
+)
 
 
 # -- synthetic packets (core pwh may not use the fakes) ----------------------------------------
