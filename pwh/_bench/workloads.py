@@ -232,8 +232,8 @@ def _same(value: Any) -> Any:
 
 
 def skeleton_dispatcher(hooks: int, workdir: Path) -> tuple[Callable[[Mapping[str, Any]], None], Callable[[], None]]:
-    """This design with none of the RFC's checks, as ``(dispatch, close)``: the same providers on
-    the same worker thread, the canonical bytes and digest of each answer, and the same sidecar
+    """This design with none of the RFC's checks, as ``(dispatch, close)``: the same providers in
+    the same kind of worker process, the canonical bytes and digest of each answer, and the same sidecar
     records in the same durable journal, one commit per dispatch; no source or result validation,
     no boundary scan, no intent id re-derived, no immutable copy of the input, no replay read.
     Beside the real dispatch it says what the checks cost, and how near a target any dispatcher
