@@ -315,7 +315,8 @@ def _scenarios_check(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     import tempfile
 
-    from pwh._bench.bench import BenchPlan, render_svg, render_table, run_bench
+    from pwh._bench.measure import BenchPlan, run_bench
+    from pwh._bench.report import render_svg, render_table
 
     if args.plot and not args.plot.endswith(".svg"):
         raise UsageError("--plot writes SVG: give a path ending in .svg")

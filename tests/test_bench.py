@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pwh._bench.bench import (
-    breakdown, checks_cost, judge_targets, make_sut, prefill, ratio_spread, ratios, receipt, render_svg, render_table,
-    run_child, skeleton_dispatcher, summarise,
-)
+from pwh._bench.measure import run_child, summarise
+from pwh._bench.report import breakdown, checks_cost, judge_targets, ratio_spread, ratios, render_svg, render_table
+from pwh._bench.workloads import BY_NAME, COUNTERPARTS, make_sut, prefill, receipt, skeleton_dispatcher
 from pwh._core.journal import SQLiteJournal
 
 
@@ -134,6 +133,14 @@ def test_the_skeleton_workload_runs_in_a_child(tmp_path: Path) -> None:
     assert len(result["times"]) == 5 and all(0 < t < 1.0 for t in result["times"])
 
 
+def test_each_dispatch_is_paired_with_its_own_skeleton_and_loopx_workload() -> None:
+    assert COUNTERPARTS
+    for row in COUNTERPARTS:
+        dispatch, skeleton, loopx = (BY_NAME[name] for name in row)
+        assert (dispatch.kind, skeleton.kind, loopx.kind) == ("dispatch", "skeleton", "loopx")
+        assert dispatch.hooks == skeleton.hooks == loopx.hooks and dispatch.journal == "sqlite"
+
+
 def test_the_checks_cost_is_the_dispatch_minus_the_skeleton() -> None:
     w = {
         "dispatch_1_hook_durable": {"median_ms": 1.0},
@@ -155,7 +162,7 @@ def test_the_checks_cost_is_the_dispatch_minus_the_skeleton() -> None:
 
 
 def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatch, tmp_path: Path) -> None:
-    import pwh._bench.bench as bench
+    import pwh._bench.measure as measure
 
     ran: list[str] = []
 
@@ -163,8 +170,8 @@ def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatc
         ran.append(name)
         return {"times": [0.001 * (2 if name.startswith("dispatch") else 1)] * 3, "peak_rss_kib": 1024}
 
-    monkeypatch.setattr(bench, "run_child", fake_child)
-    result = bench.run_bench(bench.BenchPlan(quick=True, compare_loopx=True), tmp_path, out=lambda line: None)
+    monkeypatch.setattr(measure, "run_child", fake_child)  # where run_bench looks it up
+    result = measure.run_bench(measure.BenchPlan(quick=True, compare_loopx=True), tmp_path, out=lambda line: None)
     first = ran[: ran.index("floor_sqlite_commit", 1)]  # one repetition
     for hooks in ("1_hook", "8_hooks"):
         at = first.index(f"dispatch_{hooks}_durable")
@@ -185,7 +192,7 @@ def test_the_breakdown_says_what_the_process_boundary_costs() -> None:
 
 
 def test_the_isolation_a_b_runs_both_runners_in_one_process() -> None:
-    from pwh._bench.bench import isolation_ab
+    from pwh._bench.workloads import isolation_ab
 
     found = isolation_ab("memory", blocks=1, per_block=3)
     assert set(found) == {"process_median_ms", "thread_median_ms", "boundary_cost_ms"}
