@@ -13,7 +13,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Union
+from typing import Any
 
 from ._errors import FakeRejected, is_token, json_path
 
@@ -176,8 +176,8 @@ def _refuse_forbidden_keys(request: Any) -> None:
 # ---------------------------------------------------------------------------------------------
 # The scriptable fake host.
 
-ScriptOutput = Union[Mapping[str, Any], list, bytes, str]
-ScriptEntry = Union[ScriptOutput, Callable[[dict[str, Any]], ScriptOutput]]
+ScriptOutput = Mapping[str, Any] | list | bytes | str
+ScriptEntry = ScriptOutput | Callable[[dict[str, Any]], ScriptOutput]
 
 
 def _encode(output: Any) -> bytes:

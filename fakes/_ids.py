@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 
 class StepClock:
     """A clock that moves only when asked: one fixed step per reading."""
 
     def __init__(self, start: datetime | None = None, step: timedelta = timedelta(seconds=1)) -> None:
-        self._now = start or datetime(2026, 8, 26, tzinfo=timezone.utc)
+        self._now = start or datetime(2026, 8, 26, tzinfo=UTC)
         self._step = step
 
     def now(self) -> str:

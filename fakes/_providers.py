@@ -8,6 +8,7 @@ Turn (experiment A), and :meth:`ProviderRegistry.stage` says where a provider is
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -81,7 +82,7 @@ class ProviderState:
         for flag in LIFECYCLE_FLAGS:
             if type(getattr(self, flag)) is not bool:
                 return json_path(flag), "lifecycle flags must be booleans"
-        for previous, flag in zip(LIFECYCLE_FLAGS, LIFECYCLE_FLAGS[1:]):
+        for previous, flag in itertools.pairwise(LIFECYCLE_FLAGS):
             if getattr(self, flag) and not getattr(self, previous):
                 return json_path(flag), f"{flag} requires {previous}"
         return None

@@ -37,10 +37,10 @@ from pwh._core.journal import Journal, JournalError, SQLiteJournal
 from pwh._core.memory_journal import MemoryJournal, MemoryStore
 from pwh._core.outcome import DispatchOutcome, HookOutcome
 from pwh._core.profile import CORE_CEILINGS, Profile, ProfileRejected
-from pwh._suts.reference import ReferenceSUT
 from pwh._core.registry import IntentKindCatalog, Producer, RegistrationRejected, Registry
-from pwh._harness.rules import RULE_IDS, RULES, Rule
 from pwh._core.schemas import SCHEMA_NAMES, load_schema
+from pwh._harness.rules import RULE_IDS, RULES, Rule
+from pwh._suts.reference import ReferenceSUT
 from pwh._suts.seam import FAULTS, SUT, PrimaryAccess, SUTLoadError, Unsupported, load_sut
 
 __all__ = [

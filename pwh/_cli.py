@@ -15,12 +15,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pwh._version import __version__
 from pwh._harness import interrupt as ctrl_c
 from pwh._harness.gate import GateError, locate, run_gate
 from pwh._harness.packet import add_packet_commands
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 from pwh._suts.faults import is_user_interrupt, sigint_count, track_user_interrupts
+from pwh._version import __version__
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_INTERRUPTED = ctrl_c.EXIT_INTERRUPTED

@@ -15,16 +15,16 @@ from pwh._harness.network_guard import refuse_outbound
 from pwh._suts.guard import AdapterGuard, guarded_close
 
 from ._world import World
-from .steps_checks import *  # noqa: F401,F403
-from .steps_corpus import *  # noqa: F401,F403
-from .steps_isolation import *  # noqa: F401,F403
-from .steps_models import *  # noqa: F401,F403
-from .steps_mutation import *  # noqa: F401,F403
-from .steps_seed003 import *  # noqa: F401,F403
-from .steps_setup import *  # noqa: F401,F403
-from .steps_survivors import *  # noqa: F401,F403
-from .steps_teeth import *  # noqa: F401,F403
-from .steps_turns import *  # noqa: F401,F403
+from .steps_checks import *  # noqa: F403
+from .steps_corpus import *  # noqa: F403
+from .steps_isolation import *  # noqa: F403
+from .steps_models import *  # noqa: F403
+from .steps_mutation import *  # noqa: F403
+from .steps_seed003 import *  # noqa: F403
+from .steps_setup import *  # noqa: F403
+from .steps_survivors import *  # noqa: F403
+from .steps_teeth import *  # noqa: F403
+from .steps_turns import *  # noqa: F403
 
 SUT_ENV = "PWH_SUT"
 

@@ -86,7 +86,7 @@ def _done(world: World) -> list[tuple[str, Any]]:
     if first is None:
         return []
     kinds = [e["kind"] for e in _entries(world.shared("corpus_label"))]
-    return list(zip(kinds, world.outcomes[first:]))
+    return list(zip(kinds, world.outcomes[first:], strict=False))  # outcomes beyond the corpus are not its
 
 
 def _hook_of(outcome: Any) -> Any:

@@ -82,7 +82,7 @@ def effect_mismatch(world: World) -> None:
 
 @when(parsers.re(r'a receipt whose writeback step is only (?P<status>prepared|rejected|inferred|prose_only) is offered for dispatch'))
 def uncommitted_receipt(world: World, status: str) -> None:
-    world.orch  # the orchestrator's seed fixes the identities
+    _ = world.orch  # made now: the orchestrator's seed fixes the identities
     from fakes._packets import source
 
     world.dispatch_direct(source(1, step_status=status))

@@ -214,7 +214,11 @@ private("undeclared_private_name", "Project Bluefin kickoff", expressible=False)
 private("undeclared_private_name", "prepared by Dmitri Volkov", expressible=False)
 
 # ---------------------------------------------------------------- legitimate: typed opaque ids
-HEX = lambda: rs(HEXL, 64)
+def HEX() -> str:
+    return rs(HEXL, 64)
+
+
+
 for v in ["billing.report", "weekly.digest", "periodic_report.trigger_evaluation", "periodic_report.runtime_trigger", "notify.app",
           "sync.cloud", "report.dev", "status.info", "deploy.live", "digest.email", "metrics.world", "alerts.team", "cache.tools",
           "plan.review", "quota.systems", "a.reporter", "report.site", "summary.news", "ops.digital", "task.run", "feed.page",

@@ -83,8 +83,8 @@ def test_experiment_a_ready_without_enabled_rejected_at_registration() -> None:
 
 @pytest.mark.parametrize("flags", list(itertools.product((False, True), repeat=4)))
 def test_every_flag_combination_is_accepted_iff_each_flag_implies_the_previous(flags: tuple[bool, ...]) -> None:
-    state = dict(zip(LIFECYCLE_FLAGS, flags))
-    valid = flags[0] and all(earlier or not later for earlier, later in zip(flags, flags[1:]))
+    state = dict(zip(LIFECYCLE_FLAGS, flags, strict=True))
+    valid = flags[0] and all(earlier or not later for earlier, later in itertools.pairwise(flags))
     registry = ProviderRegistry()
     if valid:
         record = registry.register(PROV, CAP, state)

@@ -7,6 +7,7 @@ without separate governed admission), REC-1 (readback before retry).
 
 from __future__ import annotations
 
+import functools
 import socket
 import threading
 import types
@@ -325,9 +326,7 @@ def test_readback_recovery_returns_the_existing_effect_without_retrying(idempote
 def test_blind_retry_calls_the_sink_again_and_duplicates_a_non_idempotent_effect() -> None:
     for idempotent, effects in ((True, 1), (False, 2)):
         sink, ticket = crashed_sink(idempotent)
-        blind_retry_recover(
-            "report:week-1", sink, lambda: sink.write("report:week-1", {"n": 1}, admission=ticket)
-        )
+        blind_retry_recover("report:week-1", sink, functools.partial(sink.write, "report:week-1", {"n": 1}, admission=ticket))
         assert len(sink.calls) == 2  # a second external call either way
         assert sink.effect_count("report:week-1") == effects  # and a duplicate mail, say
 

@@ -529,7 +529,9 @@ def test_a_woken_worker_serves_the_batch_that_follows_soon_or_late(no_new_proces
     one is coming answers it whether it comes at once or after the worker went back to sleep,
     woken twice or woken and then replaced (a new provider) it serves the same."""
     runner = ProcessRunner()
-    same = (lambda v: v)
+    def same(v: object) -> object:
+        return v
+
     try:
         runner.wake()  # no worker yet: nothing to wake
         for n, pause in enumerate([0.0, 0.01, 0.0]):

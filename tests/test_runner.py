@@ -84,7 +84,7 @@ def test_a_late_answer_is_never_taken(runner: ProducerRunner) -> None:
         assert batch.next_verdict().kind == TIMED_OUT
         release.set()
         time.sleep(0.05)
-        assert batch._slots[0].verdict is None  # noqa: SLF001 - the sealed slot stays empty
+        assert batch._slots[0].verdict is None
     finally:
         release.set()
 
@@ -121,4 +121,4 @@ def test_raising_producers_stay_on_the_worker(runner: ProducerRunner) -> None:
 
 def test_an_empty_batch_starts_no_worker(runner: ProducerRunner) -> None:
     runner.start([]).close()
-    assert runner._worker is None  # noqa: SLF001
+    assert runner._worker is None

@@ -14,7 +14,6 @@ from typing import Any
 
 from pwh._bench.workloads import COUNTERPARTS
 
-
 # The targets, read from this output (never asserted as timings in tests).
 TARGETS: dict[str, tuple[str, float]] = {
     "vs_floor": (">=", 0.5),

@@ -251,10 +251,10 @@ def skeleton_dispatcher(hooks: int, workdir: Path) -> tuple[Callable[[Mapping[st
             }
             for reg in regs
         ]
-        batch = runner.start([(producer, given, reg["budget"]["timeout_ms"], reg["budget"]["max_result_bytes"]) for given, reg in zip(inputs, regs)])
+        batch = runner.start([(producer, given, reg["budget"]["timeout_ms"], reg["budget"]["max_result_bytes"]) for given, reg in zip(inputs, regs, strict=True)])
         records = []
         try:
-            for given, reg in zip(inputs, regs):
+            for given, reg in zip(inputs, regs, strict=True):
                 answer = batch.next_verdict().value
                 records.append({
                     "schema_version": SIDECAR_SCHEMA_VERSION, "dispatch_id": given["dispatch_id"],

@@ -7,8 +7,8 @@ reason written by pwh itself: never the offending value, never raw exception tex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 from typing import Any
 
 # Hook-level codes from the RFC (§10), in the RFC's order.
@@ -74,7 +74,7 @@ class Rejection:
         return f"{self.code} at {self.path}: {self.reason}"
 
 
-def json_path(parts: "list[Any] | tuple[Any, ...]") -> str:
+def json_path(parts: list[Any] | tuple[Any, ...]) -> str:
     """Render a path like ``$.budget.timeout_ms`` or ``$.intents[0].payload``."""
     out = "$"
     for part in parts:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
-
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
 

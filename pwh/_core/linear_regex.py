@@ -44,7 +44,7 @@ class _Linear:
             return None
         try:
             return self._rx.search(text)
-        except Exception:  # noqa: BLE001 - text RE2 cannot take (a lone surrogate): no match
+        except Exception:
             return None
 
 

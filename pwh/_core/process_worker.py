@@ -278,7 +278,7 @@ def _worker_main(producers: list[Callable[[Any], Any]], req: int, resp: int, hos
                 if os.getpid() != me:
                     os._exit(0)  # a forked copy returning from the provider: it never answers
                 kind, data = encode_value(value, max_bytes)
-            except BaseException:  # noqa: BLE001 - isolating the producer is the point
+            except BaseException:
                 if os.getpid() != me:
                     os._exit(0)
                 kind, data = _RAISED, b""
@@ -288,7 +288,7 @@ def _worker_main(producers: list[Callable[[Any], Any]], req: int, resp: int, hos
                 signal.setitimer(signal.ITIMER_PROF, 0)
                 os.fchdir(home)
                 _reap_leftovers(me)
-            except BaseException:  # noqa: BLE001
+            except BaseException:
                 os._exit(1)
             started = time.monotonic() if index < last else 0.0
             _write_all(resp, _HEAD.pack(kind, started, len(data)) + data)

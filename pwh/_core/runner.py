@@ -103,7 +103,7 @@ class _Worker:
                         verdict = CallVerdict(RETURNED, slot.producer(slot.argument))
                     except ProducerAbandoned:
                         return
-                    except BaseException:  # noqa: BLE001 - isolating the producer is the point
+                    except BaseException:
                         verdict = CallVerdict(RAISED)
                     if os.getpid() != host:
                         # A copy of the host the provider forked, returning from it: its only

@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from pwh._core import codes
 from pwh._core.boundary import BoundaryScanner
-from pwh._core.contracts import admissibility, build_hook_input, validate_hook_input, validate_registration, validate_result, validate_source
+from pwh._core.contracts import (
+    admissibility,
+    build_hook_input,
+    validate_hook_input,
+    validate_registration,
+    validate_result,
+    validate_source,
+)
 from pwh._core.profile import CORE_CEILINGS, Profile
 from pwh._reliability.packets import (
     HOOK,
@@ -34,6 +42,11 @@ KINDS = ("registration", "source", "result", "intent")
 # Lower than the schema's maxima, so a registration can be schema-valid yet over the profile.
 CEILINGS = {**CORE_CEILINGS, "timeout_ms": 10000, "max_result_bytes": 32768}
 REBUILD_EVERY = 1000  # a fresh rig (and journal) every so many packets keeps memory flat
+
+
+def _drive_after(driver: _Driver, offset: int, packet: Any, index: int) -> None:
+    """A Hypothesis example numbered after the random mutations (partial, not a lambda in the loop)."""
+    driver.drive(packet, offset + index)
 
 
 class _Driver:
@@ -75,7 +88,7 @@ class _Driver:
         before = snapshot(packet.value)
         try:
             ok, primary_same = getattr(self, "_" + self.kind)(rig, packet, n)
-        except Exception as exc:  # noqa: BLE001 - counting escapes is the point
+        except Exception as exc:
             self.tally.uncaught += 1
             self.tally.note(f"{packet.label}: {type(exc).__name__} escaped")
             self._fresh_rig()
@@ -165,7 +178,7 @@ def run_bad_input(tallies: dict[str, Tally], *, mutations: int, hypothesis: int,
         try:
             for n in range(mutations):
                 driver.drive(random_bad(kind, rnd, n), n)
-            _hypothesis_examples(kind, hypothesis, seed, lambda p, i: driver.drive(p, mutations + i))
+            _hypothesis_examples(kind, hypothesis, seed, partial(_drive_after, driver, mutations))
         finally:
             driver.close()
 

@@ -73,9 +73,9 @@ class Plan:
 def run_campaign(*, quick: bool, seed: int = 0, out: Callable[[str], Any] = print) -> dict[str, Any]:
     """Run every part; print the table through ``out`` and return
     ``{"categories": {name: counts}, "total": counts, "notes": ..., "seconds": ..., "quick", "seed"}``."""
+    from pwh._reliability.bad_input import run_bad_input
     from pwh._reliability.corpus import run_corpus
     from pwh._reliability.hostile import run_hostile
-    from pwh._reliability.bad_input import run_bad_input
     from pwh._reliability.journal_faults import run_journal_faults
     from pwh._reliability.leaks import run_false_positives, run_leaks
 

@@ -42,7 +42,6 @@ from pwh._reliability.hostile_cases import HOSTILE, INPUT_UNCHANGED, MARK, WITNE
 from pwh._reliability.packets import dispatch_of, intent, proposed, registration, source
 from pwh._reliability.rig import Rig, Tally, carries, hook_failed_with, journal_leaks, snapshot, stable
 
-
 # --------------------------------------------------------------------------------------------
 # Running
 # --------------------------------------------------------------------------------------------
@@ -131,7 +130,7 @@ def _run_case(case: Case, ctx: Ctx, guard: OutboundGuard, tally: Tally, n: int) 
         tally.uncaught += 1
         tally.note(f"{case.name}: the producer's KeyboardInterrupt reached the dispatcher's caller")
         return
-    except Exception as exc:  # noqa: BLE001 - counting escapes is the point
+    except Exception as exc:
         tally.uncaught += 1
         tally.note(f"{case.name}: {type(exc).__name__} escaped")
         return

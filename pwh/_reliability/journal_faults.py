@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from pwh._core import codes
-from pwh._harness.interrupt import children_ignore_sigint
 from pwh._core.journal import JournalError, SQLiteJournal, checksum
 from pwh._core.memory_journal import MemoryJournal
+from pwh._harness.interrupt import children_ignore_sigint
 from pwh._reliability.packets import HOOK, dispatch_of, intent, proposed, source
 from pwh._reliability.rig import Rig, Tally, snapshot, stable
 
@@ -64,7 +64,7 @@ class _Counter:
         self.tally.tried += 1
         try:
             problem = check()
-        except Exception as exc:  # noqa: BLE001 - counting escapes is the point
+        except Exception as exc:
             self.tally.uncaught += 1
             self.tally.note(f"{label}: {type(exc).__name__} escaped")
             return
@@ -133,7 +133,7 @@ def read_only(folder: Path, tally: Tally, rounds: int) -> None:
                 rig.journal.make_read_only()
             for n in range(rounds):
                 count.attempt(variant, partial(_reported, rig, n, codes.JOURNAL_WRITE_FAILED))
-            count.attempt(variant + "_still_readable", lambda: None if rig.journal.records() == kept else "records changed")
+            count.attempt(variant + "_still_readable", partial(_unchanged, rig, kept))
         finally:
             rig.close()
 
@@ -203,18 +203,22 @@ _TAMPERS: list[tuple[str, Callable[[bytes], bytes], bool]] = [
 ]
 
 
+def _unchanged(rig: Any, kept: Any) -> str | None:
+    return None if rig.journal.records() == kept else "records changed"
+
+
 def corruption(folder: Path, tally: Tally, rounds: int) -> None:
     count = _Counter(tally, "journal_corrupt")
     for round_ in range(rounds):
         for name, tamper, matching in _TAMPERS:
             rig = _sqlite_rig(folder, f"corrupt-{round_}-{name}.sqlite3")
             try:
-                count.attempt(name, lambda: _tampered(rig, round_, name, tamper, matching))
+                count.attempt(name, partial(_tampered, rig, round_, name, tamper, matching))
             finally:
                 rig.close()
         mem = _memory_rig()
         try:
-            count.attempt("memory_flipped_byte", lambda: _memory_tampered(mem, round_))
+            count.attempt("memory_flipped_byte", partial(_memory_tampered, mem, round_))
         finally:
             mem.close()
     for name in ("file_truncated", "file_garbage_header"):
@@ -294,7 +298,7 @@ def _race_child(path: str, plan: list[tuple[int, bool]], start: Any, meet: Any, 
             try:
                 outcome = rig.dispatch(source(n))
                 out.put(json.dumps({"n": n, "hook": outcome.hook(HOOK).to_json(), "journal_error": outcome.journal_error}))
-            except Exception as exc:  # noqa: BLE001 - reported to the parent, counted there
+            except Exception as exc:
                 out.put(json.dumps({"n": n, "uncaught": type(exc).__name__}))
     finally:
         rig.close()

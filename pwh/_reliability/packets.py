@@ -16,13 +16,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from pwh._core.contracts import REGISTRATION_SCHEMA_VERSION
-from pwh._harness.examples import example_intent, example_receipt, example_registration, example_result
 from pwh._core.identity import dispatch_id
 from pwh._core.schemas import load_schema
+from pwh._harness.examples import example_intent, example_receipt, example_registration, example_result
 
 STRICT_KIND = "campaign.follow_up"
 OPEN_KIND = "campaign.open_note"
@@ -96,7 +96,7 @@ def _inline(node: Any) -> Any:
     return node
 
 
-@lru_cache(maxsize=None)
+@cache
 def effective_schema(kind: str) -> dict[str, Any]:
     """``registration``, ``source``, ``result`` or ``intent`` with every ref inlined and the
     campaign's strict payload schema standing in for the intent's open ``payload``."""
@@ -113,7 +113,7 @@ def effective_schema(kind: str) -> dict[str, Any]:
     return result
 
 
-@lru_cache(maxsize=None)
+@cache
 def _oracle(kind: str) -> Any:
     from jsonschema import Draft202012Validator  # the independent judge: not pwh's compiled check
 

@@ -22,8 +22,8 @@ from pwh._core.journal import Journal
 from pwh._core.memory_journal import MemoryJournal
 from pwh._core.outcome import DispatchOutcome, HookOutcome
 from pwh._core.profile import Profile
-from pwh._core.runner import ThreadRunner
 from pwh._core.registry import RegistrationRejected, Registry
+from pwh._core.runner import ThreadRunner
 from pwh._reliability.packets import OPEN_KIND, OPEN_PAYLOAD_SCHEMA, STRICT_KIND, STRICT_PAYLOAD_SCHEMA, registration
 
 STABLE_CODES = frozenset(codes.RFC_FAILURE_CODES) | frozenset(codes.DISPATCH_CODES)  # the journal's codes are dispatch codes

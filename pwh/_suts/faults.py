@@ -82,7 +82,7 @@ def _find_spec(name: str) -> ModuleSpec | None:
     package, whose code may raise anything."""
     try:
         return importlib.util.find_spec(name)
-    except BaseException:  # noqa: BLE001 - see above: no module found is the answer
+    except BaseException:
         return None
 
 
@@ -116,7 +116,7 @@ def _first_line(exc: BaseException) -> str:
     that raises is the adapter's too)."""
     try:
         text = str(exc).strip()
-    except BaseException:  # noqa: BLE001 - the message is optional; the type and place still name it
+    except BaseException:
         return ""
     return text.splitlines()[0][:200] if text else ""
 

@@ -206,7 +206,7 @@ class _Run:
     def passes(self, library: StepLibrary, keyword: str, text: str) -> bool:
         try:
             library.run(self.world, keyword, text)
-        except Exception:  # noqa: BLE001 - any failure of a step fails the scenario, as in pytest
+        except Exception:
             return False
         return True
 

@@ -8,6 +8,7 @@ disturbed primary, not as the orphan sidecar record it leaves behind).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -208,7 +209,7 @@ class Judge:
     @staticmethod
     def _order(episode: Episode) -> Finding | None:
         called = [c.hook_id for c in episode.calls]
-        if any(a >= b for a, b in zip(called, called[1:])):
+        if any(a >= b for a, b in itertools.pairwise(called)):
             return "hook_order", "M08", f"providers were called in the order {', '.join(called)}, not by hook_id"
         if episode.outcome is not None:
             reported = [h.hook_id for h in episode.outcome.hooks]
@@ -470,7 +471,7 @@ class Judge:
             count[key] = count.get(key, 0) + 1
             if key[0] not in committed:
                 return "one_outcome_per_hook", "M04", f"a sidecar record of hook {key[1]} belongs to no committed receipt"
-        for (receipt, hook), n in count.items():
+        for (_receipt, hook), n in count.items():
             if n != 1:
                 return "one_outcome_per_hook", "M04", f"hook {hook} has {n} records for one committed receipt"
         for receipt, hooks in self.covered.items():

@@ -102,7 +102,7 @@ def _merge_calls(system: ModelSystem, episode: Episode, calls_path: Path) -> Non
             continue  # a line cut short by the kill
         # The call happened (in the killed child): it joins this world's call log.
         world.log.note({"e": "call", "h": seen["hook_id"], "i": seen["input"], "r": seen["appending"], "p": 0})
-        system._calls_seen += 1  # noqa: SLF001 - merged here as a Call below, not drained again
+        system._calls_seen += 1
         source = seen["input"].get("source") or {}
         call = Call(seen["hook_id"], seen["input"].get("dispatch_id"), source.get("receipt_id"), seen["number"],
                     seen["input"], seen["appending"], canonical_bytes(source))

@@ -141,7 +141,7 @@ class ModelSystem:
             self.unsupported.add(step["op"])
         except (ModelError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # noqa: BLE001 - whatever escaped into the primary Turn is the finding
+        except Exception as exc:
             record.escaped = _compact(exc)
         record.elapsed_ms = (time.monotonic() - started) * 1000
         record.episodes = self.episodes[first_episode:]
@@ -374,7 +374,7 @@ class ModelSystem:
 def _bytes_of(value: Any) -> bytes:
     try:
         return canonical_bytes(value)
-    except Exception:  # noqa: BLE001 - an input core could not even encode: never equal to a receipt's
+    except Exception:
         return repr(value).encode()
 
 

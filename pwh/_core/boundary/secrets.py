@@ -287,7 +287,7 @@ def library_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     for module in pkgutil.iter_modules(plugins.__path__):
         try:
             importlib.import_module(f"{plugins.__name__}.{module.name}")
-        except Exception:  # noqa: BLE001, S112 - one plugin's import error must not disable the rest
+        except Exception:
             continue
     out: list[tuple[str, re.Pattern[str]]] = []
     for cls in _subclasses(RegexBasedDetector):
@@ -296,7 +296,7 @@ def library_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
         try:
             denylist = cls.denylist if not isinstance(cls.__dict__.get("denylist"), property) else cls().denylist  # type: ignore[attr-defined]
             out.extend((cls.__name__, p) for p in denylist if isinstance(p, re.Pattern))
-        except Exception:  # noqa: BLE001, S112 - nor one plugin's odd denylist
+        except Exception:
             continue
     return tuple(out)
 
@@ -311,7 +311,7 @@ def _hints(pattern: re.Pattern[str]) -> tuple[str, ...]:
     every string would cost 100 µs. A substring test costs nanoseconds."""
     try:
         tree = _parser.parse(pattern.pattern, pattern.flags)
-    except Exception:  # noqa: BLE001 - an odd pattern simply runs every time
+    except Exception:
         return ()
     best: tuple[str, ...] = ()
     run: tuple[str, ...] = ("",)

@@ -28,6 +28,9 @@ from typing import Any
 
 from pwh._core import codes
 from pwh._core.codes import Rejection
+from pwh._core.outcome import DispatchOutcome, HookOutcome
+from pwh._core.profile import CORE_CEILINGS, Profile
+from pwh._core.registry import IntentKindCatalog, RegistrationRejected
 from pwh._suts.loopx.map import (
     CARRIED,
     ENVELOPE,
@@ -53,9 +56,6 @@ from pwh._suts.loopx.map import (
     to_rfc_record,
 )
 from pwh._suts.loopx.runtime import RUNTIME, RuntimeUnavailable
-from pwh._core.outcome import DispatchOutcome, HookOutcome
-from pwh._core.profile import CORE_CEILINGS, Profile
-from pwh._core.registry import IntentKindCatalog, RegistrationRejected
 from pwh._suts.seam import PrimaryAccess, Producer, SUTLoadError, Unsupported
 
 # How long past its own timeout_ms the adapter watches a producer before concluding that LoopX,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pwh._core.identity import intent_id
+
 from ._registration import (
     CAPABILITY_ID,
     ELIGIBLE_TRANSITIONS,

@@ -14,6 +14,7 @@ from typing import Any, Final
 from pwh._core.canonical import CanonicalError, to_plain
 from pwh._core.codes import Rejection
 from pwh._core.identity import intent_id as compute_intent_id
+
 from ._registration import (
     CAPABILITY_ID,
     INTENT_KIND,
