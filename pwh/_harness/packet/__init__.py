@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -408,72 +409,18 @@ def tar_bytes(files: dict[str, bytes]) -> bytes:
 
 
 def consumer_readme(dirs: dict[str, str], verdicts: dict[str, str], profiles: dict[str, str] | None = None) -> str:
-    """The packet's own README: what it is and how to judge another implementation with it."""
+    """The packet's own README: what it is and how to judge another implementation with it.
+
+    The text is ``consumer_readme.md.tmpl`` (package data), a :class:`string.Template` with
+    ``$version``, ``$rows`` (the verdict table's rows) and ``$baseline`` (the results directory
+    to compare with); a literal dollar sign there is written ``$$``.
+    """
     profiles = profiles or {}
     rows = "\n".join(f"| `{sut}` | `results/{name}/` | {verdicts[sut].upper()} | {profiles.get(sut, '?').upper()} |"
                      for sut, name in dirs.items())
     baseline = dirs.get("reference", next(iter(dirs.values())))
-    return f"""# Public test packet — Post-Writeback Capability Hooks v0
-
-This packet is the executable acceptance test for the LoopX RFC *Provider-Neutral Post-Writeback
-Capability Hooks v0*: the Slice 2 validation matrix (rows M01–M13) and the seed-003 rules (PRV-1,
-HST-1…HST-6, REC-1, FT-1…FT-7), written as Gherkin scenarios that judge any implementation through
-one adapter. It was built by pwh {__version__}; `manifest.json` names the source commit.
-
-## What is inside
-
-- `features/` — the scenarios; each carries exactly one row or rule tag (`@M07`, `@HST-5`, …).
-- `rules.json` — every row and rule: id, group, case and the outcome it requires.
-- `schemas/` — the JSON Schema 2020-12 contracts (registration, hook input, result, intent,
-  sidecar receipt, gate verdict, this manifest), usable from any language.
-- `vectors/identity.json` — canonical-JSON and identity test vectors, for implementations that
-  want byte-equal dispatch and intent ids (stable ids are what conformance needs).
-- `results/<sut>/` — what the gate said about each implementation below: `verdict.json`,
-  `junit.xml`, `cucumber.json`, `report.md`, `report.html`.
-- `manifest.json` — the SHA-256 and size of every other file.
-
-Two verdicts from one run: the **RFC** verdict counts only checks a clause of the RFC or seed 003
-requires (it decides conformance); the **profile** verdict adds pwh's own readings where the
-documents are silent (exact code names, JSON paths, …), so `divergence` there means "conforms, but
-differs from the reference profile". Scenarios that only exercised pwh's fakes are testbed
-self-checks, reported apart and never counted for an implementation.
-
-| SUT | results | RFC verdict | profile verdict |
-|---|---|---|---|
-{rows}
-
-## Judging another implementation
-
-1. Install pwh with its gate extra from a checkout of the source commit
-   (`python3 -m pip install -e '.[gate]'` inside it).
-2. Write an adapter: a `module:factory` returning an object with the methods of `pwh.SUT`
-   (install, set_profile, dispatch, redeliver, crash points, restart, journal_records, close),
-   reporting outcomes in the RFC's terms. Raise `pwh.Unsupported(reason)` for a case the
-   implementation cannot express: that row is reported as skipped with the reason, never passed.
-3. Run this packet's scenarios against it:
-
-   ```sh
-   pwh gate --features PACKET/features --sut yourmodule:factory --json verdict.json --report report.md
-   ```
-
-4. Compare `verdict.json` row by row with `results/{baseline}/verdict.json`: each row and
-   scenario carries `rfc` and `profile`. A row passes the RFC when every scenario that reached
-   your implementation passes its RFC checks, and is skipped (with the reason) when the adapter
-   raised `Unsupported`. Exit code 0: RFC pass (add `--fail-on-profile` to fail on a profile
-   divergence too); 1: an RFC failure; 2: the gate could not run, or pwh's own self-checks failed;
-   3: incomplete (a row skipped; `--strict` makes it 1).
-
-## Checking that this packet is intact
-
-```sh
-pwh packet verify PACKET
-```
-
-recomputes every hash and size against `manifest.json`, names any file that is missing, extra or
-altered, re-runs the public-boundary scan on every file and re-validates every JSON file against
-its schema. Exit code 0: verified; 1: problems, listed per file; 2: not a packet. A rebuild with
-`pwh packet build` from the same commit gives the same bytes.
-"""
+    text = resources.files("pwh._harness.packet").joinpath("consumer_readme.md.tmpl").read_text(encoding="utf-8")
+    return Template(text).substitute(version=__version__, rows=rows, baseline=baseline)
 
 
 # --------------------------------------------------------------------------------------------
