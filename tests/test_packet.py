@@ -387,7 +387,7 @@ def test_a_failed_write_leaves_the_old_packet_and_no_temp_dir(
     def disk_full(_: dict[str, bytes]) -> bytes:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("pwh._harness.packet.tar_bytes", disk_full)
+    monkeypatch.setattr("pwh._harness.packet.build.tar_bytes", disk_full)
     with pytest.raises(PacketError, match="No space left"):  # a rebuild with more results, failing late
         build_packet(out, SUTS, tar_path=tmp_path / "p.tar.gz", gate=gate_of(reference_run))
     assert tree(out) == before
@@ -408,7 +408,7 @@ def run_cli(argv: list[str]) -> int:
 
 def test_the_packet_commands(reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("pwh._harness.packet.run_gate", gate_of(reference_run))
+    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", gate_of(reference_run))
     monkeypatch.chdir(tmp_path)
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--tar", "pkt.tar.gz"]) == 0
     assert run_cli(["packet", "verify", "pkt"]) == 0
@@ -434,12 +434,12 @@ def test_a_build_whose_reference_fails_is_written_but_exits_1(reference_run: Gat
     failing = copy.deepcopy(reference_run)
     failing.scenarios[0].update(outcome="failed", expected="a clean run", seen="a different run")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("pwh._harness.packet.run_gate", lambda sut, **_: dataclasses.replace(
+    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", lambda sut, **_: dataclasses.replace(
         failing if sut == "reference" else reference_run, sut=sut))
     assert run_cli(["packet", "build", "pkt", "--sut", "reference"]) == 1
     err = capsys.readouterr().err
     assert "reference verdict is FAIL" in err and "results/reference/report.md" in err
     assert verify_packet(tmp_path / "pkt").ok  # written whole, for reading
-    monkeypatch.setattr("pwh._harness.packet.run_gate", lambda sut, **_: dataclasses.replace(
+    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", lambda sut, **_: dataclasses.replace(
         failing if sut != "reference" else reference_run, sut=sut))
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--sut", "tests.broken_suts:no_timeout"]) == 0
