@@ -14,6 +14,8 @@ import hashlib
 import io
 import json
 import shutil
+import subprocess
+import sys
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
@@ -443,3 +445,21 @@ def test_a_build_whose_reference_fails_is_written_but_exits_1(reference_run: Gat
     monkeypatch.setattr("pwh._harness.packet.commands.run_gate", lambda sut, **_: dataclasses.replace(
         failing if sut != "reference" else reference_run, sut=sut))
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--sut", "tests.broken_suts:no_timeout"]) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Verify stands apart from the build
+# --------------------------------------------------------------------------------------------
+
+
+def test_verifying_a_packet_never_imports_the_gate() -> None:
+    """Checking a published packet runs no scenario, so its module must not load the gate, neither
+    itself nor through the build or the package's own __init__ (a fresh interpreter: this one has
+    the gate loaded already)."""
+    code = ("import sys\n"
+            "import pwh._harness.packet.verify\n"
+            "from pwh._harness.packet import PacketError, VerifyReport, verify_packet\n"
+            "loaded = sorted(m for m in sys.modules if m == 'pwh._harness.gate' or m == 'pwh._harness.packet.build')\n"
+            "assert not loaded, loaded\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
