@@ -410,9 +410,16 @@ def run_cli(argv: list[str]) -> int:
 
 def test_the_packet_commands(reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", gate_of(reference_run))
+    answered: list[str] = []
+
+    def gate(sut: str, **kw: Any) -> GateRun:
+        answered.append(sut)
+        return gate_of(reference_run)(sut, **kw)
+
+    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", gate)
     monkeypatch.chdir(tmp_path)
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--tar", "pkt.tar.gz"]) == 0
+    assert answered == ["reference"]  # the patch took effect: the real gate never ran
     assert run_cli(["packet", "verify", "pkt"]) == 0
     assert "verified" in capsys.readouterr().out
     (tmp_path / "pkt" / "rules.json").write_text("{}\n")
