@@ -112,8 +112,8 @@ _LAZY = {
     "GateError": "pwh._harness.gate_error",
     "GateRun": "pwh._harness.gate",
     "run_gate": "pwh._harness.gate",
-    "build_packet": "pwh._harness.packet",
-    "verify_packet": "pwh._harness.packet",
+    "build_packet": "pwh._harness.packet.build",
+    "verify_packet": "pwh._harness.packet.verify",
 }
 
 

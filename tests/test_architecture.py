@@ -195,7 +195,7 @@ def test_the_producer_type_and_the_gate_and_packet_entry_points_are_public() -> 
     import pwh
 
     assert pwh.Producer is __import__("pwh._core.registry", fromlist=["Producer"]).Producer
-    assert pwh.run_gate.__module__ == "pwh._harness.gate" and pwh.verify_packet.__module__ == "pwh._harness.packet"
+    assert pwh.run_gate.__module__ == "pwh._harness.gate" and pwh.verify_packet.__module__ == "pwh._harness.packet.verify"
 
 
 # -- the layers, in order ------------------------------------------------------------------------

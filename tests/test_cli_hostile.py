@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-import pwh._harness.packet as packet_mod
+import pwh._harness.packet.verify as packet_mod
 from pwh._core.boundary import BoundaryScanner
 from pwh._cli import main
 from pwh._harness.gate import SUT_PATH_ENV, GateRun, child_import_env

@@ -14,6 +14,8 @@ import hashlib
 import io
 import json
 import shutil
+import subprocess
+import sys
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
@@ -387,7 +389,7 @@ def test_a_failed_write_leaves_the_old_packet_and_no_temp_dir(
     def disk_full(_: dict[str, bytes]) -> bytes:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("pwh._harness.packet.tar_bytes", disk_full)
+    monkeypatch.setattr("pwh._harness.packet.build.tar_bytes", disk_full)
     with pytest.raises(PacketError, match="No space left"):  # a rebuild with more results, failing late
         build_packet(out, SUTS, tar_path=tmp_path / "p.tar.gz", gate=gate_of(reference_run))
     assert tree(out) == before
@@ -408,9 +410,16 @@ def run_cli(argv: list[str]) -> int:
 
 def test_the_packet_commands(reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("pwh._harness.packet.run_gate", gate_of(reference_run))
+    answered: list[str] = []
+
+    def gate(sut: str, **kw: Any) -> GateRun:
+        answered.append(sut)
+        return gate_of(reference_run)(sut, **kw)
+
+    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", gate)
     monkeypatch.chdir(tmp_path)
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--tar", "pkt.tar.gz"]) == 0
+    assert answered == ["reference"]  # the patch took effect: the real gate never ran
     assert run_cli(["packet", "verify", "pkt"]) == 0
     assert "verified" in capsys.readouterr().out
     (tmp_path / "pkt" / "rules.json").write_text("{}\n")
@@ -434,12 +443,30 @@ def test_a_build_whose_reference_fails_is_written_but_exits_1(reference_run: Gat
     failing = copy.deepcopy(reference_run)
     failing.scenarios[0].update(outcome="failed", expected="a clean run", seen="a different run")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("pwh._harness.packet.run_gate", lambda sut, **_: dataclasses.replace(
+    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", lambda sut, **_: dataclasses.replace(
         failing if sut == "reference" else reference_run, sut=sut))
     assert run_cli(["packet", "build", "pkt", "--sut", "reference"]) == 1
     err = capsys.readouterr().err
     assert "reference verdict is FAIL" in err and "results/reference/report.md" in err
     assert verify_packet(tmp_path / "pkt").ok  # written whole, for reading
-    monkeypatch.setattr("pwh._harness.packet.run_gate", lambda sut, **_: dataclasses.replace(
+    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", lambda sut, **_: dataclasses.replace(
         failing if sut != "reference" else reference_run, sut=sut))
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--sut", "tests.broken_suts:no_timeout"]) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Verify stands apart from the build
+# --------------------------------------------------------------------------------------------
+
+
+def test_verifying_a_packet_never_imports_the_gate() -> None:
+    """Checking a published packet runs no scenario, so its module must not load the gate, neither
+    itself nor through the build or the package's own __init__ (a fresh interpreter: this one has
+    the gate loaded already)."""
+    code = ("import sys\n"
+            "import pwh._harness.packet.verify\n"
+            "from pwh._harness.packet import PacketError, VerifyReport, verify_packet\n"
+            "loaded = sorted(m for m in sys.modules if m == 'pwh._harness.gate' or m == 'pwh._harness.packet.build')\n"
+            "assert not loaded, loaded\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]

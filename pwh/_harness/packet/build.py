@@ -1,0 +1,346 @@
+"""``pwh packet build``: run the gate for each SUT and write the public test packet.
+
+The packet is what RFC promotion publishes: the Gherkin matrix, the JSON schemas, the identity
+test vectors, the rows and rules, and the gate's results for the named SUTs, plus a manifest of
+every file's SHA-256 and size. Two builds from the same commit are byte-identical (no times,
+absolute paths, host or user names; sorted everywhere), so a rebuild proves a published packet.
+
+Every file is scanned with the public-boundary scanner *before* anything is written; a finding
+stops the build (:class:`PacketLeak`: file, line and category, never the value). The packet is
+built in a temporary directory beside the target and renamed into place, so a failed build leaves
+the previous packet (or nothing) behind, never half a packet.
+
+Apart from :mod:`.verify` because building runs the gate and verifying must not load it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from pwh._version import __version__
+from pwh._core.boundary import BoundaryScanner
+from pwh._core.schemas import schema_rejections, validator
+from pwh._harness.gate import GateError, GateRun, locate, project_root, run_gate
+from pwh._harness.packet._common import (
+    MANIFEST,
+    MANIFEST_SCHEMA_VERSION,
+    PacketError,
+    PacketLeak,
+    json_bytes,
+    shown_path,
+    shown_rel,
+)
+from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json
+from pwh._harness.rules import RULES
+from pwh._harness.text_scan import scan_text
+from pwh._harness.vectors import build_vectors
+
+RULES_SCHEMA_VERSION = "pwh_rules_v0"
+TAR_ROOT = "pwh-packet"  # the one top-level directory inside the .tar.gz
+
+Gate = Callable[..., GateRun]
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a build wrote: the packet directory, its manifest, each SUT's verdict, the archive."""
+
+    out_dir: Path
+    manifest: dict[str, Any]
+    verdicts: dict[str, str]  # SUT -> the RFC verdict: pass / fail / incomplete
+    tar_path: Path | None = None
+    profiles: dict[str, str] = field(default_factory=dict)  # SUT -> the profile verdict
+
+    @property
+    def files(self) -> list[str]:
+        return [MANIFEST, *self.manifest["files"]]
+
+
+def build_packet(
+    out_dir: Path,
+    suts: list[str],
+    *,
+    tar_path: Path | None = None,
+    gate: Gate = run_gate,
+    private_names: Iterable[str] = (),
+    features: Path | None = None,
+) -> BuildResult:
+    """Run the gate for each SUT and write the packet to ``out_dir`` (replacing an earlier packet).
+
+    ``gate(sut, features=..., progress=False)`` returns a :class:`GateRun` (injectable so tests
+    need not rerun the matrix). ``features`` defaults to the project's ``features/``.
+    Raises :class:`PacketLeak` on a boundary finding, :class:`PacketError` for anything else.
+    """
+    out_dir = Path(os.path.abspath(out_dir))
+    tar = Path(os.path.abspath(tar_path)) if tar_path is not None else None
+    _check_target(out_dir, tar)
+    try:
+        feature_dir = Path(features) if features is not None else locate(None)[0]
+    except GateError as exc:
+        raise PacketError(str(exc)) from None
+    if not feature_dir.is_dir():
+        raise PacketError(f"features directory not found: {shown_path(feature_dir)}")
+    dirs = _result_dirs(suts or ["reference"])
+
+    scanner = BoundaryScanner(private_names=private_names)
+    files: dict[str, bytes] = {}
+    try:
+        files.update(_feature_files(feature_dir))
+        files.update(_schema_files())
+        files["vectors/identity.json"] = _vector_file()
+    except OSError as exc:
+        raise PacketError(f"cannot read the packet's sources: {exc.strerror or type(exc).__name__}") from None
+    files["rules.json"] = json_bytes(rules_document())
+    _stop_on_leaks(files, scanner)  # before the gate runs: a planted secret fails fast
+    verdicts: dict[str, str] = {}
+    profiles: dict[str, str] = {}
+    for sut, name in dirs.items():
+        try:
+            run = gate(sut, features=str(feature_dir), progress=False)
+        except GateError as exc:
+            raise PacketError(f"the gate could not run for {sut!r}: {exc}") from None
+        verdict = run.verdict()
+        bad = schema_rejections(validator("gate_verdict"), verdict, "invalid")
+        if bad:
+            raise PacketError(f"the gate's verdict for results/{name} does not match the gate_verdict schema: {bad[0]}")
+        steps = {s["id"]: s.get("steps", []) for s in run.scenarios}
+        files[f"results/{name}/verdict.json"] = verdict_json(verdict).encode("utf-8")
+        files[f"results/{name}/junit.xml"] = junit_xml(verdict).encode("utf-8")
+        files[f"results/{name}/cucumber.json"] = cucumber_json(verdict, steps).encode("utf-8")
+        files[f"results/{name}/report.md"] = markdown_report(verdict).encode("utf-8")
+        files[f"results/{name}/report.html"] = html_report(verdict).encode("utf-8")
+        verdicts[sut] = verdict["summary"]["verdict"]
+        profiles[sut] = verdict["summary"]["profile"]
+    files["README.md"] = consumer_readme(dirs, verdicts, profiles).encode("utf-8")
+
+    manifest = _manifest(files)
+    bad = schema_rejections(validator("packet_manifest"), manifest, "invalid")
+    if bad:  # e.g. a feature file whose name is not a plain token
+        raise PacketError(f"the manifest would not match its schema: {bad[0]}")
+    files[MANIFEST] = json_bytes(manifest)
+    _stop_on_leaks(files, scanner)
+    _write(out_dir, files, tar)
+    return BuildResult(out_dir, manifest, verdicts, tar, profiles)
+
+
+def rules_document() -> dict[str, Any]:
+    """The SPEC's rows and rules, in SPEC order, as published in ``rules.json``."""
+    return {
+        "schema_version": RULES_SCHEMA_VERSION,
+        "rules": [{"id": r.id, "group": r.group, "case": r.case, "required_outcome": r.required} for r in RULES],
+    }
+
+
+def result_dir_name(sut: str) -> str:
+    """A filesystem-safe directory name for a SUT spec (``a.b:factory`` -> ``a.b-factory``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", sut).strip(".-")[:100] or "sut"
+
+
+def _result_dirs(suts: Iterable[str]) -> dict[str, str]:
+    dirs: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    for sut in dict.fromkeys(s.strip() for s in suts if s.strip()):
+        name = result_dir_name(sut)
+        if name.casefold() in taken:
+            raise PacketError(f"SUTs {taken[name.casefold()]!r} and {sut!r} would share results/{name}/")
+        taken[name.casefold()] = sut
+        dirs[sut] = name
+    if not dirs:
+        raise PacketError("no SUT named")
+    return dirs
+
+
+def _feature_files(feature_dir: Path) -> dict[str, bytes]:
+    found = sorted(p for p in feature_dir.rglob("*.feature") if p.is_file())
+    if not found:
+        raise PacketError(f"no .feature files in {shown_path(feature_dir)}")
+    return {"features/" + p.relative_to(feature_dir).as_posix(): p.read_bytes() for p in found}
+
+
+def _schema_files() -> dict[str, bytes]:
+    folder = resources.files("pwh").joinpath("schemas")
+    entries = sorted((e for e in folder.iterdir() if e.name.endswith(".json")), key=lambda e: e.name)
+    return {f"schemas/{e.name}": e.read_bytes() for e in entries}
+
+
+def _vector_file() -> bytes:
+    data = resources.files("pwh").joinpath("vectors", "identity.json").read_bytes()
+    if json.loads(data) != build_vectors():
+        raise PacketError("the shipped identity vectors differ from the reference profile (pwh vectors --check)")
+    return data
+
+
+def _manifest(files: dict[str, bytes]) -> dict[str, Any]:
+    commit, dirty = source_state(project_root())
+    return {
+        "schema_version": MANIFEST_SCHEMA_VERSION,
+        "pwh_version": __version__,
+        "source_commit": commit,
+        "source_dirty": dirty,
+        "files": {rel: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)} for rel, data in sorted(files.items())},
+        "nondeterministic": [],
+    }
+
+
+def source_state(root: Path) -> tuple[str, bool]:
+    """(HEAD commit, tracked files changed) of the checkout pwh runs from, or ("unknown", False).
+
+    Only when ``root`` is itself a work tree's top level: an installed pwh inside some other
+    repository must not claim that repository's commit. ``--no-optional-locks``: never take the
+    index lock another git command may need.
+    """
+    def git(*args: str) -> str | None:
+        try:
+            proc = subprocess.run(["git", "--no-optional-locks", "-C", str(root), *args], capture_output=True,
+                                  text=True, timeout=30, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return proc.stdout if proc.returncode == 0 else None
+
+    top, head = git("rev-parse", "--show-toplevel"), (git("rev-parse", "HEAD") or "").strip()
+    if not top or not _same_dir(Path(top.strip()), root) or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", head):
+        return "unknown", False
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return head, status is None or bool(status.strip())
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _stop_on_leaks(files: dict[str, bytes], scanner: BoundaryScanner) -> None:
+    leaks = [leak for rel in sorted(files) for leak in _leaks(rel, files[rel], scanner)]
+    if leaks:
+        raise PacketLeak(leaks)
+
+
+def _leaks(rel: str, data: bytes, scanner: BoundaryScanner) -> list[tuple[str, str, str]]:
+    shown = shown_rel(rel, scanner)
+    out = [(shown, "name", c) for seg in rel.split("/") for c in {f.category for f in scanner.scan_value(seg)}]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return [*out, (shown, "line 0", "unscannable")]
+    return out + [(shown, f.path, f.category) for f in scan_text(text, scanner)]
+
+
+def _check_target(out_dir: Path, tar: Path | None) -> None:
+    """Only an absent or empty directory, or an earlier packet, may be (re)placed by a build."""
+    if out_dir.is_symlink():
+        raise PacketError(f"{shown_path(out_dir)} is a symbolic link; name the directory itself")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PacketError(f"{shown_path(out_dir)} exists and is not a directory")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not _is_packet(out_dir):
+        raise PacketError(f"{shown_path(out_dir)} is not empty and holds no packet; refusing to replace it")
+    if tar is not None:
+        if tar.is_dir():
+            raise PacketError(f"--tar {shown_path(tar)} is a directory")
+        if tar == out_dir or out_dir in tar.parents:
+            raise PacketError("the archive cannot be written inside the packet directory")
+
+
+def _is_packet(folder: Path) -> bool:
+    try:
+        manifest = json.loads((folder / MANIFEST).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("schema_version") == MANIFEST_SCHEMA_VERSION
+
+
+def _write(out_dir: Path, files: dict[str, bytes], tar: Path | None) -> None:
+    """Write into a temp dir beside ``out_dir``, then swap it in; on any failure leave no trace."""
+    tmp = old = tar_tmp = None
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+        tmp.chmod(0o755)  # mkdtemp's 0700 would make the published packet private
+        for rel, data in sorted(files.items()):
+            target = tmp / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        if tar is not None:
+            tar.parent.mkdir(parents=True, exist_ok=True)
+            fd, name = tempfile.mkstemp(prefix=f".{tar.name}.building-", dir=tar.parent)
+            tar_tmp = Path(name)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(tar_bytes(files))
+            tar_tmp.chmod(0o644)
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+            os.rename(out_dir, old / "packet")
+        try:
+            os.rename(tmp, out_dir)
+        except OSError:
+            if old is not None:
+                os.rename(old / "packet", out_dir)
+            raise
+        tmp = None
+        if tar_tmp is not None and tar is not None:
+            os.replace(tar_tmp, tar)
+            tar_tmp = None
+    except OSError as exc:
+        raise PacketError(f"cannot write the packet: {exc.strerror or type(exc).__name__}") from None
+    finally:
+        for leftover in (tmp, old):
+            if leftover is not None:
+                shutil.rmtree(leftover, ignore_errors=True)
+        if tar_tmp is not None:
+            tar_tmp.unlink(missing_ok=True)
+
+
+def tar_bytes(files: dict[str, bytes]) -> bytes:
+    """The packet as a reproducible .tar.gz: sorted entries under ``pwh-packet/``, mtime 0, owner
+    0:0 with no names, modes 0755/0644; gzip header with mtime 0 and no file name."""
+    entries: dict[str, bytes | None] = {TAR_ROOT: None}
+    for rel, data in files.items():
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            entries[f"{TAR_ROOT}/{'/'.join(parts[:i])}"] = None
+        entries[f"{TAR_ROOT}/{rel}"] = data
+    raw = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+        with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as archive:
+            for name in sorted(entries):
+                content = entries[name]
+                info = tarfile.TarInfo(name)
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                if content is None:
+                    info.type, info.mode = tarfile.DIRTYPE, 0o755
+                    archive.addfile(info)
+                else:
+                    info.mode, info.size = 0o644, len(content)
+                    archive.addfile(info, io.BytesIO(content))
+    return raw.getvalue()
+
+
+def consumer_readme(dirs: dict[str, str], verdicts: dict[str, str], profiles: dict[str, str] | None = None) -> str:
+    """The packet's own README: what it is and how to judge another implementation with it.
+
+    The text is ``consumer_readme.md.tmpl`` (package data), a :class:`string.Template` with
+    ``$version``, ``$rows`` (the verdict table's rows) and ``$baseline`` (the results directory
+    to compare with); a literal dollar sign there is written ``$$``.
+    """
+    profiles = profiles or {}
+    rows = "\n".join(f"| `{sut}` | `results/{name}/` | {verdicts[sut].upper()} | {profiles.get(sut, '?').upper()} |"
+                     for sut, name in dirs.items())
+    baseline = dirs.get("reference", next(iter(dirs.values())))
+    text = resources.files("pwh._harness.packet").joinpath("consumer_readme.md.tmpl").read_text(encoding="utf-8")
+    return Template(text).substitute(version=__version__, rows=rows, baseline=baseline)

@@ -1,0 +1,75 @@
+"""The ``pwh packet build|verify`` commands: argparse wiring and the messages and exit codes around
+:func:`.build.build_packet` and :func:`.verify.verify_packet`; ``pwh._cli`` adds them with
+:func:`add_packet_commands`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pwh._harness.gate import GateError, run_gate
+from pwh._harness.packet._common import EXIT_NOT_A_PACKET, EXIT_PROBLEMS, EXIT_VERIFIED, PacketError, PacketLeak, shown_path
+from pwh._harness.packet.build import build_packet, result_dir_name
+from pwh._harness.packet.verify import verify_packet
+
+REFERENCE_SUTS = frozenset({"reference", "reference-memory"})  # pwh's own dispatcher: must pass to publish
+
+
+def add_packet_commands(subparsers: Any) -> None:
+    """``pwh packet build DIR [--sut NAME ...] [--tar PATH]`` and ``pwh packet verify DIR``.
+
+    Both read the private-name deny-list from ``PWH_PRIVATE_NAMES`` (comma-separated).
+    build: 0 built; 1 a boundary finding stopped it (nothing written), or the packet was written
+    but the reference itself did not pass (not fit to attach to the RFC); 2 it could not build.
+    verify: 0 verified; 1 problems found, listed per file; 2 not a packet.
+    """
+    packet = subparsers.add_parser("packet", help="build or verify the public test packet")
+    sub = packet.add_subparsers(title="packet commands")
+    build = sub.add_parser("build", help="run the gate and write the public test packet to DIR")
+    build.add_argument("dir", metavar="DIR", help="the packet directory (created, or an earlier packet replaced)")
+    build.add_argument("--sut", action="append", metavar="NAME",
+                       help="a SUT whose results the packet publishes (repeatable; default: reference)")
+    build.add_argument("--tar", metavar="PATH", help="also write the packet as one reproducible .tar.gz")
+    build.set_defaults(handler=_build_command)
+    verify = sub.add_parser("verify", help="check a packet against its manifest, the boundary scan and its schemas")
+    verify.add_argument("dir", metavar="DIR", help="the packet directory")
+    verify.set_defaults(handler=_verify_command)
+
+
+def _private_names() -> list[str]:
+    return [n.strip() for n in os.environ.get("PWH_PRIVATE_NAMES", "").split(",") if n.strip()]
+
+
+def _build_command(args: argparse.Namespace) -> int:
+    suts = args.sut or ["reference"]
+    print(f"pwh packet build: running the gate for {', '.join(suts)}", flush=True)
+    try:
+        result = build_packet(Path(args.dir), suts, tar_path=Path(args.tar) if args.tar else None,
+                              gate=run_gate, private_names=_private_names())
+    except PacketLeak as exc:
+        print(f"pwh: {exc}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    except (PacketError, GateError) as exc:
+        print(f"pwh: error: {exc}", file=sys.stderr)
+        return EXIT_NOT_A_PACKET
+    for sut, verdict in result.verdicts.items():
+        print(f"  {sut}: RFC {verdict.upper()}, profile {result.profiles.get(sut, '?').upper()}")
+    where = f" and {shown_path(result.tar_path)}" if result.tar_path else ""
+    print(f"pwh packet build: wrote {len(result.files)} files to {shown_path(result.out_dir)}{where}")
+    # Other SUTs' failures are what the packet publishes (LoopX's divergences); the reference's
+    # own failure means the matrix or the reference is broken, and the packet must not go out.
+    unfit = [sut for sut, verdict in result.verdicts.items() if sut in REFERENCE_SUTS and verdict != "pass"]
+    for sut in unfit:
+        print(f"pwh: the {sut} verdict is {result.verdicts[sut].upper()}: this packet is not fit to attach to the RFC "
+              f"(see results/{result_dir_name(sut)}/report.md)", file=sys.stderr)
+    return EXIT_PROBLEMS if unfit else EXIT_VERIFIED
+
+
+def _verify_command(args: argparse.Namespace) -> int:
+    report = verify_packet(Path(args.dir), private_names=_private_names())
+    (sys.stdout if report.ok else sys.stderr).write(report.render())
+    return report.exit_code

@@ -1,0 +1,394 @@
+"""``pwh packet verify``: check a packet directory against its manifest, the boundary scan and its schemas.
+
+A packet is someone else's directory: every file is read once, in chunks (hashed and scanned as
+it is read), the walk never follows a symbolic link and is bounded in depth and entries, and a
+bad input is a problem in the report, never an exception.
+
+Apart from :mod:`.build` so that verifying a published packet never imports the gate (a test
+holds it): nothing here runs a scenario.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from pwh._core.boundary import BoundaryScanner
+from pwh._core.schemas import schema_rejections, validator
+from pwh._harness.packet._common import (
+    EXIT_NOT_A_PACKET,
+    EXIT_PROBLEMS,
+    EXIT_VERIFIED,
+    MANIFEST,
+    Problem,
+    json_bytes,
+    shown_path,
+    shown_rel,
+)
+from pwh._harness.text_scan import scan_text
+
+
+# Bounds for reading what someone else put in a packet directory: every file is streamed in
+# chunks (hashed and scanned as it is read), so memory stays bounded whatever its size.
+MAX_DEPTH = 16  # a packet is three levels deep; deeper directories are reported, not walked
+MAX_ENTRIES = 100_000  # directory entries walked before the rest is reported, not walked
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+MAX_PARSED_BYTES = 16 * 1024 * 1024  # a JSON or XML file larger than this is not parsed (the largest is ~1 MB)
+MAX_SCANNED_BYTES = 64 * 1024 * 1024  # the boundary scan reads no further into one file
+MAX_LINE_BYTES = 1024 * 1024  # a longer line is reported unscannable, never held whole
+CHUNK = 1024 * 1024
+_MIB = 1024 * 1024
+
+# A packet path: '/'-separated, no empty / '.' / '..' segment, no hidden file (as the manifest schema).
+_RELPATH = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
+_VERDICT_FILE = re.compile(r"results/[^/]+/verdict\.json")
+
+
+@dataclass
+class VerifyReport:
+    """The outcome of :func:`verify_packet`; ``problems`` are (file, kind, detail), sorted.
+
+    Kinds: ``missing``, ``extra``, ``altered``, ``unsafe`` (a path outside the packet, a symlink),
+    ``unreadable``, ``leak`` (a boundary finding: line and category), ``invalid`` (JSON/XML or schema).
+    """
+
+    packet: str
+    files_checked: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    not_a_packet: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.not_a_packet is None and not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        if self.not_a_packet is not None:
+            return EXIT_NOT_A_PACKET
+        return EXIT_PROBLEMS if self.problems else EXIT_VERIFIED
+
+    def render(self) -> str:
+        if self.not_a_packet is not None:
+            return f"pwh packet verify: {self.packet}: not a packet — {self.not_a_packet}\n"
+        lines = [f"pwh packet verify: {self.packet} — {self.files_checked} files"]
+        lines += [f"  {file}: {kind} — {detail}" for file, kind, detail in self.problems]
+        if self.problems:
+            files = len({p[0] for p in self.problems})
+            lines.append(f"{len(self.problems)} problem(s) in {files} file(s)")
+        else:
+            lines.append("verified: every file matches the manifest, none leaks, every JSON and XML file is valid")
+        return "\n".join(lines) + "\n"
+
+
+def verify_packet(packet: Path, *, private_names: Iterable[str] = ()) -> VerifyReport:
+    """Check a packet directory against its manifest; never raises for bad input.
+
+    Exit codes (:attr:`VerifyReport.exit_code`, for ``pwh packet verify``): 0 verified; 1 problems
+    found, listed per file; 2 not a packet (not a directory, no readable manifest.json).
+    Every file is read once, in chunks: memory stays bounded by the limits above, not by the
+    files' sizes; the walk is iterative and bounded in depth and entries.
+    """
+    packet = Path(packet)
+    report = VerifyReport(shown_path(packet))
+    scanner = BoundaryScanner(private_names=private_names)
+    if not packet.is_dir():
+        report.not_a_packet = "no such directory" if not packet.exists() else "not a directory"
+        return report
+    manifest_path = packet / MANIFEST
+    if manifest_path.is_symlink() or not manifest_path.is_file():
+        report.not_a_packet = "no manifest.json"
+        return report
+    try:
+        if manifest_path.stat().st_size > MAX_MANIFEST_BYTES:
+            report.not_a_packet = f"manifest.json is larger than {MAX_MANIFEST_BYTES // _MIB} MiB"
+            return report
+        read = _read_file(manifest_path, scanner, MANIFEST, keep=MAX_MANIFEST_BYTES)
+    except OSError:
+        report.not_a_packet = "manifest.json is unreadable"
+        return report
+    if read.data is None:
+        report.not_a_packet = f"manifest.json is larger than {MAX_MANIFEST_BYTES // _MIB} MiB"
+        return report
+    manifest_data = read.data
+    try:
+        manifest = json.loads(manifest_data)
+    except (ValueError, RecursionError):
+        report.not_a_packet = "manifest.json is unreadable or not JSON"
+        return report
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        report.not_a_packet = "manifest.json has no files table"
+        return report
+
+    problems = report.problems
+    problems += _schema_problems(MANIFEST, "packet_manifest", manifest)
+    if manifest_data != json_bytes(manifest):
+        problems.append((MANIFEST, "invalid", "not in the canonical form (sorted keys, 2-space indent, final newline)"))
+    listed: dict[str, Any] = manifest["files"]
+    nondet = manifest.get("nondeterministic")
+    for rel in nondet if isinstance(nondet, list) else []:
+        if not isinstance(rel, str) or rel not in listed:
+            problems.append((MANIFEST, "invalid", "nondeterministic names a file that files does not list"))
+
+    present, unsafe = _walk(packet)
+    problems += [(shown_rel(rel, scanner), "unsafe", why) for rel, why in unsafe.items()]
+    problems += read.leaks
+    for i, rel in enumerate(sorted(listed)):
+        if not _RELPATH.fullmatch(rel) or rel == MANIFEST:
+            problems.append((f"manifest files entry {i}", "unsafe", "not a plain relative path inside the packet"))
+            continue
+        if rel in unsafe:
+            continue
+        if rel not in present:
+            problems.append((shown_rel(rel, scanner), "missing", "listed in the manifest, not in the packet"))
+            continue
+        entry = listed[rel]
+        expected = entry if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int) else None
+        problems += _verify_one(packet, rel, present[rel], scanner, expected)
+        report.files_checked += 1
+    for rel in sorted(set(present) - set(listed)):
+        problems.append((shown_rel(rel, scanner), "extra", "in the packet, not in the manifest"))
+        problems += _verify_one(packet, rel, present[rel], scanner, None)
+    report.files_checked += 1  # the manifest itself
+    report.problems = sorted(set(problems))
+    return report
+
+
+@dataclass
+class _Read:
+    """One file read in chunks: its size, its SHA-256 (when asked), its boundary findings as
+    problems, and its bytes when it was small enough to keep (``None`` otherwise)."""
+
+    size: int
+    sha256: str | None
+    leaks: list[Problem]
+    data: bytes | None
+
+
+def _read_file(path: Path, scanner: BoundaryScanner, rel: str, *, keep: int = 0, hash_size: int | None = None,
+               identity: tuple[int, int] | None = None) -> _Read:
+    """Stream ``path`` once: hash it (when its size is ``hash_size``: a file of another size is
+    altered whatever its hash), scan it line by line (up to :data:`MAX_SCANNED_BYTES`) and keep
+    its bytes when they fit in ``keep``. Never follows a symbolic link, never reads a FIFO or
+    device (``OSError``, or :class:`_NotRegular`)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (identity is not None and (info.st_dev, info.st_ino) != identity):
+            raise _NotRegular
+        digest = hashlib.sha256() if hash_size is not None and hash_size == info.st_size else None
+        lines = _LineScanner(rel, scanner)
+        kept: list[bytes] | None = [] if keep else None
+        size = 0
+        while True:
+            if digest is None and kept is None and lines.done:
+                size = max(size, info.st_size)  # nothing more to learn from the bytes
+                break
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                break
+            size += len(chunk)
+            if digest is not None:
+                digest.update(chunk)
+            lines.feed(chunk)
+            if kept is not None:
+                kept.append(chunk)
+                if size > keep:
+                    kept = None
+        lines.close()
+        data = b"".join(kept) if kept is not None else None
+        return _Read(size, digest.hexdigest() if digest is not None else None, lines.problems(), data)
+    finally:
+        os.close(fd)
+
+
+class _NotRegular(OSError):
+    """The path is not (or is no longer) the regular file the walk found."""
+
+
+class _LineScanner:
+    """The boundary scan of a file fed in chunks: whole lines are decoded (strict UTF-8) and
+    scanned in batches, their numbers carried over; a line longer than :data:`MAX_LINE_BYTES` is
+    reported unscannable and skipped, and the scan stops after :data:`MAX_SCANNED_BYTES`."""
+
+    def __init__(self, rel: str, scanner: BoundaryScanner) -> None:
+        self.rel = rel
+        self.shown = shown_rel(rel, scanner)
+        self.scanner = scanner
+        self.found: set[tuple[str, str]] = set()
+        self.pending = b""
+        self.line = 0  # lines scanned so far
+        self.seen = 0
+        self.skipping = False  # inside an over-long line
+        self.done = False
+        self.name_findings = [(self.shown, "name", c) for seg in rel.split("/")
+                              for c in {f.category for f in scanner.scan_value(seg)}]
+
+    def feed(self, chunk: bytes) -> None:
+        if self.done:
+            return
+        over = self.seen + len(chunk) > MAX_SCANNED_BYTES
+        if over:
+            chunk = chunk[: MAX_SCANNED_BYTES - self.seen]
+        self.seen += len(chunk)
+        if self.skipping:
+            cut = chunk.find(b"\n")
+            chunk = chunk[cut + 1:] if cut >= 0 else b""
+            if cut >= 0:
+                self.skipping = False
+                self.line += 1
+        if not self.skipping:
+            data = self.pending + chunk
+            cut = data.rfind(b"\n")
+            whole, self.pending = (data[: cut + 1], data[cut + 1:]) if cut >= 0 else (b"", data)
+            if whole:
+                self._scan(whole)
+            if len(self.pending) > MAX_LINE_BYTES and not self.done:
+                self.found.add((f"line {self.line + 1}", "unscannable"))
+                self.pending, self.skipping = b"", True
+        if over and not self.done:  # the rest of the file is not read for the scan
+            self.found.add((f"line {self.line + 1}", "unscannable"))
+            self.pending, self.done = b"", True
+
+    def close(self) -> None:
+        if not self.done and self.pending and not self.skipping:
+            self._scan(self.pending)
+        self.pending, self.done = b"", True
+
+    def _scan(self, data: bytes) -> None:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.found.add(("line 0", "unscannable"))
+            self.done = True
+            return
+        lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+        for finding in scan_text(text.removesuffix("\n"), self.scanner):
+            number = int(finding.path.removeprefix("line ") or 0) if finding.path.startswith("line ") else 0
+            self.found.add((f"line {self.line + number}" if number else "line 0", finding.category))
+        self.line += lines
+
+    def problems(self) -> list[Problem]:
+        return [(self.shown, "leak", f"{line}: {cat}") for _, line, cat in self.name_findings] + [
+            (self.shown, "leak", f"{line}: {cat}") for line, cat in sorted(self.found)]
+
+
+def _verify_one(packet: Path, rel: str, identity: tuple[int, int], scanner: BoundaryScanner,
+                expected: dict[str, Any] | None) -> list[Problem]:
+    """Size, hash (when the manifest lists it), boundary scan and well-formedness of one file."""
+    shown = shown_rel(rel, scanner)
+    parse = rel.endswith((".json", ".xml"))
+    try:
+        read = _read_file(packet / rel, scanner, rel, keep=MAX_PARSED_BYTES if parse else 0,
+                          hash_size=expected["size"] if expected is not None else None, identity=identity)
+    except _NotRegular:
+        return [(shown, "unsafe", "not a regular file, or replaced while being verified")]
+    except OSError:
+        return [(shown, "unreadable", "cannot be read")]
+    out = list(read.leaks)
+    if expected is not None:
+        if read.size != expected["size"]:
+            out.append((shown, "altered", f"size {read.size} bytes, the manifest says {expected['size']}"))
+        elif read.sha256 is None or read.sha256 != expected["sha256"]:
+            out.append((shown, "altered", "sha256 differs from the manifest"))
+    if parse:
+        if read.data is None:
+            out.append((shown, "invalid", f"larger than {MAX_PARSED_BYTES // _MIB} MiB: too large to check"))
+        else:
+            out += _check_file(rel, read.data, scanner)
+    return out
+
+
+def _walk(packet: Path) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:
+    """Regular files under ``packet`` (minus the manifest) with their (device, inode), and anything
+    that is not one. Iterative, never follows a symbolic link, bounded by :data:`MAX_DEPTH` and
+    :data:`MAX_ENTRIES`."""
+    present: dict[str, tuple[int, int]] = {}
+    unsafe: dict[str, str] = {}
+    todo: list[tuple[str, int]] = [("", 0)]
+    walked = 0
+    while todo:
+        rel_dir, depth = todo.pop()
+        try:
+            with os.scandir(packet / rel_dir if rel_dir else packet) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            unsafe[rel_dir or "."] = "a directory that cannot be read"
+            continue
+        for entry in entries:
+            walked += 1
+            if walked > MAX_ENTRIES:
+                unsafe[rel_dir or "."] = f"more than {MAX_ENTRIES} entries in the packet: the rest were not walked"
+                return present, unsafe
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                if entry.is_symlink():
+                    unsafe[rel] = "a symbolic link (never followed)"
+                elif entry.is_dir(follow_symlinks=False):
+                    if depth + 1 >= MAX_DEPTH:
+                        unsafe[rel] = f"a directory nested more than {MAX_DEPTH} levels deep (not walked)"
+                    else:
+                        todo.append((rel, depth + 1))
+                elif entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    present[rel] = (info.st_dev, info.st_ino)
+                else:
+                    unsafe[rel] = "not a regular file"
+            except OSError:
+                unsafe[rel] = "cannot be examined"
+    present.pop(MANIFEST, None)
+    return present, unsafe
+
+
+def _check_file(rel: str, data: bytes, scanner: BoundaryScanner) -> list[Problem]:
+    """Well-formedness and schema validation by file kind (the boundary scan is the reader's)."""
+    shown = shown_rel(rel, scanner)
+    out: list[Problem] = []
+    if rel.endswith(".xml"):
+        try:
+            ET.fromstring(data)
+        except ET.ParseError as exc:
+            out.append((shown, "invalid", f"not well-formed XML (line {exc.position[0]})"))
+        except RecursionError:
+            out.append((shown, "invalid", "XML nested too deeply to check"))
+        return out
+    try:
+        value = json.loads(data)
+    except UnicodeDecodeError:
+        return out + [(shown, "invalid", "not UTF-8")]
+    except json.JSONDecodeError as exc:
+        return out + [(shown, "invalid", f"not well-formed JSON (line {exc.lineno})")]
+    except ValueError:
+        return out + [(shown, "invalid", "not well-formed JSON")]
+    except RecursionError:
+        return out + [(shown, "invalid", "JSON nested too deeply to check")]
+    if _VERDICT_FILE.fullmatch(rel):
+        out += _schema_problems(shown, "gate_verdict", value)
+    elif rel.startswith("schemas/"):
+        try:
+            Draft202012Validator.check_schema(value)
+        except SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path if re.fullmatch(r"[A-Za-z0-9_$]{1,64}", str(p)))
+            out.append((shown, "invalid", f"not a JSON Schema 2020-12 document (at /{where})"))
+        except RecursionError:
+            out.append((shown, "invalid", "nested too deeply to check"))
+    return out
+
+
+def _schema_problems(shown: str, schema: str, value: Any) -> list[Problem]:
+    """Schema violations as problems: where and what kind, never the value (pwh._core.schemas)."""
+    try:
+        rejections = schema_rejections(validator(schema), value, "invalid")
+        return [(shown, "invalid", str(r).removeprefix("invalid at ")) for r in rejections]
+    except RecursionError:
+        return [(shown, "invalid", "nested too deeply to check")]
