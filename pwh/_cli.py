@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pwh._harness import interrupt as ctrl_c
-from pwh._harness.gate import GateError, locate, run_gate
+from pwh._harness.gate_error import GateError
 from pwh._harness.packet import add_packet_commands
+from pwh._harness.paths import shown
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 from pwh._suts.faults import is_user_interrupt, sigint_count, track_user_interrupts
 from pwh._version import __version__
@@ -208,6 +209,8 @@ def _gate(args: argparse.Namespace) -> int:
     rows = [r.strip() for r in args.rows.split(",")] if args.rows else None
     _check_outputs(args, "json", "junit", "cucumber", "report")
     print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
+    from pwh._harness.gate import run_gate  # loaded by the verbs that run it: `pwh packet verify` never does
+
     run = run_gate(args.sut, features=args.features, coverage=args.coverage, progress=not args.quiet, rows=rows, durable=args.durable,
                    exitfirst=args.exitfirst)
     verdict = run.verdict()
@@ -272,7 +275,7 @@ def _write(path: str | None, text: str) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, "utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {_shown_path(path)}: {exc.strerror or 'write failed'}") from None
+        raise UsageError(f"cannot write {shown(path)}: {exc.strerror or 'write failed'}") from None
 
 
 def _check_outputs(args: argparse.Namespace, *options: str) -> None:
@@ -280,18 +283,11 @@ def _check_outputs(args: argparse.Namespace, *options: str) -> None:
     for option in options:
         path = getattr(args, option, None)
         if path and Path(path).is_dir():
-            raise UsageError(f"--{option} {_shown_path(path)} is a directory; name a file")
-
-
-def _shown_path(path: str) -> str:
-    """A path as pwh shows it: relative to the working directory when inside it, else its name."""
-    try:
-        return Path(os.path.abspath(path)).relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return Path(path).name or "."
+            raise UsageError(f"--{option} {shown(path)} is a directory; name a file")
 
 
 def _scenarios_check(args: argparse.Namespace) -> int:
+    from pwh._harness.gate import locate
     from pwh._harness.scenarios_check import check, load_step_modules, step_definitions
 
     features = Path(args.features) if args.features else locate(None)[0]

@@ -563,7 +563,7 @@ def test_an_output_path_naming_a_directory_is_refused_before_the_run(tmp_path: P
 
     (tmp_path / "out").mkdir()
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cli, "run_gate", lambda *a, **kw: pytest.fail("the gate ran"))
+    monkeypatch.setattr("pwh._harness.gate.run_gate", lambda *a, **kw: pytest.fail("the gate ran"))
     assert main(["gate", "--json", "out"]) == 2
     assert one_error_line(capsys.readouterr().err) == "pwh: error: --json out is a directory; name a file"
     assert main(["soak", "--campaign", "reliability", "--json", str(tmp_path / "out")]) == 2

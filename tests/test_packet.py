@@ -416,7 +416,7 @@ def test_the_packet_commands(reference_run: GateRun, tmp_path: Path, monkeypatch
         answered.append(sut)
         return gate_of(reference_run)(sut, **kw)
 
-    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", gate)
+    monkeypatch.setattr("pwh._harness.gate.run_gate", gate)
     monkeypatch.chdir(tmp_path)
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--tar", "pkt.tar.gz"]) == 0
     assert answered == ["reference"]  # the patch took effect: the real gate never ran
@@ -443,13 +443,13 @@ def test_a_build_whose_reference_fails_is_written_but_exits_1(reference_run: Gat
     failing = copy.deepcopy(reference_run)
     failing.scenarios[0].update(outcome="failed", expected="a clean run", seen="a different run")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", lambda sut, **_: dataclasses.replace(
+    monkeypatch.setattr("pwh._harness.gate.run_gate", lambda sut, **_: dataclasses.replace(
         failing if sut == "reference" else reference_run, sut=sut))
     assert run_cli(["packet", "build", "pkt", "--sut", "reference"]) == 1
     err = capsys.readouterr().err
     assert "reference verdict is FAIL" in err and "results/reference/report.md" in err
     assert verify_packet(tmp_path / "pkt").ok  # written whole, for reading
-    monkeypatch.setattr("pwh._harness.packet.commands.run_gate", lambda sut, **_: dataclasses.replace(
+    monkeypatch.setattr("pwh._harness.gate.run_gate", lambda sut, **_: dataclasses.replace(
         failing if sut != "reference" else reference_run, sut=sut))
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--sut", "tests.broken_suts:no_timeout"]) == 0
 
@@ -468,5 +468,17 @@ def test_verifying_a_packet_never_imports_the_gate() -> None:
             "from pwh._harness.packet import PacketError, VerifyReport, verify_packet\n"
             "loaded = sorted(m for m in sys.modules if m == 'pwh._harness.gate' or m == 'pwh._harness.packet.build')\n"
             "assert not loaded, loaded\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_pwh_packet_verify_never_imports_the_gate(tmp_path: Path) -> None:
+    """The same through the command a consumer types: the CLI loads the gate only for the verbs
+    that run it."""
+    code = ("import sys\n"
+            "import pwh._cli\n"
+            f"code = pwh._cli.main(['packet', 'verify', {str(tmp_path / 'absent')!r}])\n"
+            "loaded = sorted(m for m in sys.modules if m == 'pwh._harness.gate' or m == 'pwh._harness.packet.build')\n"
+            "assert code == 2 and not loaded, (code, loaded)\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -8,10 +8,8 @@ it, the gate): checking a published packet needs none of what makes one.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from pwh._core.boundary import BoundaryScanner
@@ -54,11 +52,3 @@ def shown_rel(rel: str, scanner: BoundaryScanner) -> str:
         seg if re.fullmatch(r"[A-Za-z0-9._-]{1,100}", seg) and not scanner.scan_value(seg) else WITHHELD
         for seg in rel.split("/")
     )
-
-
-def shown_path(path: Path) -> str:
-    """A path as the user may see it: relative to the working directory, else its last part."""
-    try:
-        return Path(os.path.abspath(path)).relative_to(Path.cwd()).as_posix() or "."
-    except ValueError:
-        return Path(path).name or str(path)

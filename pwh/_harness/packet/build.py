@@ -32,7 +32,6 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from pwh._version import __version__
 from pwh._core.boundary import BoundaryScanner
 from pwh._core.schemas import schema_rejections, validator
 from pwh._harness.gate import GateError, GateRun, locate, project_root, run_gate
@@ -42,13 +41,14 @@ from pwh._harness.packet._common import (
     PacketError,
     PacketLeak,
     json_bytes,
-    shown_path,
     shown_rel,
 )
+from pwh._harness.paths import shown
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json
 from pwh._harness.rules import RULES
 from pwh._harness.text_scan import scan_text
 from pwh._harness.vectors import build_vectors
+from pwh._version import __version__
 
 RULES_SCHEMA_VERSION = "pwh_rules_v0"
 TAR_ROOT = "pwh-packet"  # the one top-level directory inside the .tar.gz
@@ -94,7 +94,7 @@ def build_packet(
     except GateError as exc:
         raise PacketError(str(exc)) from None
     if not feature_dir.is_dir():
-        raise PacketError(f"features directory not found: {shown_path(feature_dir)}")
+        raise PacketError(f"features directory not found: {shown(feature_dir)}")
     dirs = _result_dirs(suts or ["reference"])
 
     scanner = BoundaryScanner(private_names=private_names)
@@ -168,7 +168,7 @@ def _result_dirs(suts: Iterable[str]) -> dict[str, str]:
 def _feature_files(feature_dir: Path) -> dict[str, bytes]:
     found = sorted(p for p in feature_dir.rglob("*.feature") if p.is_file())
     if not found:
-        raise PacketError(f"no .feature files in {shown_path(feature_dir)}")
+        raise PacketError(f"no .feature files in {shown(feature_dir)}")
     return {"features/" + p.relative_to(feature_dir).as_posix(): p.read_bytes() for p in found}
 
 
@@ -245,14 +245,14 @@ def _leaks(rel: str, data: bytes, scanner: BoundaryScanner) -> list[tuple[str, s
 def _check_target(out_dir: Path, tar: Path | None) -> None:
     """Only an absent or empty directory, or an earlier packet, may be (re)placed by a build."""
     if out_dir.is_symlink():
-        raise PacketError(f"{shown_path(out_dir)} is a symbolic link; name the directory itself")
+        raise PacketError(f"{shown(out_dir)} is a symbolic link; name the directory itself")
     if out_dir.exists() and not out_dir.is_dir():
-        raise PacketError(f"{shown_path(out_dir)} exists and is not a directory")
+        raise PacketError(f"{shown(out_dir)} exists and is not a directory")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not _is_packet(out_dir):
-        raise PacketError(f"{shown_path(out_dir)} is not empty and holds no packet; refusing to replace it")
+        raise PacketError(f"{shown(out_dir)} is not empty and holds no packet; refusing to replace it")
     if tar is not None:
         if tar.is_dir():
-            raise PacketError(f"--tar {shown_path(tar)} is a directory")
+            raise PacketError(f"--tar {shown(tar)} is a directory")
         if tar == out_dir or out_dir in tar.parents:
             raise PacketError("the archive cannot be written inside the packet directory")
 

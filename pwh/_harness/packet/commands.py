@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pwh._harness.gate import GateError, run_gate
-from pwh._harness.packet._common import EXIT_NOT_A_PACKET, EXIT_PROBLEMS, EXIT_VERIFIED, PacketError, PacketLeak, shown_path
-from pwh._harness.packet.build import build_packet, result_dir_name
+from pwh._harness.gate_error import GateError
+from pwh._harness.packet._common import EXIT_NOT_A_PACKET, EXIT_PROBLEMS, EXIT_VERIFIED, PacketError, PacketLeak
 from pwh._harness.packet.verify import verify_packet
+from pwh._harness.paths import shown
 
 REFERENCE_SUTS = frozenset({"reference", "reference-memory"})  # pwh's own dispatcher: must pass to publish
 
@@ -45,11 +45,15 @@ def _private_names() -> list[str]:
 
 
 def _build_command(args: argparse.Namespace) -> int:
+    # Loaded here, not at the top: `pwh packet verify` (what a consumer runs) never loads the gate.
+    from pwh._harness import gate
+    from pwh._harness.packet.build import build_packet, result_dir_name
+
     suts = args.sut or ["reference"]
     print(f"pwh packet build: running the gate for {', '.join(suts)}", flush=True)
     try:
         result = build_packet(Path(args.dir), suts, tar_path=Path(args.tar) if args.tar else None,
-                              gate=run_gate, private_names=_private_names())
+                              gate=gate.run_gate, private_names=_private_names())
     except PacketLeak as exc:
         print(f"pwh: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -58,8 +62,8 @@ def _build_command(args: argparse.Namespace) -> int:
         return EXIT_NOT_A_PACKET
     for sut, verdict in result.verdicts.items():
         print(f"  {sut}: RFC {verdict.upper()}, profile {result.profiles.get(sut, '?').upper()}")
-    where = f" and {shown_path(result.tar_path)}" if result.tar_path else ""
-    print(f"pwh packet build: wrote {len(result.files)} files to {shown_path(result.out_dir)}{where}")
+    where = f" and {shown(result.tar_path)}" if result.tar_path else ""
+    print(f"pwh packet build: wrote {len(result.files)} files to {shown(result.out_dir)}{where}")
     # Other SUTs' failures are what the packet publishes (LoopX's divergences); the reference's
     # own failure means the matrix or the reference is broken, and the packet must not go out.
     unfit = [sut for sut, verdict in result.verdicts.items() if sut in REFERENCE_SUTS and verdict != "pass"]

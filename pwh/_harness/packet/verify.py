@@ -33,11 +33,10 @@ from pwh._harness.packet._common import (
     MANIFEST,
     Problem,
     json_bytes,
-    shown_path,
     shown_rel,
 )
+from pwh._harness.paths import shown
 from pwh._harness.text_scan import scan_text
-
 
 # Bounds for reading what someone else put in a packet directory: every file is streamed in
 # chunks (hashed and scanned as it is read), so memory stays bounded whatever its size.
@@ -100,7 +99,7 @@ def verify_packet(packet: Path, *, private_names: Iterable[str] = ()) -> VerifyR
     files' sizes; the walk is iterative and bounded in depth and entries.
     """
     packet = Path(packet)
-    report = VerifyReport(shown_path(packet))
+    report = VerifyReport(shown(packet))
     scanner = BoundaryScanner(private_names=private_names)
     if not packet.is_dir():
         report.not_a_packet = "no such directory" if not packet.exists() else "not a directory"
