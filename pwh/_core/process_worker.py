@@ -1,7 +1,7 @@
 """The worker half of the process runner: what runs in the forked worker process (the wire
 format's encoder, the call loop, the clean-up after each call) and the /proc helpers the host
 also uses to kill a worker's descendants. It runs where the host's coverage and tracers do not
-reach; tests/test_isolation.py exercises it directly and through real workers.
+reach; tests/core/test_isolation.py exercises it directly and through real workers.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the quick model profile alone (issue 15, item 5).
 
 The tool is mutmut 3 (the ``mutation`` extra). Its configuration is ``[tool.mutmut]`` in
 ``pyproject.toml``: which core modules it mutates, and the one test command that may kill a mutant
-(the Gherkin matrix against the ``reference`` SUT plus ``tests/test_models.py::
+(the Gherkin matrix against the ``reference`` SUT plus ``tests/campaigns/test_models.py::
 test_the_reference_keeps_every_invariant``; never the unit tests). mutmut works in ``mutants/``
 (git-ignored), a mutated copy of the tree; this module runs it and then writes
 

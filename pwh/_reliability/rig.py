@@ -146,7 +146,7 @@ class Rig:
         self.scanner = scanner or BoundaryScanner()
         # The campaign watches its producers from this process (calls by thread, the witness's
         # input, the network guard's refusals), so it runs them on the thread runner; what the
-        # default process runner adds is held by tests/test_isolation.py.
+        # default process runner adds is held by tests/core/test_isolation.py.
         self.dispatcher = Dispatcher(self.registry, self.journal, self.profile, scanner=self.scanner, runner=ThreadRunner())
         self.calls: dict[str, int] = {}
         self.dispatcher_thread = threading.get_ident()

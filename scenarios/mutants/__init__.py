@@ -3,7 +3,7 @@ so the gate and the models can prove they catch it.
 
 Load one as a SUT with ``pwh gate --sut scenarios.mutants:NAME``. :data:`MUTANTS` names each,
 with the row it breaks, the clause, and the instruments (``matrix``, ``models``) that must catch
-it; ``tests/test_gate.py`` and ``tests/test_models.py`` hold them to it.
+it; ``tests/whole_gate/test_gate.py`` and ``tests/campaigns/test_models.py`` hold them to it.
 """
 
 from __future__ import annotations

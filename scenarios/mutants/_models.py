@@ -1,10 +1,10 @@
 """Mutants for the stateful models' invariants: the reference with one rule broken each, so that
 every invariant of ``scenarios/models/_invariants.py`` is shown to fail when its rule does
-(``tests/test_models.py`` runs each and names the invariant that must catch it).
+(``tests/campaigns/test_models.py`` runs each and names the invariant that must catch it).
 
 Registered with ``caught_by=("models",)`` unless the Gherkin matrix's RFC verdict fails on the
 mutant's row too (``pwh gate --sut scenarios.mutants:NAME --rows ROW``): then ``("matrix", "models")``
-and ``tests/test_gate.py`` holds the matrix to it as well.
+and ``tests/whole_gate/test_gate.py`` holds the matrix to it as well.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import re
 # one of these fields that matches the field's grammar is an opaque id: a dotted id is not refused
 # for looking like a host under a generic-word TLD (``billing.report``), while a real host
 # (``build.acme.com``), a credential, an address or a declared name still is. Every other string
-# is free data, judged by every rule. tests/test_boundary_fields.py holds this table equal to the
+# is free data, judged by every rule. tests/harness/test_boundary_corpus.py holds this table equal to the
 # schemas' patterns.
 # --------------------------------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ from pwh._harness.packet import build_packet, verify_packet
 from pwh._harness.replay import MAX_TRACE_BYTES
 from pwh._harness.scenarios_check import feature_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SETUP = {"op": "setup", "ceiling": None, "segment": 1}
 VIOLATION = {"row": "M05", "invariant": "replay_identical", "step": 0, "message": "see trace"}
 

@@ -39,7 +39,7 @@ from pwh._harness.packet import (
 from pwh._harness.rules import RULE_IDS
 from pwh._core.schemas import load_schema, validator
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SUTS = ["reference", "tests.broken_suts:no_timeout"]
 
 

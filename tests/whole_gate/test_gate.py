@@ -1,5 +1,5 @@
 """`pwh gate` end to end: the reference passes every row and the outputs have the promised shapes
-(every broken adapter failing on its row is tests/test_gate_mutants.py, a file of its own so the
+(every broken adapter failing on its row is tests/whole_gate/test_gate_mutants.py, a file of its own so the
 test command's workers share the work)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from pwh import RULE_IDS
 from pwh._harness.rules import RULES_BY_ID
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def gate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

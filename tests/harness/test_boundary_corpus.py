@@ -28,7 +28,7 @@ from pwh._harness.boundary_corpus import (
 )
 from pwh._reliability.campaign import failed
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 R = random.Random(16)
 ALNUM = string.ascii_letters + string.digits
 

@@ -10,7 +10,7 @@ import pytest
 from pwh._cli import main
 from pwh._harness.scenarios_check import check, load_step_modules, step_definitions
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STEPS = step_definitions(load_step_modules("scenarios"))
 
 

@@ -18,7 +18,7 @@ from fakes._packets import source
 from pwh._core import codes
 from pwh._core import journal_files as _journal_files
 from pwh._core.journal_files import FileWatch
-from tests.test_journal_hostile import Host
+from tests.core.test_journal_hostile import Host
 
 
 @pytest.fixture

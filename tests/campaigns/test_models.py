@@ -25,7 +25,7 @@ from scenarios.models._system import ModelSystem, StepNotApplicable
 from scenarios.models._trace import TraceError, load_trace, run_steps
 from scenarios.mutants import MUTANTS, caught_by
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Each mutant of the library (scenarios/mutants) the models must catch, the invariant that must
 # catch it, and a seed (runs are deterministic given a seed; each of these finds its bug within
@@ -85,7 +85,7 @@ def _children() -> set[int]:
 # quick models (and the mutation campaign that runs them) reach every journal and runner of core.
 # The thread-runner variant found a real defect the day it was added: closing a batch waited for
 # one running call only, while the worker could be a call further on, so a provider ran on after
-# its dispatch ended (tests/test_isolation.py holds the fix).
+# its dispatch ended (tests/core/test_isolation.py holds the fix).
 # The CI weights draw no hanging hook (each costs its real 200 ms on every call, replay and
 # recovery), so the thread runner's timeout paths get a short run of their own: two examples in
 # which a quarter of the hooks hang past their timeout, on a fixed seed whose run meets hangs in

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.broken_suts import BROKEN
-from tests.test_gate import ROOT, gate
+from tests.whole_gate.test_gate import ROOT, gate
 
 
 def _broken(name: str) -> tuple[str, subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]

@@ -48,7 +48,7 @@ from pwh._suts.loopx.map import (  # noqa: E402
 from pwh._suts.loopx.runtime import PID_LOG_ENV, pid_alive  # noqa: E402
 from pwh._suts.seam import Unsupported  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "pwh" / "divergences" / "loopx-2.1.1.json"
 REGENERATE = "pwh gate --sut loopx --json v.json; pwh divergences v.json pwh/divergences/loopx-2.1.1.json"
 

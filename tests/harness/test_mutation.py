@@ -14,7 +14,7 @@ from pwh import _cli
 from pwh._harness import mutation as _mutation
 from pwh._harness.mutation import parse_survivors
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "tests" / "mutation"
 
 
@@ -36,7 +36,7 @@ def test_score_json_names_the_tool_modules_and_command(score: dict) -> None:
     assert score["tool"] == "mutmut" and score["version"].startswith("3.")
     assert score["command"].startswith("pwh mutate")
     assert "pwh/_core/dispatcher.py" in score["modules"] and len(score["modules"]) >= 10
-    assert score["test_command"] == ["scenarios/test_matrix.py", "tests/test_models.py::test_the_reference_keeps_every_invariant"]
+    assert score["test_command"] == ["scenarios/test_matrix.py", "tests/campaigns/test_models.py::test_the_reference_keeps_every_invariant"]
 
 
 def test_counts_add_up_and_the_score_recomputes(score: dict, entries: dict) -> None:

@@ -1,5 +1,5 @@
 """The thread runner: one hand-off per dispatch, yet every call keeps its own real limit (the
-process runner, the default, is held by tests/test_isolation.py)."""
+process runner, the default, is held by tests/core/test_isolation.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""The campaigns: stateful models, the reliability campaign and the bench (child-process runs)."""

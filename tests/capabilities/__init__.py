@@ -1,0 +1,1 @@
+"""The installed capabilities (periodic_report)."""

@@ -1,0 +1,1 @@
+"""The fake orchestrator, host, providers, scheduler and sink (self-checks of the testbed)."""

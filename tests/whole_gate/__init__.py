@@ -1,0 +1,1 @@
+"""Whole `pwh gate` runs (the slowest tests): the reference's verdict and coverage, hollow and broken SUTs."""
