@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pwh._harness import interrupt as ctrl_c
 from pwh._harness.gate_error import GateError
-from pwh._harness.packet import add_packet_commands
+from pwh._harness.packet.commands import add_packet_commands
 from pwh._harness.paths import shown
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 from pwh._suts.faults import is_user_interrupt, sigint_count, track_user_interrupts

@@ -29,9 +29,9 @@ from pwh._reliability.packets import (
     not_applicable,
     proposed,
     registration,
-    source,
     semantic_intents,
     semantic_results,
+    source,
 )
 
 FAST = FastResults()

@@ -237,7 +237,7 @@ def _payload_rejections(check: Any, payload: Any, code: str, at: tuple[Any, ...]
     never escapes the dispatch nor takes another hook with it."""
     try:
         return schema_rejections(check, payload, code, at)
-    except Exception:  # noqa: BLE001 - whatever the validator raises rejects this intent only
+    except Exception:
         return [Rejection(code, json_path(at), "the payload could not be checked against its kind's schema")]
 
 

@@ -31,9 +31,9 @@ from pwh._core.freeze import freeze
 from pwh._core.identity import plain_dispatch_id
 from pwh._core.journal import CONFLICT, FINAL_STATUSES, REPLAYED, Journal, JournalError
 from pwh._core.outcome import DispatchOutcome, HookOutcome
+from pwh._core.process_runner import default_runner
 from pwh._core.profile import Profile
 from pwh._core.registry import InstalledHook, Registry, private_id_rejections
-from pwh._core.process_runner import default_runner
 from pwh._core.runner import RAISED, TIMED_OUT, Call, CallVerdict
 
 _FAST_RESULTS = FastResults()

@@ -104,7 +104,7 @@ class FastResults:
             return None
         try:
             accepted = self._accept(value, registration, dispatch, payload_validators)
-        except Exception:  # noqa: BLE001 - unsure, too deep, a payload validator that fails: the full check decides
+        except Exception:
             return None
         if accepted is not None and not self._clean(accepted[0], scanner):
             return None

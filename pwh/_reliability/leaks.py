@@ -193,7 +193,8 @@ def _reports(scenarios: list[dict[str, Any]]) -> str:
 def _packet(scenarios: list[dict[str, Any]], values: list[str], names: list[str], folder: Path, tally: Tally) -> None:
     """Build a packet from this verdict: refused (nothing written) or written without any value."""
     from pwh._harness.gate import GateRun
-    from pwh._harness.packet import PacketError, PacketLeak, build_packet
+    from pwh._harness.packet import PacketError, PacketLeak
+    from pwh._harness.packet.build import build_packet
 
     run = GateRun("campaign", scenarios)
     out = folder / "packet"

@@ -25,19 +25,12 @@ import pytest
 from faker import Faker
 from jsonschema import Draft202012Validator
 
-from pwh._harness.gate import GateRun, run_gate
-from pwh._harness.packet import (
-    MANIFEST,
-    TAR_ROOT,
-    PacketError,
-    PacketLeak,
-    add_packet_commands,
-    build_packet,
-    result_dir_name,
-    verify_packet,
-)
-from pwh._harness.rules import RULE_IDS
 from pwh._core.schemas import load_schema, validator
+from pwh._harness.gate import GateRun, run_gate
+from pwh._harness.packet import MANIFEST, PacketError, PacketLeak, verify_packet
+from pwh._harness.packet.build import TAR_ROOT, build_packet, result_dir_name
+from pwh._harness.packet.commands import add_packet_commands
+from pwh._harness.rules import RULE_IDS
 
 ROOT = Path(__file__).resolve().parents[2]
 SUTS = ["reference", "tests.broken_suts:no_timeout"]
