@@ -115,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--plot", metavar="PATH", help="write an SVG of cost against journal size and hook count")
     bench.add_argument("--compare", choices=["loopx"], help="also run the 1- and 8-hook workloads through the loopx adapter")
     bench.add_argument("--dir", metavar="DIR", help="where the durable workloads write (default: the system temp dir); put it on the disk you mean to measure")
+    bench.add_argument("--ab", choices=["memory", "sqlite"], help="instead: alternate the process and thread runners in one process (12 blocks of 50 dispatches) and print the A/B as JSON")
     bench.set_defaults(handler=_bench)
 
     vectors = sub.add_parser("vectors", help="print the identity test vectors (or --check the shipped file)")
@@ -124,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_model_commands(sub)
     importlib.import_module("pwh._harness.mutation").add_mutation_command(sub)
     importlib.import_module("pwh._harness.divergences").add_divergences_command(sub)
+    importlib.import_module("pwh._harness.boundary_corpus").add_corpus_command(sub)
     return p
 
 
@@ -316,6 +318,11 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.plot and not args.plot.endswith(".svg"):
         raise UsageError("--plot writes SVG: give a path ending in .svg")
+    if args.ab:
+        from pwh._bench.workloads import isolation_ab
+
+        print(json.dumps(isolation_ab(args.ab)))
+        return 0
     if args.compare == "loopx":
         try:
             import loopx  # noqa: F401

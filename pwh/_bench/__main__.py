@@ -3,8 +3,8 @@ calls of one workload with its stores under ``DIR`` and prints them as one JSON 
 parent (:func:`pwh._bench.measure.run_child`) to read. A process per workload keeps each one's peak
 memory its own and keeps one workload from warming another's caches.
 
-``python -m pwh._bench ab [memory|sqlite]`` instead prints the in-process A/B of the two runners
-(:func:`pwh._bench.workloads.isolation_ab`), which separate children cannot measure.
+``python -m pwh._bench ab [memory|sqlite]`` (``pwh bench --ab``) instead prints the in-process A/B
+of the two runners (:func:`pwh._bench.workloads.isolation_ab`), which separate children cannot measure.
 """
 
 from __future__ import annotations

@@ -16,9 +16,11 @@ the public-file scans on purpose (it is full of credential-shaped strings).
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Iterable
 from importlib import resources
+from pathlib import Path
 from typing import Any, Protocol
 
 __all__ = ["FP_TARGET", "load_corpus", "measure", "misses", "render_corpus"]
@@ -125,24 +127,48 @@ def render_corpus(rates: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m pwh._harness.boundary_corpus [CORPUS.jsonl] [--json]``: the default scanner's rates on a
-    corpus (the shipped one by default, or another kept apart); exit 1 when a target is missed."""
+def load_entries(path: str) -> list[dict[str, Any]]:
+    """A corpus file's entries: one JSON object a line, each with ``value``, ``label`` and ``kind``.
+    Raises ValueError naming the line at fault (never quoting it: the corpus holds private values)."""
+    entries: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                raise ValueError(f"line {number} is not JSON") from None
+            if not isinstance(entry, dict) or not isinstance(entry.get("value"), str) or entry.get("label") not in ("private", "legitimate"):
+                raise ValueError(f"line {number}: each entry needs a string value and a label, private or legitimate")
+            if not isinstance(entry.get("kind"), str):
+                raise ValueError(f"line {number}: each entry needs a kind")
+            entries.append(entry)
+    return entries
+
+
+def add_corpus_command(sub: argparse._SubParsersAction) -> None:
+    """``pwh corpus [CORPUS.jsonl] [--json]``: this module's own verb, added to the one CLI."""
+    p = sub.add_parser("corpus", help="measure the boundary scanner on a labelled corpus (the shipped one, or one kept apart)")
+    p.add_argument("corpus", metavar="CORPUS.jsonl", nargs="?", help="one JSON object a line: value, label (private|legitimate), kind[, field]")
+    p.add_argument("--json", action="store_true", help="print the rates as JSON instead of the table")
+    p.set_defaults(handler=run_corpus_command)
+
+
+def run_corpus_command(args: argparse.Namespace) -> int:
+    """0 every target met; 1 a target missed; 2 the corpus could not be read (one line, its name only)."""
     import sys
 
     from pwh._core.boundary import BoundaryScanner
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in args
-    paths = [a for a in args if a != "--json"]
     entries = None
-    if paths:
-        with open(paths[0], encoding="utf-8") as fh:
-            entries = [json.loads(line) for line in fh if line.strip()]
+    if args.corpus:
+        try:
+            entries = load_entries(args.corpus)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else ("not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc))
+            print(f"pwh corpus: error: {Path(args.corpus).name}: {why}", file=sys.stderr)
+            return 2
     rates = measure(BoundaryScanner(), entries)
-    print(json.dumps(rates, indent=2, sort_keys=True) if as_json else "\n".join(render_corpus(rates)))
+    print(json.dumps(rates, indent=2, sort_keys=True) if args.json else "\n".join(render_corpus(rates)))
     return 0 if rates["target_met"] else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

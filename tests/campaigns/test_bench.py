@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from pwh._bench.measure import run_child, summarise
 from pwh._bench.report import breakdown, checks_cost, judge_targets, ratio_spread, ratios, render_svg, render_table
@@ -197,3 +200,12 @@ def test_the_isolation_a_b_runs_both_runners_in_one_process() -> None:
     found = isolation_ab("memory", blocks=1, per_block=3)
     assert set(found) == {"process_median_ms", "thread_median_ms", "boundary_cost_ms"}
     assert found["process_median_ms"] > 0 and found["thread_median_ms"] > 0
+
+
+def test_the_runner_ab_is_a_bench_option(capsys: pytest.CaptureFixture[str]) -> None:
+    from pwh._cli import main
+
+    assert main(["bench", "--ab", "memory"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert set(shown) == {"process_median_ms", "thread_median_ms", "boundary_cost_ms"}
+    assert shown["process_median_ms"] > 0 and shown["thread_median_ms"] > 0

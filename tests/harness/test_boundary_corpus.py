@@ -107,9 +107,30 @@ def test_another_corpus_can_be_measured_from_the_command_line(tmp_path: Path) ->
     rows = [{"value": "AKIA" + "Q" * 16, "label": "private", "kind": "aws"}, {"value": "weekly.digest", "label": "legitimate",
             "kind": "id", "field": "hook_id"}]
     other.write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
-    done = subprocess.run([sys.executable, "-m", "pwh._harness.boundary_corpus", str(other), "--json"], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "pwh", "corpus", str(other), "--json"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["private"]["aws"]["evaded"] == 0
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (None, "No such file or directory"),
+    (b'{"value": "x", "label": "private", "kind": "k"}\n{not json\n', "line 2 is not JSON"),
+    (b'["a list"]\n', "line 1: each entry needs a string value and a label"),
+    (b'{"value": "AKIAQQQQQQQQQQQQQQQQ", "label": "secret", "kind": "aws"}\n', "line 1: each entry needs a string value and a label"),
+    (b'{"value": "x", "label": "private"}\n', "line 1: each entry needs a kind"),
+    (b"\xff\xfe\n", "not UTF-8 text"),
+], ids=["missing", "not-json", "not-an-object", "bad-label", "no-kind", "not-utf8"])
+def test_a_bad_corpus_is_one_line_naming_the_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           content: bytes | None, why: str) -> None:
+    from pwh._cli import main
+
+    other = tmp_path / "other.jsonl"
+    if content is not None:
+        other.write_bytes(content)
+    assert main(["corpus", str(other)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pwh corpus: error: other.jsonl: ") and why in err and "\n" not in err
+    assert str(tmp_path) not in err and "AKIA" not in err  # the file's name, never its folder or a value
 
 
 # --------------------------------------------------------------------------------------------
