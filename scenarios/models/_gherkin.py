@@ -18,13 +18,50 @@ from typing import Any
 
 from pwh import load_sut
 from pwh._harness.paths import fast_tmp
+from pwh._harness.scenarios_check import load_step_modules
 
 from .._world import World
 from . import _actions as actions
 from ._names import sut_slug
-from ._stepdefs import StepLibrary
 from ._steps import DUPLICATE
 from ._system import SEGMENT_DEFAULT
+
+
+class StepNotFound(LookupError):
+    """No step definition of the library matches a line."""
+
+
+class StepLibrary:
+    """Every step definition of ``scenarios.STEP_MODULES``."""
+
+    def __init__(self, package: str = "scenarios") -> None:
+        self._defs: list[Any] = []
+        for module in load_step_modules(package):
+            for name, value in vars(module).items():
+                if name.startswith("pytestbdd_stepdef_"):
+                    wrapped = getattr(value, "_get_wrapped_function", None)
+                    self._defs.append(wrapped()() if wrapped else value())
+
+    def matches(self, keyword: str, text: str) -> bool:
+        return self._find(keyword, text) is not None
+
+    def run(self, world: World, keyword: str, text: str) -> None:
+        """Run one line (``keyword`` is Given, When or Then); raises what the step raises."""
+        context = self._find(keyword, text)
+        if context is None:
+            raise StepNotFound(f"no step definition for {keyword}: {text!r}")
+        args = dict(context.parser.parse_arguments(text) or {})
+        for name, convert in (context.converters or {}).items():
+            if name in args:
+                args[name] = convert(args[name])
+        context.step_func(world=world, **args)
+
+    def _find(self, keyword: str, text: str) -> Any:
+        kind = keyword.lower()
+        for context in self._defs:
+            if context.type == kind and context.parser.is_matching(text):
+                return context
+        return None
 
 REFERENCE = "reference"
 MAX_THEN = 3

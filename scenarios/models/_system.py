@@ -16,19 +16,68 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fakes._orchestrator import PRIMARY_CRASH_POINTS
+from fakes._baseline import NoHooksSUT
+from fakes._orchestrator import (
+    PRIMARY_AFTER_DISPATCH,
+    PRIMARY_CRASH_POINTS,
+    FakeOrchestrator,
+)
 from fakes._packets import GENERIC_INTENT_KIND
 from fakes._scheduler import FakeScheduler
-from pwh import SUT, Profile, Unsupported, canonical_bytes, load_sut
+from pwh import SUT, Profile, SimulatedCrash, Unsupported, canonical_bytes, load_sut
 from pwh._harness.paths import fast_tmp
 
 from .._world import World
 from . import _actions as actions
-from ._baseline import NoHooksTwin
 from ._catalog import PERIODIC, PERIODIC_HOOK_ID, VERSIONED, HookSpec, spec_for
 from ._errors import CannotExpress, ModelError, StepNotApplicable
 from ._observe import Call, Episode, ObservedSUT, final_records
 from ._steps import DUPLICATE
+
+
+# The no-hooks twin: the same action script on an orchestrator whose SUT has no hooks at all.
+# After every step the hooked run's primary store must equal the twin's byte for byte (M07). A
+# crash keeps the comparison meaningful by crashing the twin at the *primary* moment the hooked run
+# died: a primary point is the same point; a sidecar point dies inside the dispatch, after the
+# writeback committed and before the spend, which for a twin is ``primary.after_dispatch``.
+
+
+def twin_point(point: str) -> str:
+    """The primary crash point a no-hooks run dies at when the hooked run dies at ``point``."""
+    return point if point in PRIMARY_CRASH_POINTS else PRIMARY_AFTER_DISPATCH
+
+
+class NoHooksTwin:
+    """Follows the model's steps on the primary side only."""
+
+    def __init__(self, workdir: Path, *, seed: int, segment_size: int) -> None:
+        self.orch = FakeOrchestrator(NoHooksSUT(), workdir, seed=seed, segment_size=segment_size)
+
+    def turn(self, action: str) -> None:
+        getattr(self.orch, action)()
+
+    def replay(self, n: int) -> None:
+        receipts = self.orch.receipts()
+        if 1 <= n <= len(receipts):
+            self.orch.replay(receipts[n - 1]["turn_instance_id"])
+
+    def crash(self, point: str, action: str) -> bool:
+        """Run ``action`` dying at the twin of ``point``; ``False`` if it did not die."""
+        self.orch.arm_crash(twin_point(point))
+        try:
+            self.turn(action)
+        except SimulatedCrash:
+            return True
+        return False
+
+    def restart(self) -> None:
+        self.orch.restart()
+
+    def snapshot(self) -> bytes:
+        return self.orch.primary_snapshot()
+
+    def close(self) -> None:
+        self.orch.close()
 
 SEGMENT_DEFAULT = 3  # World's default; the setup step changes it only when it differs
 
