@@ -37,17 +37,21 @@ class StepDef:
     parser: Any
 
 
-def step_definitions(modules: Iterable[ModuleType]) -> list[StepDef]:
-    """The step definitions pytest-bdd registered in ``modules``."""
-    found: list[StepDef] = []
+def step_contexts(modules: Iterable[ModuleType]) -> list[Any]:
+    """pytest-bdd's own record of each step definition in ``modules`` (its step function context:
+    type, parser, converters, function). The one place pwh reads pytest-bdd's registrations."""
+    found: list[Any] = []
     for module in modules:
         for name, value in vars(module).items():
-            if not name.startswith("pytestbdd_stepdef_"):
-                continue
-            wrapped = getattr(value, "_get_wrapped_function", None)
-            context = wrapped()() if wrapped else value()
-            found.append(StepDef(context.type, context.parser))
+            if name.startswith("pytestbdd_stepdef_"):
+                wrapped = getattr(value, "_get_wrapped_function", None)
+                found.append(wrapped()() if wrapped else value())
     return found
+
+
+def step_definitions(modules: Iterable[ModuleType]) -> list[StepDef]:
+    """The step definitions pytest-bdd registered in ``modules``."""
+    return [StepDef(context.type, context.parser) for context in step_contexts(modules)]
 
 
 def load_step_modules(package: str) -> list[ModuleType]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pwh import load_sut
 from pwh._harness.paths import fast_tmp
-from pwh._harness.scenarios_check import load_step_modules
+from pwh._harness.scenarios_check import load_step_modules, step_contexts
 
 from .._world import World
 from . import _actions as actions
@@ -35,12 +35,7 @@ class StepLibrary:
     """Every step definition of ``scenarios.STEP_MODULES``."""
 
     def __init__(self, package: str = "scenarios") -> None:
-        self._defs: list[Any] = []
-        for module in load_step_modules(package):
-            for name, value in vars(module).items():
-                if name.startswith("pytestbdd_stepdef_"):
-                    wrapped = getattr(value, "_get_wrapped_function", None)
-                    self._defs.append(wrapped()() if wrapped else value())
+        self._defs: list[Any] = step_contexts(load_step_modules(package))
 
     def matches(self, keyword: str, text: str) -> bool:
         return self._find(keyword, text) is not None

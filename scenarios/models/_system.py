@@ -34,7 +34,6 @@ from ._errors import CannotExpress, ModelError, StepNotApplicable
 from ._observe import Call, Episode, ObservedSUT, final_records
 from ._steps import DUPLICATE
 
-
 # The no-hooks twin: the same action script on an orchestrator whose SUT has no hooks at all.
 # After every step the hooked run's primary store must equal the twin's byte for byte (M07). A
 # crash keeps the comparison meaningful by crashing the twin at the *primary* moment the hooked run
