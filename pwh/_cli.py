@@ -221,7 +221,7 @@ def _gate(args: argparse.Namespace) -> int:
 
         verdict["coverage"]["outside_rfc"] = OUTSIDE_RFC
     print()
-    print(_table(verdict, rows), end="")
+    print(verdict_table(verdict, rows=rows), end="")
     _write(args.json, verdict_json(verdict))
     _write(args.junit, junit_xml(verdict))
     _write(args.cucumber, cucumber_json(verdict, {s["id"]: s.get("steps", []) for s in run.scenarios}))
@@ -248,25 +248,6 @@ def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool
     if fail_on_profile and summary["profile"] == "divergence":
         return EXIT_FAILED
     return EXIT_OK
-
-
-def _table(verdict: dict, rows: list[str] | None) -> str:
-    if not rows:
-        return verdict_table(verdict)
-    from pwh._harness.rules import RULES
-
-    lines = [f"pwh gate — SUT: {verdict['sut']} (rows {', '.join(rows)} only)"]
-    for rule in RULES:
-        if rule.id in verdict["rows"]:
-            r = verdict["rows"][rule.id]
-            lines.append(f"{rule.id:<6} {r['scenarios']:>3} scenarios {r['passed']:>3} passed {r['failed']:>3} failed {r['skipped']:>3} skipped  "
-                         f"RFC {r['rfc']}, profile {r['profile']}")
-    s = verdict["summary"]
-    lines.append(f"verdict of these rows: RFC {s['verdict'].upper()}, profile {s['profile'].upper()}")
-    from pwh._harness.report import detail_lines
-
-    lines += detail_lines(verdict)
-    return "\n".join(lines) + "\n"
 
 
 def _write(path: str | None, text: str) -> None:

@@ -11,13 +11,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pwh._core.codes import PROFILE_REJECTED
+from pwh._core.schemas import load_schema
 
-# Core ceilings a registration budget may not exceed (the schema carries the same numbers).
+# Core ceilings a registration budget may not exceed: the registration schema's maxima, read from
+# it so the two can never disagree.
 CORE_CEILINGS: dict[str, int] = {
-    "max_invocations_per_dispatch": 8,
-    "max_intents_per_dispatch": 16,
-    "max_result_bytes": 65536,
-    "timeout_ms": 30000,
+    name: spec["maximum"] for name, spec in load_schema("registration")["properties"]["budget"]["properties"].items()
 }
 
 

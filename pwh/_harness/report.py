@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -19,10 +19,12 @@ STATUS_MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "self-check": "se
 VERDICT_WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE", "divergence": "DIVERGENCE"}
 
 
-def verdict_table(verdict: dict[str, Any], *, failures: bool = True) -> str:
+def verdict_table(verdict: dict[str, Any], *, failures: bool = True, rows: Sequence[str] | None = None) -> str:
     """The terminal table: row · scenarios · passed · failed · skipped · self-checks · RFC ·
-    profile (then, unless ``failures`` is false, each RFC failure and each profile divergence)."""
-    lines = [f"pwh gate — SUT: {verdict['sut']}", ""]
+    profile (then, unless ``failures`` is false, each RFC failure and each profile divergence).
+    ``rows``: the run was limited to these rows, and the table says so in its title and summary."""
+    only = f" (rows {', '.join(rows)} only)" if rows else ""
+    lines = [f"pwh gate — SUT: {verdict['sut']}{only}", ""]
     header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7} {'self':>4}  {'RFC':<6}  {'profile':<7}  case"
     lines += [header, "-" * len(header)]
     for rule in _rules(verdict):
@@ -31,7 +33,10 @@ def verdict_table(verdict: dict[str, Any], *, failures: bool = True) -> str:
             f"{rule.id:<6} {row['scenarios']:>9} {row['passed']:>6} {row['failed']:>6} {row['skipped']:>7} "
             f"{row['self_checks']['scenarios']:>4}  {STATUS_MARK[row['rfc']]:<6}  {STATUS_MARK[row['profile']]:<7}  {rule.case[:56]}"
         )
-    lines += ["", *summary_lines(verdict)]
+    summary = summary_lines(verdict)
+    if rows:
+        summary[0] = "these rows only: " + summary[0]
+    lines += ["", *summary]
     if "coverage" in verdict:
         lines.append(f"branch coverage of the reference by the matrix alone: {verdict['coverage']['branch_percent']}%")
     if failures:

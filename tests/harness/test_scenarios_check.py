@@ -73,3 +73,17 @@ def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_vectors_check_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["vectors", "--check"]) == 0
     assert main([]) == 2
+
+
+def test_the_step_modules_listed_are_the_ones_the_matrix_imports() -> None:
+    """``scenarios.STEP_MODULES`` (what ``pwh scenarios check`` and the models read) names exactly
+    the step modules ``scenarios/conftest.py`` star-imports (what the matrix runs): a module added
+    to one and not the other would be checked against steps the gate never has, or the reverse."""
+    import ast
+
+    import scenarios
+
+    tree = ast.parse((ROOT / "scenarios" / "conftest.py").read_text("utf-8"))
+    imported = {n.module for n in tree.body if isinstance(n, ast.ImportFrom) and n.level == 1 and any(a.name == "*" for a in n.names)}
+    assert imported == set(scenarios.STEP_MODULES)
+    assert len(scenarios.STEP_MODULES) == len(set(scenarios.STEP_MODULES))

@@ -186,6 +186,8 @@ def test_a_profile_only_difference_passes_the_rfc_and_is_reported(tmp_path: Path
     assert divergent and all(s["rfc"] == "pass" and s["divergences"] for s in divergent)
     assert any("x_source_not_committed" in d["seen"] for s in divergent for d in s["divergences"])
     assert "RFC pass, profile divergence: expected the dispatch not admitted, with code source_not_committed" in proc.stdout
+    assert "SUT: tests.hollow_suts:renamed_codes (rows M03, M04 only)" in proc.stdout  # a partial run says so
+    assert "these rows only: " in proc.stdout and "M03 " in proc.stdout and "\nM05 " not in proc.stdout
     strict = gate("--sut", "tests.hollow_suts:renamed_codes", "--rows", "M03", "--fail-on-profile")
     assert strict.returncode == 1
 
