@@ -26,9 +26,7 @@ HOST_PHASES: tuple[str, ...] = ("host_execute", "typed_result")
 
 # HST-1: no request key may contain any of these (compared case-insensitively, as substrings),
 # so a host is never handed a way to write state, commit, journal, spend or call back.
-REQUEST_FORBIDDEN_KEYS: frozenset[str] = frozenset(
-    {"write", "commit", "journal", "spend", "state_path", "callback"}
-)
+REQUEST_FORBIDDEN_KEYS: frozenset[str] = frozenset({"write", "commit", "journal", "spend", "state_path", "callback"})
 
 MATERIAL_KINDS: tuple[str, ...] = ("validated_completion", "progress", "replan")
 NON_MATERIAL_KINDS: tuple[str, ...] = ("waiting", "failed")
@@ -285,8 +283,7 @@ def read_host_output(raw: bytes, max_bytes: int = HOST_RESULT_MAX_BYTES) -> dict
         raise HostResultRejected(
             HOST_OUTPUT_OVERSIZE,
             "$",
-            f"host output is {size} bytes, over the {max_bytes}-byte cap; "
-            "ask the host for a smaller result or a stored reference",
+            f"host output is {size} bytes, over the {max_bytes}-byte cap; ask the host for a smaller result or a stored reference",
         )
     try:
         text = bytes(raw).decode("utf-8")
@@ -339,9 +336,7 @@ class ValidatedResult:
             raise ValueError("unknown result kind")
         if (self.result_kind == "validated_completion") != isinstance(self.lifecycle, Lifecycle):
             raise ValueError("a lifecycle is carried by, and required for, validated_completion only")
-        if self.result_kind in NON_MATERIAL_KINDS and (
-            self.evidence or self.path_delta or self.progress_observation is not None
-        ):
+        if self.result_kind in NON_MATERIAL_KINDS and (self.evidence or self.path_delta or self.progress_observation is not None):
             raise ValueError("a non-material result carries no evidence, path delta or observation")
         if not set(self.completed_phases) <= set(HOST_PHASES):
             raise ValueError("a host completes only host_execute and typed_result")
@@ -394,8 +389,7 @@ def _phases(items: list[Any]) -> tuple[str, ...]:
         if item not in HOST_PHASES:
             raise _reject(
                 HOST_PHASE_OVERCLAIM,
-                "a host may complete only host_execute and typed_result; validation, "
-                "writeback and spend belong to the core",
+                "a host may complete only host_execute and typed_result; validation, writeback and spend belong to the core",
                 "completed_phases",
                 index,
             )
@@ -430,8 +424,10 @@ def _lifecycle(raw: Any) -> Lifecycle:
     followup = raw.get("followup")
     if followup is None:
         raise _reject(
-            missing, "validated_completion needs a successor, active_goal or no_followup intent",
-            "lifecycle", "followup",
+            missing,
+            "validated_completion needs a successor, active_goal or no_followup intent",
+            "lifecycle",
+            "followup",
         )
     if type(followup) is not dict:
         raise _reject(HOST_RESULT_SHAPE_REJECTED, "followup must be an object", "lifecycle", "followup")
@@ -441,8 +437,11 @@ def _lifecycle(raw: Any) -> Lifecycle:
         raise _reject(missing, "followup needs a kind", "lifecycle", "followup", "kind")
     if type(kind) is not str or kind not in FOLLOWUP_KINDS:
         raise _reject(
-            HOST_RESULT_SHAPE_REJECTED, "followup kind must be successor, active_goal or no_followup",
-            "lifecycle", "followup", "kind",
+            HOST_RESULT_SHAPE_REJECTED,
+            "followup kind must be successor, active_goal or no_followup",
+            "lifecycle",
+            "followup",
+            "kind",
         )
     ref = followup.get("ref")  # an absent ref reads as null
     if kind == "no_followup":

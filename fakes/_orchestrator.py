@@ -286,9 +286,7 @@ class FakeOrchestrator:
         next_segment = {"ref": None, "completed": 0} if closes else segment
         return event, next_segment
 
-    def _write_back(
-        self, plan: TurnPlan, event_kind: str, evidence: list[str], fail: bool, plan_effect_id: str | None
-    ) -> dict[str, Any]:
+    def _write_back(self, plan: TurnPlan, event_kind: str, evidence: list[str], fail: bool, plan_effect_id: str | None) -> dict[str, Any]:
         self.crash.hit(PRIMARY_BEFORE_WRITEBACK)
         self.store.begin()
         try:

@@ -39,12 +39,24 @@ def source(n: int = 1, **overrides: Any) -> dict[str, Any]:
     return example_receipt(n, **overrides)
 
 
-def intent_for(hook_input: Mapping[str, Any], payload: Mapping[str, Any] | None = None, *,
-               kind: str = GENERIC_INTENT_KIND, policy_version: str = "v0", **overrides: Any) -> dict[str, Any]:
+def intent_for(
+    hook_input: Mapping[str, Any],
+    payload: Mapping[str, Any] | None = None,
+    *,
+    kind: str = GENERIC_INTENT_KIND,
+    policy_version: str = "v0",
+    **overrides: Any,
+) -> dict[str, Any]:
     """An intent bound to ``hook_input``'s dispatch with a correct ``intent_id``."""
     payload = dict(payload) if payload is not None else {"note_ref": "note_" + hook_input["source"]["receipt_id"]}
-    intent = example_intent(hook_input["dispatch_id"], hook_input["hook_id"], payload, kind=kind,
-                            capability_id=hook_input["capability_id"], policy_version=policy_version)
+    intent = example_intent(
+        hook_input["dispatch_id"],
+        hook_input["hook_id"],
+        payload,
+        kind=kind,
+        capability_id=hook_input["capability_id"],
+        policy_version=policy_version,
+    )
     intent.update(copy.deepcopy(overrides))
     return intent
 

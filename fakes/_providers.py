@@ -72,9 +72,7 @@ class ProviderState:
         """Read flags from a mapping; an absent flag means that stage was not reached."""
         for key in value:
             if key not in LIFECYCLE_FLAGS:
-                raise LifecycleRejected(
-                    PROVIDER_LIFECYCLE_REJECTED, json_path(key), "not a lifecycle flag"
-                )
+                raise LifecycleRejected(PROVIDER_LIFECYCLE_REJECTED, json_path(key), "not a lifecycle flag")
         return cls(**{flag: value.get(flag, False) for flag in LIFECYCLE_FLAGS})
 
     def violation(self) -> tuple[str, str] | None:
@@ -121,22 +119,16 @@ class ProviderRegistry:
     def __init__(self) -> None:
         self._records: dict[str, ProviderRecord] = {}
 
-    def register(
-        self, provider_id: str, capability_id: str, state: ProviderState | Mapping[str, Any]
-    ) -> ProviderRecord:
+    def register(self, provider_id: str, capability_id: str, state: ProviderState | Mapping[str, Any]) -> ProviderRecord:
         """Refuse a bad id, a duplicate, or an invalid flag combination before storing anything."""
         _require_token(provider_id, "provider_id", PROVIDER_RECORD_REJECTED, LifecycleRejected)
         _require_token(capability_id, "capability_id", PROVIDER_RECORD_REJECTED, LifecycleRejected)
         if provider_id in self._records:
-            raise LifecycleRejected(
-                PROVIDER_DUPLICATE, json_path("provider_id"), "provider id already registered"
-            )
+            raise LifecycleRejected(PROVIDER_DUPLICATE, json_path("provider_id"), "provider id already registered")
         if isinstance(state, Mapping):
             state = ProviderState.from_mapping(state)
         elif type(state) is not ProviderState:
-            raise LifecycleRejected(
-                PROVIDER_LIFECYCLE_REJECTED, "$", "state must be a ProviderState or a mapping"
-            )
+            raise LifecycleRejected(PROVIDER_LIFECYCLE_REJECTED, "$", "state must be a ProviderState or a mapping")
         problem = state.violation()
         if problem is not None:
             raise LifecycleRejected(PROVIDER_LIFECYCLE_REJECTED, *problem)
@@ -190,18 +182,14 @@ class ProviderRegistry:
     def _require(self, provider_id: str) -> ProviderRecord:
         record = self.get(provider_id)
         if record is None:
-            raise LifecycleRejected(
-                PROVIDER_UNKNOWN, json_path("provider_id"), "no provider registered under this id"
-            )
+            raise LifecycleRejected(PROVIDER_UNKNOWN, json_path("provider_id"), "no provider registered under this id")
         return record
 
     def _forward(self, provider_id: str, flag: Stage) -> ProviderRecord:
         record = self._require(provider_id)
         previous = LIFECYCLE_FLAGS[LIFECYCLE_FLAGS.index(flag) - 1]
         if getattr(record.state, flag):
-            raise LifecycleRejected(
-                PROVIDER_TRANSITION_REDUNDANT, json_path(flag), f"provider is already {flag}"
-            )
+            raise LifecycleRejected(PROVIDER_TRANSITION_REDUNDANT, json_path(flag), f"provider is already {flag}")
         if not getattr(record.state, previous):
             raise LifecycleRejected(
                 PROVIDER_TRANSITION_SKIPPED,
@@ -213,9 +201,7 @@ class ProviderRegistry:
     def _backward(self, provider_id: str, flag: Stage, clears: tuple[Stage, ...]) -> ProviderRecord:
         record = self._require(provider_id)
         if not getattr(record.state, flag):
-            raise LifecycleRejected(
-                PROVIDER_TRANSITION_REDUNDANT, json_path(flag), f"provider is not {flag}"
-            )
+            raise LifecycleRejected(PROVIDER_TRANSITION_REDUNDANT, json_path(flag), f"provider is not {flag}")
         following = LIFECYCLE_FLAGS[LIFECYCLE_FLAGS.index(flag) + 1 :]
         blocking = [f for f in following if getattr(record.state, f) and f not in clears]
         if blocking:
@@ -288,21 +274,15 @@ _RECORD_FIELDS = ("capability_id", "provider_id", "success_condition", "evidence
 
 def _token_tuple(value: object, name: str, allowed: Iterable[str] | None = None) -> tuple[str, ...]:
     if type(value) not in (tuple, list) or not value:
-        raise CatalogRejected(
-            CAPABILITY_RECORD_REJECTED, json_path(name), f"{name} must be a non-empty sequence"
-        )
+        raise CatalogRejected(CAPABILITY_RECORD_REJECTED, json_path(name), f"{name} must be a non-empty sequence")
     allowed_set = None if allowed is None else frozenset(allowed)
     seen: set[str] = set()
     items: Iterable[Any] = value  # type: ignore[assignment]
     for index, item in enumerate(items):
         if not is_token(item) or (allowed_set is not None and item not in allowed_set):
-            raise CatalogRejected(
-                CAPABILITY_RECORD_REJECTED, json_path(name, index), f"not an allowed {name} token"
-            )
+            raise CatalogRejected(CAPABILITY_RECORD_REJECTED, json_path(name, index), f"not an allowed {name} token")
         if item in seen:
-            raise CatalogRejected(
-                CAPABILITY_RECORD_REJECTED, json_path(name, index), f"duplicate {name} token"
-            )
+            raise CatalogRejected(CAPABILITY_RECORD_REJECTED, json_path(name, index), f"duplicate {name} token")
         seen.add(item)
     return tuple(value)  # type: ignore[arg-type]
 
@@ -320,18 +300,14 @@ class CapabilityCatalog:
         if isinstance(record, Mapping):
             for key in record:
                 if key not in _RECORD_FIELDS:
-                    raise CatalogRejected(
-                        CAPABILITY_RECORD_REJECTED, json_path(key), "not a capability record field"
-                    )
+                    raise CatalogRejected(CAPABILITY_RECORD_REJECTED, json_path(key), "not a capability record field")
             values = {name: record.get(name) for name in _RECORD_FIELDS}
             if values["transitions"] is None:
                 values["transitions"] = TRANSITION_KINDS
         elif type(record) is CapabilityRecord:
             values = {name: getattr(record, name) for name in _RECORD_FIELDS}
         else:
-            raise CatalogRejected(
-                CAPABILITY_RECORD_REJECTED, "$", "record must be a CapabilityRecord or a mapping"
-            )
+            raise CatalogRejected(CAPABILITY_RECORD_REJECTED, "$", "record must be a CapabilityRecord or a mapping")
         for name in ("capability_id", "provider_id", "success_condition"):
             _require_token(values[name], name, CAPABILITY_RECORD_REJECTED, CatalogRejected)
         checked = CapabilityRecord(
@@ -342,9 +318,7 @@ class CapabilityCatalog:
             transitions=_token_tuple(values["transitions"], "transitions", TRANSITION_KINDS),
         )
         if checked.capability_id in self._records:
-            raise CatalogRejected(
-                CAPABILITY_DUPLICATE, json_path("capability_id"), "capability id already in catalog"
-            )
+            raise CatalogRejected(CAPABILITY_DUPLICATE, json_path("capability_id"), "capability id already in catalog")
         self._records[checked.capability_id] = checked
         return checked
 
@@ -359,33 +333,42 @@ class CapabilityCatalog:
             return _failed(shown, CAPABILITY_UNKNOWN, None, None, "capability not in catalog")
         provider = registry.get(record.provider_id)
         if provider is None or provider.capability_id != record.capability_id:
-            why = "required provider is not registered" if provider is None else (
-                "required provider is declared for another capability"
-            )
+            why = "required provider is not registered" if provider is None else ("required provider is declared for another capability")
             return _failed(record.capability_id, PROVIDER_NOT_INSTALLED, record.provider_id, None, why)
         state, stage = provider.state, provider.stage
         if not state.installed:
             return _failed(
-                record.capability_id, PROVIDER_NOT_INSTALLED, provider.provider_id, stage,
+                record.capability_id,
+                PROVIDER_NOT_INSTALLED,
+                provider.provider_id,
+                stage,
                 "provider is declared but not installed",
             )
         if not state.enabled:
             return _failed(
-                record.capability_id, PROVIDER_DISABLED, provider.provider_id, stage,
+                record.capability_id,
+                PROVIDER_DISABLED,
+                provider.provider_id,
+                stage,
                 "provider is installed but policy has not enabled it",
             )
         if not state.ready:
             return _failed(
-                record.capability_id, PROVIDER_NOT_READY, provider.provider_id, stage,
+                record.capability_id,
+                PROVIDER_NOT_READY,
+                provider.provider_id,
+                stage,
                 "provider is enabled but its health check or dependencies are not satisfied",
             )
         return Resolution(
-            record.capability_id, RESOLUTION_READY, provider.provider_id, stage, None,
+            record.capability_id,
+            RESOLUTION_READY,
+            provider.provider_id,
+            stage,
+            None,
             "provider is ready",
         )
 
 
-def _failed(
-    capability_id: str, status: str, provider_id: str | None, stage: Stage | None, reason: str
-) -> Resolution:
+def _failed(capability_id: str, status: str, provider_id: str | None, stage: Stage | None, reason: str) -> Resolution:
     return Resolution(capability_id, status, provider_id, stage, RECOVERY_HINTS[status], reason)

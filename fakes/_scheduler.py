@@ -91,9 +91,7 @@ class GovernedAdmission:
         allowed_intent_kinds: frozenset[str] | None = None,
     ) -> None:
         self.allowed_write_scopes = frozenset(allowed_write_scopes)
-        self.allowed_intent_kinds = (
-            None if allowed_intent_kinds is None else frozenset(allowed_intent_kinds)
-        )
+        self.allowed_intent_kinds = None if allowed_intent_kinds is None else frozenset(allowed_intent_kinds)
         self.decisions: list[AdmissionDecision] = []
         self._granted: dict[str, tuple[str, ...]] = {}
         self._issued: dict[str, AdmissionTicket] = {}
@@ -135,15 +133,10 @@ class GovernedAdmission:
         if type(plain) is not dict or type(plain.get("intent_id")) is not str:
             return AdmissionDecision(None, False, INTENT_RECEIPT_REJECTED)
         key = plain["intent_id"]
-        if (
-            plain.get("grants_new_action_authority") is not False
-            or plain.get("external_write_performed") is not False
-        ):
+        if plain.get("grants_new_action_authority") is not False or plain.get("external_write_performed") is not False:
             return AdmissionDecision(key, False, AUTHORITY_CLAIM_REJECTED)
         kind = plain.get("intent_kind")
-        if type(kind) is not str or (
-            self.allowed_intent_kinds is not None and kind not in self.allowed_intent_kinds
-        ):
+        if type(kind) is not str or (self.allowed_intent_kinds is not None and kind not in self.allowed_intent_kinds):
             return AdmissionDecision(key, False, INTENT_KIND_NOT_ADMITTED)
         requested = plain.get("requested_write_scope")
         if type(requested) is not list or any(type(s) is not str for s in requested):
@@ -202,11 +195,7 @@ class FakeScheduler:
             plain = to_plain(receipt)
         except Exception:
             plain = None
-        if (
-            type(plain) is not dict
-            or plain.get("schema_version") != INTENT_SCHEMA_VERSION
-            or type(plain.get("intent_id")) is not str
-        ):
+        if type(plain) is not dict or plain.get("schema_version") != INTENT_SCHEMA_VERSION or type(plain.get("intent_id")) is not str:
             return self._record(None, None, REJECTED, INTENT_RECEIPT_REJECTED)
         key = plain["intent_id"]
         kind = plain.get("intent_kind") if type(plain.get("intent_kind")) is str else None

@@ -91,9 +91,7 @@ class FakeSink:
         self.calls: list[SinkCall] = []
         self.effects: list[SinkReceipt] = []
 
-    def write(
-        self, effect_key: str, payload: Mapping[str, Any], *, admission: AdmissionTicket | None
-    ) -> SinkReceipt:
+    def write(self, effect_key: str, payload: Mapping[str, Any], *, admission: AdmissionTicket | None) -> SinkReceipt:
         """Apply one effect if ``admission`` is an honoured ticket covering this sink's scope."""
         intent = admission.intent_id if type(admission) is AdmissionTicket else None
         if not self._admitted(admission) or type(effect_key) is not str:
@@ -143,16 +141,10 @@ class FakeSink:
         if self.trusted is not None and ticket.issuer is not self.trusted:
             return False
         issuer = ticket.issuer
-        return (
-            type(issuer) is GovernedAdmission
-            and issuer.honours(ticket)
-            and self.required_scope in ticket.scope
-        )
+        return type(issuer) is GovernedAdmission and issuer.honours(ticket) and self.required_scope in ticket.scope
 
 
-def recover_effect(
-    effect_key: str, sink: FakeSink, retry: Callable[[], SinkReceipt]
-) -> SinkReceipt:
+def recover_effect(effect_key: str, sink: FakeSink, retry: Callable[[], SinkReceipt]) -> SinkReceipt:
     """REC-1: after a crash, read back first; only an effect that never happened is retried."""
     existing = sink.readback(effect_key)
     if existing is not None:
@@ -160,9 +152,7 @@ def recover_effect(
     return retry()
 
 
-def blind_retry_recover(
-    effect_key: str, sink: FakeSink, retry: Callable[[], SinkReceipt]
-) -> SinkReceipt:
+def blind_retry_recover(effect_key: str, sink: FakeSink, retry: Callable[[], SinkReceipt]) -> SinkReceipt:
     """Deliberately naive recovery (never use): retries without asking whether the effect happened."""
     del effect_key, sink  # ignored on purpose: that is the bug this helper exists to show
     return retry()

@@ -74,8 +74,7 @@ def _interrupted() -> int:
 def _ended_by(exc: BaseException) -> int:
     """An adapter's SystemExit/KeyboardInterrupt must not end pwh quietly (exit 0) or pass for a
     Ctrl-C (130): exit 2, naming the exception (where it was raised is named by the loaders)."""
-    print(f"pwh: error: the run was ended by {type(exc).__name__} raised inside it (by the SUT?); nothing more was judged",
-          file=sys.stderr)
+    print(f"pwh: error: the run was ended by {type(exc).__name__} raised inside it (by the SUT?); nothing more was judged", file=sys.stderr)
     return EXIT_ERROR
 
 
@@ -92,13 +91,26 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--report", metavar="PATH", help="write a report: .md for Markdown, .html for one HTML page")
     gate.add_argument("--coverage", action="store_true", help="measure branch coverage of the reference by the matrix alone")
     gate.add_argument("--features", metavar="DIR", help="feature files to run (default: the project's features/)")
-    gate.add_argument("--rows", metavar="IDS", help="only these rows, comma-separated (for a quick look; the verdict then covers only them)")
-    gate.add_argument("-x", "--exitfirst", action="store_true",
-                      help="stop at the first failing scenario (for a quick look; the verdict then says it stopped there)")
+    gate.add_argument(
+        "--rows", metavar="IDS", help="only these rows, comma-separated (for a quick look; the verdict then covers only them)"
+    )
+    gate.add_argument(
+        "-x",
+        "--exitfirst",
+        action="store_true",
+        help="stop at the first failing scenario (for a quick look; the verdict then says it stopped there)",
+    )
     gate.add_argument("--strict", action="store_true", help="an incomplete verdict (a row skipped) fails the gate too (exit 1, not 3)")
-    gate.add_argument("--fail-on-profile", action="store_true",
-                      help="a profile divergence (differs from pwh's reading where the RFC is silent) fails the gate too")
-    gate.add_argument("--durable", action="store_true", help="run the SQLite stores at synchronous=FULL (slower; the default NORMAL is crash-safe in WAL mode)")
+    gate.add_argument(
+        "--fail-on-profile",
+        action="store_true",
+        help="a profile divergence (differs from pwh's reading where the RFC is silent) fails the gate too",
+    )
+    gate.add_argument(
+        "--durable",
+        action="store_true",
+        help="run the SQLite stores at synchronous=FULL (slower; the default NORMAL is crash-safe in WAL mode)",
+    )
     gate.add_argument("--quiet", action="store_true", help="no per-scenario progress lines")
     gate.set_defaults(handler=_gate)
 
@@ -114,8 +126,16 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="PATH", help="write workloads and ratios as JSON")
     bench.add_argument("--plot", metavar="PATH", help="write an SVG of cost against journal size and hook count")
     bench.add_argument("--compare", choices=["loopx"], help="also run the 1- and 8-hook workloads through the loopx adapter")
-    bench.add_argument("--dir", metavar="DIR", help="where the durable workloads write (default: the system temp dir); put it on the disk you mean to measure")
-    bench.add_argument("--ab", choices=["memory", "sqlite"], help="instead: alternate the process and thread runners in one process (12 blocks of 50 dispatches) and print the A/B as JSON")
+    bench.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="where the durable workloads write (default: the system temp dir); put it on the disk you mean to measure",
+    )
+    bench.add_argument(
+        "--ab",
+        choices=["memory", "sqlite"],
+        help="instead: alternate the process and thread runners in one process (12 blocks of 50 dispatches) and print the A/B as JSON",
+    )
     bench.set_defaults(handler=_bench)
 
     vectors = sub.add_parser("vectors", help="print the identity test vectors (or --check the shipped file)")
@@ -182,8 +202,14 @@ def _soak(args: argparse.Namespace) -> int:
     if sut not in BUILTIN_SUTS:
         searchable_cwd()
     try:
-        summary = models.soak(args.minutes, sut, args.seed, campaign=args.campaign,
-                              real_crashes=False if args.no_real_crashes else None, out=lambda line: print(line, flush=True))
+        summary = models.soak(
+            args.minutes,
+            sut,
+            args.seed,
+            campaign=args.campaign,
+            real_crashes=False if args.no_real_crashes else None,
+            out=lambda line: print(line, flush=True),
+        )
     except (SUTLoadError, model_error) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
@@ -201,8 +227,9 @@ def _reliability(args: argparse.Namespace) -> int:
     from pwh._reliability.campaign import failed, run_campaign
 
     _check_outputs(args, "json")
-    result = run_campaign(quick=bool(getattr(args, "quick", False)), seed=getattr(args, "seed", None) or 0,
-                          out=lambda line: print(line, flush=True))
+    result = run_campaign(
+        quick=bool(getattr(args, "quick", False)), seed=getattr(args, "seed", None) or 0, out=lambda line: print(line, flush=True)
+    )
     _write(getattr(args, "json", None), json.dumps(result, indent=2, sort_keys=True) + "\n")
     return EXIT_FAILED if failed(result) else EXIT_OK
 
@@ -213,8 +240,15 @@ def _gate(args: argparse.Namespace) -> int:
     print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
     from pwh._harness.gate import run_gate  # loaded by the verbs that run it: `pwh packet verify` never does
 
-    run = run_gate(args.sut, features=args.features, coverage=args.coverage, progress=not args.quiet, rows=rows, durable=args.durable,
-                   exitfirst=args.exitfirst)
+    run = run_gate(
+        args.sut,
+        features=args.features,
+        coverage=args.coverage,
+        progress=not args.quiet,
+        rows=rows,
+        durable=args.durable,
+        exitfirst=args.exitfirst,
+    )
     verdict = run.verdict()
     if args.coverage and run.coverage is not None:
         from pwh._harness.coverage_notes import OUTSIDE_RFC
@@ -238,8 +272,11 @@ def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool
     """0 pass, 1 an RFC failure (or, when asked, a profile divergence or an incomplete verdict),
     2 the testbed's own self-checks failed (no verdict can be trusted), 3 incomplete."""
     if summary["self_checks"]["failed"]:
-        print(f"pwh gate: {summary['self_checks']['failed']} testbed self-check(s) failed: pwh's own fakes are broken, "
-              "so this verdict cannot be trusted", file=sys.stderr)
+        print(
+            f"pwh gate: {summary['self_checks']['failed']} testbed self-check(s) failed: pwh's own fakes are broken, "
+            "so this verdict cannot be trusted",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     if summary["verdict"] == "fail":
         return EXIT_FAILED

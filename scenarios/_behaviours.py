@@ -267,4 +267,3 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("proposes an intent requesting write scope repo.push", _scope("repo.push")),
     )
 }
-

@@ -109,8 +109,9 @@ def require(condition: bool, expected: str, seen: Any) -> None:
         raise ExpectationFailed(expected, str(seen), "testbed precondition", "testbed")
 
 
-def expect_code(seen: str | None, wanted: str, what: str, *, clause: str, rfc_codes: frozenset[str] | set[str],
-                about: About = "sut") -> bool:
+def expect_code(
+    seen: str | None, wanted: str, what: str, *, clause: str, rfc_codes: frozenset[str] | set[str], about: About = "sut"
+) -> bool:
     """A failure code, judged as SPEC section 0 says: when the implementation's code is one of the
     RFC's §10 classes (as its adapter mapped it), a different class is an RFC failure; a code outside
     those classes (the implementation's own name, or one pwh made up) is judged as profile only."""

@@ -254,8 +254,9 @@ class World:
             self.hooks[hook_id] = probe
         return rejections
 
-    def install_body(self, hook_id: str, description: str, body: Callable[..., Any],
-                     reg: Mapping[str, Any] | None = None) -> list[Rejection]:
+    def install_body(
+        self, hook_id: str, description: str, body: Callable[..., Any], reg: Mapping[str, Any] | None = None
+    ) -> list[Rejection]:
         """Install a step's own provider ``body(hook_input, ctx)`` under ``reg`` (the generic
         registration of ``hook_id`` by default); the probe is kept only when installed."""
         self.ensure_generic_kind()

@@ -41,23 +41,35 @@ def _calls(world: World, hook_id: str) -> int:
 @then(parsers.re(rf"hook {HOOK} was called (?P<n>\d+) times?"))
 def hook_called_n(world: World, hook_id: str, n: str) -> None:
     calls = _calls(world, hook_id)
-    expect(calls == int(n), f"hook {hook_id} called {n} time(s)", f"{calls} call(s)",
-           rfc="§9 replay is a no-op, §10 per-dispatch invocation count, §12 M04/M05")
+    expect(
+        calls == int(n),
+        f"hook {hook_id} called {n} time(s)",
+        f"{calls} call(s)",
+        rfc="§9 replay is a no-op, §10 per-dispatch invocation count, §12 M04/M05",
+    )
 
 
 @then(parsers.re(rf"hook {HOOK} was called at most once per delivery"))
 def hook_called_once_per_delivery(world: World, hook_id: str) -> None:
     calls = _calls(world, hook_id)
     deliveries = len(world.hook_outcomes(hook_id))
-    expect(calls <= deliveries, f"at most one call of {hook_id} per delivery ({deliveries} deliveries)", f"{calls} call(s)",
-           rfc="§10: core bounds each hook's invocations per dispatch (V0 calls a hook once)")
+    expect(
+        calls <= deliveries,
+        f"at most one call of {hook_id} per delivery ({deliveries} deliveries)",
+        f"{calls} call(s)",
+        rfc="§10: core bounds each hook's invocations per dispatch (V0 calls a hook once)",
+    )
 
 
 @then(parsers.re(rf"hook {HOOK} was retried, called (?P<n>\d+) times in all"))
 def hook_retried_n(world: World, hook_id: str, n: str) -> None:
     calls = _calls(world, hook_id)
-    expect(calls == int(n), f"hook {hook_id} retried up to {n} call(s) in all", f"{calls} call(s)",
-           profile="failures are retried on replay up to the profile's retry bound (§10 only says they may be)")
+    expect(
+        calls == int(n),
+        f"hook {hook_id} retried up to {n} call(s) in all",
+        f"{calls} call(s)",
+        profile="failures are retried on replay up to the profile's retry bound (§10 only says they may be)",
+    )
 
 
 @then(parsers.re(r'the hooks were called in the order "(?P<order>[a-z0-9_., ]+)"'))
@@ -76,15 +88,23 @@ def report_order(world: World, order: str) -> None:
 @then("no hook ran inside the rollout-event append")
 def not_in_rollout(world: World) -> None:
     inside = [h for h, p in world.hooks.items() if p.called_during_rollout_append]
-    expect(not inside, "no hook called from the rollout-event append helper", inside,
-           rfc="§3.2, §13: hooks never run inside the rollout-event append helper")
+    expect(
+        not inside,
+        "no hook called from the rollout-event append helper",
+        inside,
+        rfc="§3.2, §13: hooks never run inside the rollout-event append helper",
+    )
 
 
 @then(parsers.re(rf"every input hook {HOOK} received was identical"))
 def same_inputs(world: World, hook_id: str) -> None:
     inputs = [json.dumps(plain(i), sort_keys=True) for i in world.hooks[hook_id].inputs]
-    expect(len(set(inputs)) <= 1, "the same input on every call", f"{len(set(inputs))} different inputs",
-           rfc="§9: a retry or replay reuses the same dispatch identity and input")
+    expect(
+        len(set(inputs)) <= 1,
+        "the same input on every call",
+        f"{len(set(inputs))} different inputs",
+        rfc="§9: a retry or replay reuses the same dispatch identity and input",
+    )
 
 
 @then(parsers.re(rf"hook {HOOK} saw the source exactly as committed"))
@@ -94,18 +114,30 @@ def saw_committed_source(world: World, hook_id: str) -> None:
     expect(bool(probe and probe.inputs), f"{hook_id} to have been called", "never called", rfc="§12 M08")
     seen = plain(probe.inputs[-1]).get("source", {}) if probe and probe.inputs else {}
     identity = {k: receipt.get(k) for k in SOURCE_IDENTITY}
-    expect_equal({k: seen.get(k) for k in SOURCE_IDENTITY}, identity, f"the source identity {hook_id} saw",
-                 rfc="§6, §7: each hook gets the immutable input core built from the committed receipt, untouched by any other hook")
+    expect_equal(
+        {k: seen.get(k) for k in SOURCE_IDENTITY},
+        identity,
+        f"the source identity {hook_id} saw",
+        rfc="§6, §7: each hook gets the immutable input core built from the committed receipt, untouched by any other hook",
+    )
     rest = {k: receipt.get(k) for k in SOURCE_OPAQUE}
-    expect_equal({k: seen.get(k) for k in SOURCE_OPAQUE}, rest, f"the opaque source fields {hook_id} saw",
-                 profile="the reference passes the receipt id, revision and commit time through unchanged (§7 only asks for opaque ids)")
+    expect_equal(
+        {k: seen.get(k) for k in SOURCE_OPAQUE},
+        rest,
+        f"the opaque source fields {hook_id} saw",
+        profile="the reference passes the receipt id, revision and commit time through unchanged (§7 only asks for opaque ids)",
+    )
 
 
 @then(parsers.re(rf"hook {HOOK} was given no event projection"))
 def no_projection(world: World, hook_id: str) -> None:
     seen = world.hooks[hook_id].inputs[-1]
-    expect("projection" not in seen, f"{hook_id} to get no projection", sorted(seen),
-           profile="a hook whose read scope omits bounded_event_projection gets no projection")
+    expect(
+        "projection" not in seen,
+        f"{hook_id} to get no projection",
+        sorted(seen),
+        profile="a hook whose read scope omits bounded_event_projection gets no projection",
+    )
 
 
 # -- dispatch outcomes --------------------------------------------------------------------------
@@ -113,8 +145,12 @@ def no_projection(world: World, hook_id: str) -> None:
 
 def _hook(world: World, hook_id: str):
     found = world.hook_outcomes(hook_id)
-    expect(bool(found), f"an outcome for hook {hook_id}", "the hook is absent from every dispatch outcome",
-           rfc="§12 M04: each admitted hook gets a dispatch receipt")
+    expect(
+        bool(found),
+        f"an outcome for hook {hook_id}",
+        "the hook is absent from every dispatch outcome",
+        rfc="§12 M04: each admitted hook gets a dispatch receipt",
+    )
     return found[-1]
 
 
@@ -122,35 +158,50 @@ def _hook(world: World, hook_id: str):
 def ends_with_code(world: World, hook_id: str, code: str) -> None:
     outcome = _hook(world, hook_id)
     judged = _failure_judged(world, hook_id, "§10, §12 M07: a compact isolated failure")
-    expect(outcome.status == "failed", f"hook {hook_id} to end as an isolated failure ({code})",
-           f"status {outcome.status}", **judged)
-    expect_code(outcome.failure_code, code, f"failure code of {hook_id}", clause="§10 stable failure codes",
-                rfc_codes=frozenset(RFC_FAILURE_CODES))
+    expect(outcome.status == "failed", f"hook {hook_id} to end as an isolated failure ({code})", f"status {outcome.status}", **judged)
+    expect_code(
+        outcome.failure_code, code, f"failure code of {hook_id}", clause="§10 stable failure codes", rfc_codes=frozenset(RFC_FAILURE_CODES)
+    )
 
 
 @then(parsers.re(rf'hook {HOOK} ends, past the profile\'s retry bound, with failure code "(?P<code>[a-z_]+)"'))
 def ends_past_retry_bound(world: World, hook_id: str, code: str) -> None:
     outcome = _hook(world, hook_id)
-    expect(outcome.status == "failed", f"hook {hook_id} to stay failed", f"status {outcome.status}",
-           rfc="§10: a failure is observable and never turns into a success by itself")
-    expect(outcome.failure_code == code, f"failure code {code} once the profile's retry bound is spent",
-           f"failure code {outcome.failure_code}", profile="the retry bound's number and the code it ends with")
+    expect(
+        outcome.status == "failed",
+        f"hook {hook_id} to stay failed",
+        f"status {outcome.status}",
+        rfc="§10: a failure is observable and never turns into a success by itself",
+    )
+    expect(
+        outcome.failure_code == code,
+        f"failure code {code} once the profile's retry bound is spent",
+        f"failure code {outcome.failure_code}",
+        profile="the retry bound's number and the code it ends with",
+    )
 
 
 @then(parsers.re(rf'the attempt of hook {HOOK} to change its input fails it with "(?P<code>[a-z_]+)"'))
 def mutation_fails_producer(world: World, hook_id: str, code: str) -> None:
     found = world.hook_outcomes(hook_id)
     outcome = found[-1] if found else None
-    expect(outcome is not None and outcome.status == "failed" and outcome.failure_code == code,
-           f"hook {hook_id} failed with {code}", f"{outcome.status if outcome else 'no outcome'} ({outcome.failure_code if outcome else ''})",
-           profile="a write to the immutable input fails the producer (§7 only says it cannot reach core or another hook)")
+    expect(
+        outcome is not None and outcome.status == "failed" and outcome.failure_code == code,
+        f"hook {hook_id} failed with {code}",
+        f"{outcome.status if outcome else 'no outcome'} ({outcome.failure_code if outcome else ''})",
+        profile="a write to the immutable input fails the producer (§7 only says it cannot reach core or another hook)",
+    )
 
 
 @then(parsers.re(rf'hook {HOOK} ends with status "(?P<status>proposed|not_applicable)"'))
 def ends_with_status(world: World, hook_id: str, status: str) -> None:
     outcome = _hook(world, hook_id)
-    expect(outcome.status == status, f"hook {hook_id} ended {status}", f"{outcome.status} ({outcome.failure_code})",
-           rfc="§8: a result is not_applicable or proposed")
+    expect(
+        outcome.status == status,
+        f"hook {hook_id} ended {status}",
+        f"{outcome.status} ({outcome.failure_code})",
+        rfc="§8: a result is not_applicable or proposed",
+    )
 
 
 @then(parsers.re(rf"hook {HOOK} has exactly (?P<n>one|two|no) recorded intents?"))
@@ -159,15 +210,18 @@ def recorded_intents(world: World, hook_id: str, n: str) -> None:
     records = world.records_for(hook_id)
     intents = [i for r in records if r.get("status") == "proposed" for i in r.get("intents", [])]
     judged = _failure_judged(world, hook_id, "§9, §12 M04/M05/M07: validated intents are journaled once, failures carry none")
-    expect(len(intents) == wanted, f"{wanted} recorded intent(s) for {hook_id}", f"{len(intents)} in {len(records)} record(s)",
-           **judged)
+    expect(len(intents) == wanted, f"{wanted} recorded intent(s) for {hook_id}", f"{len(intents)} in {len(records)} record(s)", **judged)
 
 
 @then(parsers.re(rf"hook {HOOK} has exactly one dispatch identity"))
 def one_identity(world: World, hook_id: str) -> None:
     ids = {o.dispatch_id for o in world.hook_outcomes(hook_id)} | {r["dispatch_id"] for r in world.records_for(hook_id)}
-    expect(len(ids) == 1, f"one dispatch identity for {hook_id}", f"{len(ids)} identities",
-           rfc="§9, §12 M04: one stable dispatch identity per admitted hook and receipt")
+    expect(
+        len(ids) == 1,
+        f"one dispatch identity for {hook_id}",
+        f"{len(ids)} identities",
+        rfc="§9, §12 M04: one stable dispatch identity per admitted hook and receipt",
+    )
 
 
 @then("each admitted hook has exactly one dispatch identity and one sidecar record")
@@ -183,8 +237,12 @@ def one_identity_each(world: World) -> None:
     counts = {h: len(ids) for h, ids in by_hook.items()}
     expect(all(c == len(receipt_ids) for c in counts.values()), f"{len(receipt_ids)} identity per hook per receipt", counts, rfc=clause)
     records = [r["dispatch_id"] for r in world.journal()]
-    expect(len(records) == len(set(records)), "one sidecar record per dispatch identity", f"{len(records)} records, {len(set(records))} ids",
-           rfc="§9, §14: atomic per-dispatch dedupe")
+    expect(
+        len(records) == len(set(records)),
+        "one sidecar record per dispatch identity",
+        f"{len(records)} records, {len(set(records))} ids",
+        rfc="§9, §14: atomic per-dispatch dedupe",
+    )
 
 
 @then(parsers.re(rf"the replay returned the original receipt for hook {HOOK} without calling it"))
@@ -220,16 +278,23 @@ TIMEOUT_GRACE_MS = 700
 def gave_up_in_time(world: World, hook_id: str) -> None:
     limit = 200 + TIMEOUT_GRACE_MS  # the hanging behaviours register timeout_ms = 200
     # "seen" names a bucket, not the measured time, so a report of the same run is the same bytes.
-    expect(world.last_elapsed_ms <= limit, f"the Turn to finish within {limit} ms with {hook_id} hung",
-           f"it took more than {limit} ms", rfc="§10: core enforces each hook's wall time")
+    expect(
+        world.last_elapsed_ms <= limit,
+        f"the Turn to finish within {limit} ms with {hook_id} hung",
+        f"it took more than {limit} ms",
+        rfc="§10: core enforces each hook's wall time",
+    )
 
 
 @then(parsers.re(r'the dispatch is not admitted, with code "(?P<code>[a-z_]+)"'))
 def not_admitted(world: World, code: str) -> None:
     outcome = _nothing_dispatched(world)
-    expect(outcome is not None and not outcome.admitted and outcome.code == code, f"the dispatch not admitted, with code {code}",
-           f"admitted={outcome.admitted}, code={outcome.code}" if outcome else "no outcome",
-           profile="a dispatch-level code for an inadmissible source (the RFC names none)")
+    expect(
+        outcome is not None and not outcome.admitted and outcome.code == code,
+        f"the dispatch not admitted, with code {code}",
+        f"admitted={outcome.admitted}, code={outcome.code}" if outcome else "no outcome",
+        profile="a dispatch-level code for an inadmissible source (the RFC names none)",
+    )
 
 
 @then("no dispatch happened")
@@ -255,16 +320,24 @@ def compact_failures(world: World) -> None:
     for record in world.journal():
         if record.get("status") == "failed":
             code = record.get("failure_code")
-            expect(isinstance(code, str) and re.fullmatch(r"[a-z][a-z0-9_]{0,63}", code) is not None,
-                   "a compact failure code", code, rfc=clause)
-            expect(code in RFC_FAILURE_CODES, "one of the RFC's §10 failure codes", code,
-                   profile="failure records use the RFC's example code names")
+            expect(
+                isinstance(code, str) and re.fullmatch(r"[a-z][a-z0-9_]{0,63}", code) is not None,
+                "a compact failure code",
+                code,
+                rfc=clause,
+            )
+            expect(
+                code in RFC_FAILURE_CODES,
+                "one of the RFC's §10 failure codes",
+                code,
+                profile="failure records use the RFC's example code names",
+            )
             expect(not record.get("intents"), "no intents on a failure record", record.get("intents"), rfc=clause)
     text = json.dumps(world.journal())
     expect("Traceback" not in text and "exploded" not in text, "no exception text in the journal", "exception text found", rfc=clause)
 
 
-@then(parsers.re(rf'the registration of hook {HOOK} is rejected at the field it breaks'))
+@then(parsers.re(rf"the registration of hook {HOOK} is rejected at the field it breaks"))
 def registration_rejected(world: World, hook_id: str) -> None:
     rejections = world.install_rejections.get(hook_id, [])
     wanted = world.expected_rejection_path  # type: ignore[attr-defined]
@@ -273,16 +346,29 @@ def registration_rejected(world: World, hook_id: str) -> None:
     expect(bool(rejections), "the registration rejected before any provider call", "the registration was accepted", **judged)
     if not rejections:
         return
-    expect_code(rejections[0].code, "registration_rejected", "rejection code", clause="§10 stable failure codes",
-                rfc_codes=frozenset(RFC_FAILURE_CODES))
-    expect(any(r.path == wanted for r in rejections), f"a rejection naming {wanted}", [r.path for r in rejections],
-           profile="a rejection names the JSON path of the field it breaks")
+    expect_code(
+        rejections[0].code,
+        "registration_rejected",
+        "rejection code",
+        clause="§10 stable failure codes",
+        rfc_codes=frozenset(RFC_FAILURE_CODES),
+    )
+    expect(
+        any(r.path == wanted for r in rejections),
+        f"a rejection naming {wanted}",
+        [r.path for r in rejections],
+        profile="a rejection names the JSON path of the field it breaks",
+    )
 
 
 @then(parsers.re(rf"hook {HOOK} is installed"))
 def hook_is_installed(world: World, hook_id: str) -> None:
-    expect(world.install_rejections.get(hook_id) == [], f"{hook_id} installed", world.install_rejections.get(hook_id),
-           rfc="§6: a registration that passes every check is admitted")
+    expect(
+        world.install_rejections.get(hook_id) == [],
+        f"{hook_id} installed",
+        world.install_rejections.get(hook_id),
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 @then(parsers.re(r'the intent recorded for hook (?P<hook_id>"[a-z0-9_.]+") requests write scope "(?P<scope>[a-z_.]+)" and claims nothing'))
@@ -308,13 +394,16 @@ def primary_unchanged(world: World) -> None:
     base = world.baseline()
     try:
         ours, theirs = world.orch.primary_snapshot(), base.primary_snapshot()
-        expect(ours == theirs, "primary store byte-identical to a run with no hooks",
-               snapshot_difference(theirs, ours), rfc="§1, §5.2, §10, §12 M07: the primary receipt and spend eligibility unchanged")
+        expect(
+            ours == theirs,
+            "primary store byte-identical to a run with no hooks",
+            snapshot_difference(theirs, ours),
+            rfc="§1, §5.2, §10, §12 M07: the primary receipt and spend eligibility unchanged",
+        )
     finally:
         base.close()
     uses = [u for t in world.turns for u in t.primary_uses]
     expect(not uses, "the dispatcher never touched the primary Turn", uses, rfc="§1, §10: a hook never changes the primary receipt")
-
 
 
 @then("the quota was spent exactly once for each committed receipt")
@@ -326,10 +415,16 @@ def spent_once(world: World) -> None:
 
 @then(parsers.re(r"the Turn stops at (?P<stage>validation|the writeback|provider resolution) with code \"(?P<code>[a-z_]+)\""))
 def turn_stopped(world: World, stage: str, code: str) -> None:
-    wanted = {"validation": "validation_rejected", "the writeback": "writeback_failed",
-              "provider resolution": "provider_unavailable"}[stage]
-    expect(world.last.stage == wanted and world.last.code == code, f"{wanted} with {code}",
-           f"{world.last.stage} with {world.last.code}", rfc="§12 M03; seed 003 (the Turn's own validation)", about="testbed")
+    wanted = {"validation": "validation_rejected", "the writeback": "writeback_failed", "provider resolution": "provider_unavailable"}[
+        stage
+    ]
+    expect(
+        world.last.stage == wanted and world.last.code == code,
+        f"{wanted} with {code}",
+        f"{world.last.stage} with {world.last.code}",
+        rfc="§12 M03; seed 003 (the Turn's own validation)",
+        about="testbed",
+    )
 
 
 @then("no primary writeback was made")
@@ -369,8 +464,13 @@ def trigger_decision(world: World, due: str, reason: str) -> None:
     if len(decisions) != 1:
         return
     d = decisions[0]
-    expect(d.report_due == (due == "due") and d.reason == reason, f"report {due} ({reason})", f"due={d.report_due} ({d.reason})",
-           rfc=clause, about="testbed")
+    expect(
+        d.report_due == (due == "due") and d.reason == reason,
+        f"report {due} ({reason})",
+        f"due={d.report_due} ({d.reason})",
+        rfc=clause,
+        about="testbed",
+    )
 
 
 @then(parsers.re(r'the governed admission (?P<verdict>denied|admitted) the intent(?: with code "(?P<code>[a-z_]+)")?'))
@@ -378,8 +478,12 @@ def admission_verdict(world: World, verdict: str, code: str | None) -> None:
     decisions = world.admission.decisions
     clause = "§1, §8: a separate governed executor re-admits every intent"
     # Whether an intent reached the admission at all follows from what the SUT recorded.
-    expect(len(decisions) == 1, "one admission decision on the recorded intent", f"{len(decisions)}",
-           rfc="§6, §8, §12 M09: an intent requesting a scope is recorded as a proposal for admission")
+    expect(
+        len(decisions) == 1,
+        "one admission decision on the recorded intent",
+        f"{len(decisions)}",
+        rfc="§6, §8, §12 M09: an intent requesting a scope is recorded as a proposal for admission",
+    )
     if len(decisions) != 1:
         return
     d = decisions[0]
@@ -396,8 +500,12 @@ def granted_scope(world: World, scope: str) -> None:
 
 @then("the sink was never called")
 def sink_untouched(world: World) -> None:
-    expect(not world.sink.touched, "zero sink calls", f"{len(world.sink.calls)} call(s)",
-           rfc="§1, §10, §12 M12: no sink call before separate governed admission")
+    expect(
+        not world.sink.touched,
+        "zero sink calls",
+        f"{len(world.sink.calls)} call(s)",
+        rfc="§1, §10, §12 M12: no sink call before separate governed admission",
+    )
 
 
 @then("no outbound network connection was attempted")
@@ -426,6 +534,7 @@ def nothing_private(world: World) -> None:
 PROFILE_ONLY_FAILURES = {
     "returns an integer beyond 64 bits": "pwh bounds integers to 64 bits (the RFC names no integer range)",
 }
+
 
 def _failure_judged(world: World, hook_id: str, clause: str) -> dict[str, Any]:
     """``rfc=clause``, unless the hook's behaviour fails only by pwh's reading."""
@@ -474,8 +583,12 @@ def _nothing_dispatched(world: World):
 def no_private_input(world: World) -> None:
     handed = json.dumps([plain(i) for p in world.hooks.values() for i in p.inputs], default=str)
     planted = sorted(k for k, v in world.private_values.items() if v and v in handed)
-    expect(not planted, "no planted private value in any hook's input", f"planted {planted} handed to a hook",
-           rfc="§7: source identities are public-safe; input excludes credentials, paths and prose")
+    expect(
+        not planted,
+        "no planted private value in any hook's input",
+        f"planted {planted} handed to a hook",
+        rfc="§7: source identities are public-safe; input excludes credentials, paths and prose",
+    )
 
 
 def plain(value: Any) -> Any:
@@ -487,22 +600,26 @@ def plain(value: Any) -> Any:
     return value
 
 
-
-
-
 @then(parsers.re(r'the dispatch reports the journal error "(?P<code>[a-z_]+)"'))
 def journal_error(world: World, code: str) -> None:
     outcome = world.outcomes[-1] if world.outcomes else None
-    expect(outcome is not None and outcome.journal_error == code, f"journal error {code} in the outcome",
-           outcome.journal_error if outcome else "no outcome",
-           profile="a journal fault is reported in the dispatch outcome under pwh's code")
+    expect(
+        outcome is not None and outcome.journal_error == code,
+        f"journal error {code} in the outcome",
+        outcome.journal_error if outcome else "no outcome",
+        profile="a journal fault is reported in the dispatch outcome under pwh's code",
+    )
 
 
 @then(parsers.re(r'the dispatch is not admitted, at "(?P<path>[^"]+)"'))
 def not_admitted_at(world: World, path: str) -> None:
     outcome = _nothing_dispatched(world)
-    expect(outcome is not None and not outcome.admitted, "the source rejected as a whole", "admitted" if outcome else "no outcome",
-           profile="an inadmissible source is rejected per dispatch, not per hook")
+    expect(
+        outcome is not None and not outcome.admitted,
+        "the source rejected as a whole",
+        "admitted" if outcome else "no outcome",
+        profile="an inadmissible source is rejected per dispatch, not per hook",
+    )
     rejected = outcome.rejection.path if outcome is not None and outcome.rejection else None
     expect_equal(rejected, path, "rejected path", profile="a rejection names the JSON path of the field it breaks")
 
@@ -512,8 +629,13 @@ def kind_rejected(world: World) -> None:
     rejections = world.kind_rejections  # type: ignore[attr-defined]
     expect(bool(rejections), "the intent kind refused", "accepted", rfc="§6, §8: each intent kind has one known payload schema")
     if rejections:
-        expect_code(rejections[0].code, "registration_rejected", "rejection code", clause="§10 stable failure codes",
-                    rfc_codes=frozenset(RFC_FAILURE_CODES))
+        expect_code(
+            rejections[0].code,
+            "registration_rejected",
+            "rejection code",
+            clause="§10 stable failure codes",
+            rfc_codes=frozenset(RFC_FAILURE_CODES),
+        )
 
 
 @then(parsers.re(r'the intent kind registration is rejected at "(?P<path>[^"]+)"'))
@@ -528,7 +650,16 @@ def offered_rejected(world: World, path: str) -> None:
     rejections = world.offered_rejections  # type: ignore[attr-defined]
     expect(bool(rejections), "the registration rejected before any provider call", "accepted", rfc="§6: exact fields, bounded values")
     if rejections:
-        expect_code(rejections[0].code, "registration_rejected", "rejection code", clause="§10 stable failure codes",
-                    rfc_codes=frozenset(RFC_FAILURE_CODES))
-        expect_equal(rejections[0].path.split(".")[0].split("[")[0], path, "rejected path",
-                     profile="a rejection names the JSON path of the field it breaks")
+        expect_code(
+            rejections[0].code,
+            "registration_rejected",
+            "rejection code",
+            clause="§10 stable failure codes",
+            rfc_codes=frozenset(RFC_FAILURE_CODES),
+        )
+        expect_equal(
+            rejections[0].path.split(".")[0].split("[")[0],
+            path,
+            "rejected path",
+            profile="a rejection names the JSON path of the field it breaks",
+        )

@@ -58,17 +58,26 @@ def _index(hook_input: Mapping[str, Any]) -> int:
     return int(str(hook_input["source"]["todo_id"]).rsplit("_", 1)[-1]) - _FIRST
 
 
-@given(parsers.re(r'hook "c.corpus" proposes, for the n-th receipt, an intent carrying the n-th (?P<label>private|legitimate) value of pwh\'s boundary corpus'))
+@given(
+    parsers.re(
+        r'hook "c.corpus" proposes, for the n-th receipt, an intent carrying the n-th (?P<label>private|legitimate) value of pwh\'s boundary corpus'
+    )
+)
 def corpus_hook(world: World, label: str) -> None:
     payloads = [_payload(e) for e in _entries(label)]
     world.sut.register_intent_kind(CORPUS_KIND, CORPUS_SCHEMA)
     rejections = world.install_body(
-        HOOK_ID, f"proposes the n-th {label} value of the corpus",
+        HOOK_ID,
+        f"proposes the n-th {label} value of the corpus",
         lambda i, _c: proposed(intent_for(i, payloads[_index(i)], kind=CORPUS_KIND)),
         registration(HOOK_ID, intent_kinds=[CORPUS_KIND]),
     )
-    expect(not rejections, f"hook {HOOK_ID} to install", f"rejected: {rejections[:1]}",
-           rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {HOOK_ID} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
     world.share("corpus_label", label)
 
 
@@ -97,16 +106,23 @@ def _hook_of(outcome: Any) -> Any:
 def corpus_private_refused(world: World, code: str) -> None:
     done = _done(world)
     through = sorted({kind for kind, outcome in done if getattr(_hook_of(outcome), "failure_code", None) != code})
-    expect(bool(done) and not through, f"each of {len(done)} private values refused ({code})",
-           f"kinds let through: {', '.join(through[:8])}",
-           profile="what is private, kind by kind, is pwh's reading of §7 (its labelled corpus); each such value fails its hook")
+    expect(
+        bool(done) and not through,
+        f"each of {len(done)} private values refused ({code})",
+        f"kinds let through: {', '.join(through[:8])}",
+        profile="what is private, kind by kind, is pwh's reading of §7 (its labelled corpus); each such value fails its hook",
+    )
 
 
 @then('no intent of hook "c.corpus" is recorded')
 def corpus_nothing_recorded(world: World) -> None:
     intents = [i for r in world.records_for(HOOK_ID) for i in r.get("intents") or ()]
-    expect(bool(_done(world)) and not intents, "no private value of the corpus recorded", f"{len(intents)} intent(s) recorded",
-           profile="a value pwh's corpus labels private is never journaled (§7 names the families; the labels are pwh's)")
+    expect(
+        bool(_done(world)) and not intents,
+        "no private value of the corpus recorded",
+        f"{len(intents)} intent(s) recorded",
+        profile="a value pwh's corpus labels private is never journaled (§7 names the families; the labels are pwh's)",
+    )
 
 
 @then('each of those dispatches records the intent hook "c.corpus" proposed')
@@ -114,8 +130,10 @@ def corpus_legitimate_kept(world: World) -> None:
     done = _done(world)
     refused = sorted({kind for kind, outcome in done if getattr(_hook_of(outcome), "status", None) != "proposed"})
     intents = [i for r in world.records_for(HOOK_ID) if r.get("status") == "proposed" for i in r.get("intents") or ()]
-    expect(bool(done) and not refused and len(intents) == len(done),
-           f"each of {len(done)} legitimate values kept, one recorded intent each",
-           f"kinds refused: {', '.join(refused[:8])}; {len(intents)} intents recorded",
-           profile="an opaque id of the contract's grammar, a version or plain prose is not private (pwh's corpus);"
-                   " refusing it fails a right provider")
+    expect(
+        bool(done) and not refused and len(intents) == len(done),
+        f"each of {len(done)} legitimate values kept, one recorded intent each",
+        f"kinds refused: {', '.join(refused[:8])}; {len(intents)} intents recorded",
+        profile="an opaque id of the contract's grammar, a version or plain prose is not private (pwh's corpus);"
+        " refusing it fails a right provider",
+    )

@@ -20,7 +20,12 @@ VERSION = r'"(?P<version>v[0-9]+)"'
 @given(parsers.re(rf"hook {HOOK} is installed and proposes one intent under policy version {VERSION}"))
 def versioned_hook(world: World, hook_id: str, version: str) -> None:
     rejections = actions.install_versioned(world, hook_id, version)
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 @when(parsers.re(rf"hook {HOOK} moves to policy version {VERSION}"))

@@ -134,8 +134,12 @@ def _install_with_detail(world: World, hook_id: str, detail: str) -> None:
         return proposed(intent_for(i, {"note_ref": "n", "detail": detail}))
 
     rejections = world.install_body(hook_id, description, body)
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
-           rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 @given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose detail is the private sample "(?P<name>[^"]+)"'))
@@ -165,20 +169,26 @@ def _rejection_reason(world: World, hook_id: str) -> str:
 def rejection_names_kind(world: World, hook_id: str, name: str) -> None:
     kind = PRIVATE_SAMPLES[name][1]
     reason = _rejection_reason(world, hook_id)
-    expect(reason.endswith(f"carry a {kind}") or reason.endswith(f"carries a {kind}"),
-           f"the rejection says what it found: a {kind}", f"reason {reason!r}",
-           profile="the reference names the first kind of private value it found (§12 M13 only requires the rejection)")
+    expect(
+        reason.endswith(f"carry a {kind}") or reason.endswith(f"carries a {kind}"),
+        f"the rejection says what it found: a {kind}",
+        f"reason {reason!r}",
+        profile="the reference names the first kind of private value it found (§12 M13 only requires the rejection)",
+    )
 
 
-@then(parsers.re(rf'the intent of hook {HOOK} is recorded as proposed, its clean sample kept'))
+@then(parsers.re(rf"the intent of hook {HOOK} is recorded as proposed, its clean sample kept"))
 def clean_sample_recorded(world: World, hook_id: str) -> None:
     found = world.hook_outcomes(hook_id)
     outcome = found[-1] if found else None
     status = getattr(outcome, "status", None)
     intents = list(getattr(outcome, "intents", ()) or ())
-    expect(status == "proposed" and len(intents) == 1, f"hook {hook_id} proposed one intent, recorded",
-           f"status {status}, failure code {getattr(outcome, 'failure_code', None)}, {len(intents)} intent(s)",
-           profile="pwh reads these texts as public: none is a private value of §7")
+    expect(
+        status == "proposed" and len(intents) == 1,
+        f"hook {hook_id} proposed one intent, recorded",
+        f"status {status}, failure code {getattr(outcome, 'failure_code', None)}, {len(intents)} intent(s)",
+        profile="pwh reads these texts as public: none is a private value of §7",
+    )
 
 
 @given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose payload has the private sample "(?P<name>[^"]+)" as a key'))
@@ -190,8 +200,12 @@ def hook_with_private_key(world: World, hook_id: str, name: str) -> None:
         return proposed(intent_for(i, {"note_ref": "n", key: "x"}))
 
     rejections = world.install_body(hook_id, description, body)
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
-           rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 @then(parsers.re(rf'the rejection of hook {HOOK} points at "(?P<path>[^"]+)"'))
@@ -199,11 +213,15 @@ def rejection_points_at(world: World, hook_id: str, path: str) -> None:
     found = world.hook_outcomes(hook_id)
     rejection = getattr(found[-1], "rejection", None) if found else None
     seen = getattr(rejection, "path", None)
-    expect(seen == path, f"the rejection of hook {hook_id} points at {path}", f"it points at {seen!r}",
-           profile="the JSON path a rejection names (SPEC.md section 0: profile); a private key is withheld from it (§12 M13)")
+    expect(
+        seen == path,
+        f"the rejection of hook {hook_id} points at {path}",
+        f"it points at {seen!r}",
+        profile="the JSON path a rejection names (SPEC.md section 0: profile); a private key is withheld from it (§12 M13)",
+    )
 
 
-@given(parsers.re(rf'hook {HOOK} is installed and proposes one intent behind read-only views'))
+@given(parsers.re(rf"hook {HOOK} is installed and proposes one intent behind read-only views"))
 def hook_with_read_only_views(world: World, hook_id: str) -> None:
     """A valid result whose objects are read-only views of plain dicts (what the dispatcher hands a
     provider as its input): the same JSON to any reader, but not the exact types the one-pass
@@ -219,8 +237,12 @@ def hook_with_read_only_views(world: World, hook_id: str) -> None:
         return MappingProxyType(result)
 
     rejections = world.install_body(hook_id, description, body)
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
-           rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 def _reference_digest(prefix: str, fields: Mapping[str, Any]) -> str:
@@ -235,11 +257,21 @@ def dispatch_identity_recipe(world: World, hook_id: str) -> None:
     records = world.records_for(hook_id)
     expect(bool(records), f"a sidecar record for hook {hook_id}", "none", rfc="§9, §12 M04: one record per dispatch identity")
     for r in records:
-        wanted = _reference_digest("pwh_", {"receipt_id": r.get("source_receipt_id"), "hook_id": r.get("hook_id"),
-                                            "registration_schema_version": r.get("registration_schema_version"),
-                                            "event_kind": r.get("event_kind")})
-        expect(r.get("dispatch_id") == wanted, f"dispatch_id {wanted}", f"dispatch_id {r.get('dispatch_id')}",
-               profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)")
+        wanted = _reference_digest(
+            "pwh_",
+            {
+                "receipt_id": r.get("source_receipt_id"),
+                "hook_id": r.get("hook_id"),
+                "registration_schema_version": r.get("registration_schema_version"),
+                "event_kind": r.get("event_kind"),
+            },
+        )
+        expect(
+            r.get("dispatch_id") == wanted,
+            f"dispatch_id {wanted}",
+            f"dispatch_id {r.get('dispatch_id')}",
+            profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)",
+        )
 
 
 @then(parsers.re(rf"the intent identity recorded for hook {HOOK} follows the reference profile's recipe"))
@@ -247,10 +279,21 @@ def intent_identity_recipe(world: World, hook_id: str) -> None:
     intents = [(r, i) for r in world.records_for(hook_id) for i in r.get("intents", [])]
     expect(bool(intents), f"a recorded intent for hook {hook_id}", "none", rfc="§9, §12 M04: validated intents are journaled")
     for r, i in intents:
-        wanted = _reference_digest("pwi_", {"dispatch_id": r.get("dispatch_id"), "intent_kind": i.get("intent_kind"),
-                                            "policy_version": i.get("policy_version"), "payload": i.get("payload")})
-        expect(i.get("intent_id") == wanted, f"intent_id {wanted}", f"intent_id {i.get('intent_id')}",
-               profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)")
+        wanted = _reference_digest(
+            "pwi_",
+            {
+                "dispatch_id": r.get("dispatch_id"),
+                "intent_kind": i.get("intent_kind"),
+                "policy_version": i.get("policy_version"),
+                "payload": i.get("payload"),
+            },
+        )
+        expect(
+            i.get("intent_id") == wanted,
+            f"intent_id {wanted}",
+            f"intent_id {i.get('intent_id')}",
+            profile="the digest bytes of the identity recipe are the reference profile (§9 requires only stability)",
+        )
 
 
 @when("a committed receipt whose effect differs from the active plan's effect is offered for dispatch")
@@ -268,9 +311,12 @@ def refused_names_receipt(world: World) -> None:
     outcome = world.outcomes[-1] if world.outcomes else None
     seen = (getattr(outcome, "receipt_id", None), getattr(outcome, "event_kind", None), getattr(outcome, "admitted", None))
     wanted = (offered["receipt_id"], offered["event_kind"], False)
-    expect(seen == wanted, f"the refusal names receipt {wanted[0]} ({wanted[1]}), admitted false",
-           f"receipt {seen[0]!r}, event kind {seen[1]!r}, admitted {seen[2]!r}",
-           profile="a refused dispatch's outcome names the receipt and event kind it refused (§5.1 only requires the refusal)")
+    expect(
+        seen == wanted,
+        f"the refusal names receipt {wanted[0]} ({wanted[1]}), admitted false",
+        f"receipt {seen[0]!r}, event kind {seen[1]!r}, admitted {seen[2]!r}",
+        profile="a refused dispatch's outcome names the receipt and event kind it refused (§5.1 only requires the refusal)",
+    )
 
 
 # Ids shaped like host names (dotted, ending in a public suffix) that the receipt's grammar for

@@ -77,7 +77,9 @@ def skip_stage(world: World, target: str) -> None:
 @then(parsers.re(r'the move is refused with code "(?P<code>[a-z_]+)" and the provider stays "(?P<stage>[a-z]+)"'))
 def move_refused(world: World, code: str, stage: str) -> None:
     err = world.provider_error  # type: ignore[attr-defined]
-    expect(err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted", rfc="seed 003 PRV-1", about="testbed")
+    expect(
+        err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted", rfc="seed 003 PRV-1", about="testbed"
+    )
     expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage", rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
 
 
@@ -130,7 +132,13 @@ def request_phases(world: World, phases: str) -> None:
 def request_fields(world: World) -> None:
     request = world.host_request  # type: ignore[attr-defined]
     for key in ("route", "todo_id", "gate", "scope", "output_schema", "evidence_requirements", "stop_conditions", "resume_conditions"):
-        expect(key in request and request[key] not in (None, ""), f"the request to carry {key}", sorted(request), rfc="seed 003 HST-1", about="testbed")
+        expect(
+            key in request and request[key] not in (None, ""),
+            f"the request to carry {key}",
+            sorted(request),
+            rfc="seed 003 HST-1",
+            about="testbed",
+        )
 
 
 @then("the request has no state-write entry anywhere")
@@ -153,36 +161,57 @@ def host_handed_write_entry(world: World) -> None:
 @then(parsers.re(r'the host refuses the request with code "(?P<code>[a-z_]+)"'))
 def host_refused(world: World, code: str) -> None:
     err = world.host_error  # type: ignore[attr-defined]
-    expect(err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted", rfc="seed 003 HST-1", about="testbed")
+    expect(
+        err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted", rfc="seed 003 HST-1", about="testbed"
+    )
 
 
 _CANDIDATES: dict[str, Any] = {
     "claims phases host_execute, typed_result and writeback": lambda r: make_host_result(
-        r, "validated_completion", evidence=["test_result_ok"], completed_phases=["host_execute", "typed_result", "writeback"],
-        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}}),
+        r,
+        "validated_completion",
+        evidence=["test_result_ok"],
+        completed_phases=["host_execute", "typed_result", "writeback"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}},
+    ),
     "claims phases host_execute, typed_result and spend": lambda r: make_host_result(
-        r, "progress", evidence=["partial_result"], progress_observation="step_done",
-        completed_phases=["host_execute", "typed_result", "spend"]),
+        r,
+        "progress",
+        evidence=["partial_result"],
+        progress_observation="step_done",
+        completed_phases=["host_execute", "typed_result", "spend"],
+    ),
     "claims only phases host_execute and typed_result": completion_output(),
     "returns a completion with a lifecycle adapter but no follow-up": lambda r: make_host_result(
-        r, "validated_completion", evidence=["test_result_ok"], lifecycle={"adapter": "todo_lifecycle_v0"}),
+        r, "validated_completion", evidence=["test_result_ok"], lifecycle={"adapter": "todo_lifecycle_v0"}
+    ),
     "returns a completion with a successor follow-up": lambda r: make_host_result(
-        r, "validated_completion", evidence=["test_result_ok"],
-        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "successor", "ref": "todo_next"}}),
+        r,
+        "validated_completion",
+        evidence=["test_result_ok"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "successor", "ref": "todo_next"}},
+    ),
     "returns a waiting result that carries evidence": lambda r: make_host_result(r, "waiting", evidence=["test_result_ok"]),
     "returns a waiting result that carries a path delta": lambda r: make_host_result(r, "waiting", path_delta=["module_a"]),
     "returns a failed result that carries a progress observation": lambda r: make_host_result(
-        r, "failed", progress_observation="half_done"),
+        r, "failed", progress_observation="half_done"
+    ),
     "returns a clean waiting result": lambda r: make_host_result(r, "waiting"),
     "returns a result bound to another Turn": lambda r: make_host_result(
-        {**r, "turn_key": "turn_of_someone_else"}, "validated_completion", evidence=["test_result_ok"],
-        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}}),
+        {**r, "turn_key": "turn_of_someone_else"},
+        "validated_completion",
+        evidence=["test_result_ok"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}},
+    ),
     "returns a result bound to another effect": lambda r: make_host_result(
-        {**r, "effect_ref": "effect_of_someone_else"}, "validated_completion", evidence=["test_result_ok"],
-        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}}),
+        {**r, "effect_ref": "effect_of_someone_else"},
+        "validated_completion",
+        evidence=["test_result_ok"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}},
+    ),
     "returns 12,001 bytes of output": lambda r: _sized(r, HOST_RESULT_MAX_BYTES + 1),
     "returns exactly 12,000 bytes of output": lambda r: _sized(r, HOST_RESULT_MAX_BYTES),
-    "returns output that is not JSON": lambda r: b"{\"schema_version\": \"pwh_host_result_v0\", \"turn_key\": ",
+    "returns output that is not JSON": lambda r: b'{"schema_version": "pwh_host_result_v0", "turn_key": ',
 }
 _CANDIDATE_RE = "|".join(re.escape(k) for k in sorted(_CANDIDATES, key=len, reverse=True))
 
@@ -190,8 +219,12 @@ _CANDIDATE_RE = "|".join(re.escape(k) for k in sorted(_CANDIDATES, key=len, reve
 def _sized(request: dict[str, Any], size: int) -> bytes:
     """A valid completion padded with trailing JSON whitespace to exactly ``size`` bytes: valid
     JSON either way, so only the size decides whether it may be read."""
-    result = make_host_result(request, "validated_completion", evidence=["test_result_ok"],
-                              lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}})
+    result = make_host_result(
+        request,
+        "validated_completion",
+        evidence=["test_result_ok"],
+        lifecycle={"adapter": "todo_lifecycle_v0", "followup": {"kind": "no_followup", "ref": None}},
+    )
     raw = json.dumps(result, separators=(",", ":")).encode()
     return raw + b" " * (size - len(raw))
 
@@ -201,7 +234,7 @@ def host_answers(world: World, candidate: str) -> None:
     world.act("run_turn", output=_CANDIDATES[candidate])
 
 
-@then(parsers.re(r'the Turn commits a (?P<kind>todo_completed|progress_recorded|replan_recorded) writeback'))
+@then(parsers.re(r"the Turn commits a (?P<kind>todo_completed|progress_recorded|replan_recorded) writeback"))
 def turn_commits(world: World, kind: str) -> None:
     expect(world.last.committed, "the Turn to commit", f"{world.last.stage} ({world.last.code})", rfc="seed 003 HST-3", about="testbed")
     expect_equal((world.last.receipt or {}).get("event_kind"), kind, "event kind", rfc="seed 003 HST-3", about="testbed")
@@ -209,7 +242,9 @@ def turn_commits(world: World, kind: str) -> None:
 
 @then("the Turn writes nothing back")
 def writes_nothing(world: World) -> None:
-    expect(world.last.stage == "not_material", "a non-material Turn with no writeback", world.last.stage, rfc="seed 003 HST-4", about="testbed")
+    expect(
+        world.last.stage == "not_material", "a non-material Turn with no writeback", world.last.stage, rfc="seed 003 HST-4", about="testbed"
+    )
     expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="seed 003 HST-4", about="testbed")
 
 
@@ -225,9 +260,14 @@ def rejection_names(world: World, path: str) -> None:
 def crashed_after_effect(world: World) -> None:
     sink = FakeSink(trusted=world.admission, idempotent=False)
     world.admission.allowed_write_scopes = frozenset({sink.required_scope})
-    intent: dict[str, Any] = {"schema_version": "loopx_post_writeback_intent_v0", "intent_id": "pwi_" + "a" * 64,
-              "intent_kind": "periodic_report.render", "requested_write_scope": [sink.required_scope],
-              "grants_new_action_authority": False, "external_write_performed": False}
+    intent: dict[str, Any] = {
+        "schema_version": "loopx_post_writeback_intent_v0",
+        "intent_id": "pwi_" + "a" * 64,
+        "intent_kind": "periodic_report.render",
+        "requested_write_scope": [sink.required_scope],
+        "grants_new_action_authority": False,
+        "external_write_performed": False,
+    }
     decision = world.admission.admit(intent)
     ticket = world.admission.issue_ticket(intent["intent_id"], decision.granted_scope)
     sink.crash_after_effect = True
@@ -252,7 +292,13 @@ def recover(world: World, how: str) -> None:
 
 @then(parsers.re(r"the sink holds the effect exactly (?P<n>once|twice)"))
 def effect_count(world: World, n: str) -> None:
-    expect(getattr(world, "rec_crashed", False), "the provider to have crashed after its effect", "no crash", rfc="seed 003 REC-1", about="testbed")
+    expect(
+        getattr(world, "rec_crashed", False),
+        "the provider to have crashed after its effect",
+        "no crash",
+        rfc="seed 003 REC-1",
+        about="testbed",
+    )
     count = world.rec_sink.effect_count("report_week_1")  # type: ignore[attr-defined]
     expect_equal(count, {"once": 1, "twice": 2}[n], "effects applied", rfc="seed 003 REC-1", about="testbed")
 

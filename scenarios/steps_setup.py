@@ -28,25 +28,49 @@ def phase_disabled(world: World) -> None:
 @given(parsers.re(rf'hook "(?P<hook_id>[a-z0-9_.]+)" is installed and (?P<behaviour>{_BEHAVIOUR_RE})'))
 def hook_installed(world: World, hook_id: str, behaviour: str) -> None:
     rejections = world.install_hook(hook_id, behaviour)
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 @given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is installed for (?P<kind>todo_completed|replan_recorded) writebacks only'))
 def hook_for_kind(world: World, hook_id: str, kind: str) -> None:
     rejections = world.install_hook(hook_id, "proposes one intent", event_kinds=[kind])
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 @given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is installed and reads only its settlement identity'))
 def hook_identity_only(world: World, hook_id: str) -> None:
     rejections = world.install_hook(hook_id, "proposes one intent", requested_read_scope=["settlement_identity"])
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
-@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" may be called at most (?P<n>\d+) times? per dispatch and (?P<behaviour>raises an error|fails on its first call only)'))
+@given(
+    parsers.re(
+        r'hook "(?P<hook_id>[a-z0-9_.]+)" may be called at most (?P<n>\d+) times? per dispatch and (?P<behaviour>raises an error|fails on its first call only)'
+    )
+)
 def hook_with_invocations(world: World, hook_id: str, n: str, behaviour: str) -> None:
     rejections = world.install_hook(hook_id, behaviour, budget={"max_invocations_per_dispatch": int(n)})
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6: a registration that passes every check is admitted")
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 @given("the periodic-report capability is installed")
@@ -94,7 +118,11 @@ def timeout_ceiling(world: World, n: int) -> None:
 BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | None]] = {
     "an unknown event kind": ({"event_kinds": ["progress_recorded"]}, "$.event_kinds[0]", "§6: known event kinds"),
     "an unknown intent kind": ({"intent_kinds": ["nobody.knows"]}, "$.intent_kinds[0]", "§6: known intent kinds"),
-    "a phase other than post_writeback": ({"phase": "interaction_projection"}, "$.phase", "§6: the post_writeback phase-specific registration"),
+    "a phase other than post_writeback": (
+        {"phase": "interaction_projection"},
+        "$.phase",
+        "§6: the post_writeback phase-specific registration",
+    ),
     "a command field": ({"command": "make report"}, "$.command", "§3.2, §6: no executable command, exact fields"),
     "an import string": ({"import_string": "reports.hooks:run"}, "$.import_string", "§3.2, §6: no import string, exact fields"),
     "a callback name": ({"callback": "on_written"}, "$.callback", "§3.2, §6: no user callback, exact fields"),
@@ -103,8 +131,11 @@ BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | None]] = {
     "a timeout over the core ceiling": ({"budget": {"timeout_ms": 60000}}, "$.budget.timeout_ms", None),
     "a result budget over the core ceiling": ({"budget": {"max_result_bytes": 10_000_000}}, "$.budget.max_result_bytes", None),
     "a zero invocation budget": ({"budget": {"max_invocations_per_dispatch": 0}}, "$.budget.max_invocations_per_dispatch", None),
-    "a read scope for the full writeback payload": ({"requested_read_scope": ["full_writeback_payload"]}, "$.requested_read_scope[0]",
-                                                    "§7: a registration may not request the full writeback payload"),
+    "a read scope for the full writeback payload": (
+        {"requested_read_scope": ["full_writeback_payload"]},
+        "$.requested_read_scope[0]",
+        "§7: a registration may not request the full writeback payload",
+    ),
     "duplicate event kinds": ({"event_kinds": ["todo_completed", "todo_completed"]}, "$.event_kinds", None),
     "no event kinds": ({"event_kinds": []}, "$.event_kinds", None),
 }
@@ -157,9 +188,14 @@ def journal_unwritable(world: World) -> None:
     world.sut.inject_fault("journal_unwritable")
 
 
-_FILE_FAULTS = {"removed": "removed", "replaced by another database": "replaced", "left with a truncated write-ahead log": "wal_truncated",
-                "left without its write-ahead log": "wal_removed", "left with its write-ahead log replaced by a copy": "wal_replaced",
-                "left with a write-ahead log one byte short": "wal_shortened"}
+_FILE_FAULTS = {
+    "removed": "removed",
+    "replaced by another database": "replaced",
+    "left with a truncated write-ahead log": "wal_truncated",
+    "left without its write-ahead log": "wal_removed",
+    "left with its write-ahead log replaced by a copy": "wal_replaced",
+    "left with a write-ahead log one byte short": "wal_shortened",
+}
 _FILE_FAULT_RE = "|".join(map(re.escape, _FILE_FAULTS))
 
 

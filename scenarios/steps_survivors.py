@@ -27,21 +27,31 @@ def _last_hook_outcome(world: World, hook_id: str) -> Any:
     return found[-1] if found else None
 
 
-@then(parsers.re(rf"the outcome of hook {HOOK} reports (?P<n>\d+) attempts?, (?P<replay>a replay|not a replay), (?P<rec>recorded|not recorded)"))
+@then(
+    parsers.re(
+        rf"the outcome of hook {HOOK} reports (?P<n>\d+) attempts?, (?P<replay>a replay|not a replay), (?P<rec>recorded|not recorded)"
+    )
+)
 def outcome_flags(world: World, hook_id: str, n: str, replay: str, rec: str) -> None:
     outcome = _last_hook_outcome(world, hook_id)
     wanted = (int(n), replay == "a replay", rec == "recorded")
     seen = (getattr(outcome, "attempts", None), getattr(outcome, "replayed", None), getattr(outcome, "recorded", None))
     ok = (
         outcome is not None
-        and type(seen[0]) is int and seen[0] == wanted[0]
-        and type(seen[1]) is bool and seen[1] == wanted[1]
-        and type(seen[2]) is bool and seen[2] == wanted[2]
+        and type(seen[0]) is int
+        and seen[0] == wanted[0]
+        and type(seen[1]) is bool
+        and seen[1] == wanted[1]
+        and type(seen[2]) is bool
+        and seen[2] == wanted[2]
     )
-    expect(ok, f"hook {hook_id}: attempts {wanted[0]}, replayed {wanted[1]}, recorded {wanted[2]}",
-           f"attempts {seen[0]!r}, replayed {seen[1]!r}, recorded {seen[2]!r}" if outcome is not None else "no outcome for the hook",
-           profile="a hook outcome says how this delivery came by its receipt: the attempts on record and, as booleans,"
-                   " whether it was replayed and whether it is recorded (§9 requires only the stored receipt on a replay)")
+    expect(
+        ok,
+        f"hook {hook_id}: attempts {wanted[0]}, replayed {wanted[1]}, recorded {wanted[2]}",
+        f"attempts {seen[0]!r}, replayed {seen[1]!r}, recorded {seen[2]!r}" if outcome is not None else "no outcome for the hook",
+        profile="a hook outcome says how this delivery came by its receipt: the attempts on record and, as booleans,"
+        " whether it was replayed and whether it is recorded (§9 requires only the stored receipt on a replay)",
+    )
 
 
 @then("the dispatch that reported the journal error still names its receipt and event kind")
@@ -50,11 +60,13 @@ def journal_error_names_receipt(world: World) -> None:
     receipt = world.last_committed().receipt or {}
     wanted = (receipt.get("receipt_id"), receipt.get("event_kind"))
     seen = (getattr(outcome, "receipt_id", None), getattr(outcome, "event_kind", None), getattr(outcome, "journal_error", None))
-    expect(outcome is not None and seen[2] is not None and seen[:2] == wanted,
-           f"a journal error reported for receipt {wanted[0]!r} ({wanted[1]!r})",
-           f"receipt {seen[0]!r}, event kind {seen[1]!r}, journal error {seen[2]!r}",
-           profile="an outcome that reports a journal error still names the receipt and event kind it was dispatching"
-                   " (§10 only requires that the sidecar failure never becomes a primary failure)")
+    expect(
+        outcome is not None and seen[2] is not None and seen[:2] == wanted,
+        f"a journal error reported for receipt {wanted[0]!r} ({wanted[1]!r})",
+        f"receipt {seen[0]!r}, event kind {seen[1]!r}, journal error {seen[2]!r}",
+        profile="an outcome that reports a journal error still names the receipt and event kind it was dispatching"
+        " (§10 only requires that the sidecar failure never becomes a primary failure)",
+    )
 
 
 @then(parsers.re(rf'the outcome of hook {HOOK} carries a rejection with code "(?P<code>[a-z_]+)"'))
@@ -62,9 +74,12 @@ def hook_rejection_code(world: World, hook_id: str, code: str) -> None:
     outcome = _last_hook_outcome(world, hook_id)
     rejection = getattr(outcome, "rejection", None)
     seen = getattr(rejection, "code", None)
-    expect(seen == code, f"hook {hook_id}'s outcome carries a rejection coded {code}",
-           f"rejection {rejection!r}" if rejection is None else f"rejection coded {seen!r}",
-           profile="a failed hook's outcome carries the rejection that says why, with its own code (the RFC names the failure, not this shape)")
+    expect(
+        seen == code,
+        f"hook {hook_id}'s outcome carries a rejection coded {code}",
+        f"rejection {rejection!r}" if rejection is None else f"rejection coded {seen!r}",
+        profile="a failed hook's outcome carries the rejection that says why, with its own code (the RFC names the failure, not this shape)",
+    )
 
 
 def _rejections(world: World) -> list[tuple[str, Any]]:
@@ -83,8 +98,12 @@ def _rejections(world: World) -> list[tuple[str, Any]]:
 @then("every rejection reported so far has a stable code and a non-empty, public-safe reason")
 def every_rejection_explained(world: World) -> None:
     found = _rejections(world)
-    expect(bool(found), "at least one rejection reported", "none",
-           profile="the SUT reports the rejection it made as an object with a code, a path and a reason")
+    expect(
+        bool(found),
+        "at least one rejection reported",
+        "none",
+        profile="the SUT reports the rejection it made as an object with a code, a path and a reason",
+    )
     scanner = BoundaryScanner(private_names=[world.private_values["name"]] if "name" in world.private_values else [])
     bad: list[str] = []
     for where, r in found:
@@ -95,10 +114,13 @@ def every_rejection_explained(world: World) -> None:
             bad.append(f"{where}: reason {reason!r}")
         elif scanner.scan_value(reason):
             bad.append(f"{where}: a reason that carries a private value")
-    expect(not bad, "every rejection with a stable code and a non-empty reason that carries no private value",
-           "; ".join(bad[:3]),
-           profile="every rejection gives a stable code and says why in a non-empty, public-safe reason"
-                   " (the RFC requires the rejection, not its wording; pwh never judges the wording)")
+    expect(
+        not bad,
+        "every rejection with a stable code and a non-empty reason that carries no private value",
+        "; ".join(bad[:3]),
+        profile="every rejection gives a stable code and says why in a non-empty, public-safe reason"
+        " (the RFC requires the rejection, not its wording; pwh never judges the wording)",
+    )
 
 
 @given(parsers.re(rf'hook {HOOK} is registered with an extra field named by the private sample "(?P<name>[^"]+)"'))
@@ -116,21 +138,32 @@ def install_rejection_path_public(world: World, hook_id: str) -> None:
     from .steps_mutation import PRIVATE_SAMPLES
 
     rejections = list(world.install_rejections.get(hook_id) or ())
-    expect(bool(rejections), f"the registration of {hook_id} rejected", "it was installed",
-           rfc="§6: a registration has exactly the RFC's fields")
+    expect(
+        bool(rejections),
+        f"the registration of {hook_id} rejected",
+        "it was installed",
+        rfc="§6: a registration has exactly the RFC's fields",
+    )
     samples = [text for text, _kind in PRIVATE_SAMPLES.values()]
     scanner = BoundaryScanner()
-    spelled = [r.path for r in rejections if not isinstance(r.path, str) or scanner.scan_value(r.path)
-               or any(s in r.path for s in samples)]
-    expect(not spelled, "every rejection path names where, with the private key withheld", f"paths {spelled[:2]}",
-           profile="a rejection's path never spells out a private key: pwh shows such a key as [?] (§7 forbids carrying it on)")
+    spelled = [r.path for r in rejections if not isinstance(r.path, str) or scanner.scan_value(r.path) or any(s in r.path for s in samples)]
+    expect(
+        not spelled,
+        "every rejection path names where, with the private key withheld",
+        f"paths {spelled[:2]}",
+        profile="a rejection's path never spells out a private key: pwh shows such a key as [?] (§7 forbids carrying it on)",
+    )
 
 
 OPEN_KIND = "open.note"
 OPEN_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"}}
 
 
-@given(parsers.re(rf'hook {HOOK} is installed for an intent kind whose payload takes any key, and proposes one keyed by the private sample "(?P<name>[^"]+)"'))
+@given(
+    parsers.re(
+        rf'hook {HOOK} is installed for an intent kind whose payload takes any key, and proposes one keyed by the private sample "(?P<name>[^"]+)"'
+    )
+)
 def open_kind_private_key(world: World, hook_id: str, name: str) -> None:
     """A payload schema that allows any key (a kind a host may register): the contract accepts the
     key, so only the public-boundary scan of the result can refuse it, and the path it names must
@@ -141,11 +174,18 @@ def open_kind_private_key(world: World, hook_id: str, name: str) -> None:
 
     key = PRIVATE_SAMPLES[name][0]
     world.sut.register_intent_kind(OPEN_KIND, OPEN_SCHEMA)
-    rejections = world.install_body(hook_id, "proposes an intent of an open kind keyed by a private value",
-                                    lambda i, _c: proposed(intent_for(i, {key: "x"}, kind=OPEN_KIND)),
-                                    registration(hook_id, intent_kinds=[OPEN_KIND]))
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
-           rfc="§6: a registration that passes every check is admitted")
+    rejections = world.install_body(
+        hook_id,
+        "proposes an intent of an open kind keyed by a private value",
+        lambda i, _c: proposed(intent_for(i, {key: "x"}, kind=OPEN_KIND)),
+        registration(hook_id, intent_kinds=[OPEN_KIND]),
+    )
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )
 
 
 # A fine-grained GitHub token (github_pat_...): it holds no "gh", so each lane of the scanner must
@@ -158,7 +198,11 @@ FINE_GRAINED_LANES = {
 }
 
 
-@given(parsers.re(rf"hook {HOOK} is installed and proposes an intent whose detail is a fine-grained GitHub token (?P<lane>in a sentence|in a dotted id|alone)"))
+@given(
+    parsers.re(
+        rf"hook {HOOK} is installed and proposes an intent whose detail is a fine-grained GitHub token (?P<lane>in a sentence|in a dotted id|alone)"
+    )
+)
 def hook_with_fine_grained_token(world: World, hook_id: str, lane: str) -> None:
     from .steps_mutation import _install_with_detail
 
@@ -207,8 +251,15 @@ def open_kind_payload_shape(world: World, hook_id: str, shape: str) -> None:
 
     payload = PAYLOAD_SHAPES[shape]
     world.sut.register_intent_kind(OPEN_ANY_KIND, OPEN_ANY_SCHEMA)
-    rejections = world.install_body(hook_id, f"proposes an intent of an open kind holding {shape}",
-                                    lambda i, _c: proposed(intent_for(i, payload, kind=OPEN_ANY_KIND)),
-                                    registration(hook_id, intent_kinds=[OPEN_ANY_KIND]))
-    expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}",
-           rfc="§6: a registration that passes every check is admitted")
+    rejections = world.install_body(
+        hook_id,
+        f"proposes an intent of an open kind holding {shape}",
+        lambda i, _c: proposed(intent_for(i, payload, kind=OPEN_ANY_KIND)),
+        registration(hook_id, intent_kinds=[OPEN_ANY_KIND]),
+    )
+    expect(
+        not rejections,
+        f"hook {hook_id} to install",
+        f"rejected: {rejections[:1]}",
+        rfc="§6: a registration that passes every check is admitted",
+    )

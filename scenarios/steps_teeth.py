@@ -57,12 +57,19 @@ def _state(world: World) -> dict[str, Any]:
     return state
 
 
-def _install(world: World, hook_id: str, body: Callable[[Mapping[str, Any], CallContext], Any],
-             reg: dict[str, Any] | None = None, *, must_install: bool = True) -> list[Any]:
+def _install(
+    world: World,
+    hook_id: str,
+    body: Callable[[Mapping[str, Any], CallContext], Any],
+    reg: dict[str, Any] | None = None,
+    *,
+    must_install: bool = True,
+) -> list[Any]:
     """Install ``body`` as hook ``hook_id``'s provider, keeping a copy of each answer it gives."""
     world.ensure_generic_kind()
     state = _state(world)
     reg = reg if reg is not None else registration(hook_id)
+
     def keeping(hook_input: Mapping[str, Any], ctx: CallContext) -> Any:
         value = body(hook_input, ctx)
         world.keep_answer(hook_id, value)  # through the world's log: the provider may run in a worker process
@@ -116,8 +123,9 @@ def _committed_receipts(world: World) -> list[dict[str, Any]]:
     return [t.receipt for t in world.turns if t.committed and t.receipt]
 
 
-def _expected_record(world: World, hook_id: str, *, status: str, code: str | None, intents: list[Any],
-                     digest: str | None, attempts: int) -> dict[str, Any]:
+def _expected_record(
+    world: World, hook_id: str, *, status: str, code: str | None, intents: list[Any], digest: str | None, attempts: int
+) -> dict[str, Any]:
     """The whole sidecar record pwh's profile writes for one dispatch of ``hook_id``."""
     reg = _registration_of(world, hook_id)
     receipt = world.last_committed().receipt
@@ -232,7 +240,11 @@ def known_unregistered_kind(world: World, hook_id: str) -> None:
     _install(world, hook_id, lambda i, c: proposed(intent_for(i, kind=OTHER_KIND)))
 
 
-@given(parsers.re(rf'hook {HOOK} proposes an intent that says policy version "(?P<said>[a-z0-9_]+)" but whose identity was computed under "(?P<used>[a-z0-9_]+)"'))
+@given(
+    parsers.re(
+        rf'hook {HOOK} proposes an intent that says policy version "(?P<said>[a-z0-9_]+)" but whose identity was computed under "(?P<used>[a-z0-9_]+)"'
+    )
+)
 def policy_digest_mismatch(world: World, hook_id: str, said: str, used: str) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         intent = intent_for(i, policy_version=used)
@@ -327,7 +339,7 @@ def many_intent_kinds(world: World, hook_id: str, n: str) -> None:
     _install(world, hook_id, lambda i, c: proposed(intent_for(i)), registration(hook_id, intent_kinds=kinds), must_install=False)
 
 
-@given(parsers.re(r'a hook is registered whose hook id has a segment of (?P<n>\d+) characters'))
+@given(parsers.re(r"a hook is registered whose hook id has a segment of (?P<n>\d+) characters"))
 def long_hook_segment(world: World, n: str) -> None:
     hook_id = "a." + "r" * int(n)
     world.long_hook_id = hook_id  # type: ignore[attr-defined]
@@ -354,8 +366,9 @@ def late_answer_arrived(world: World, hook_id: str) -> None:
     while not (came or gone) and time.monotonic() < deadline:
         came = arrived.wait(0.01)
         gone = world.provider_gone(hook_id)
-    expect(came or gone, f"hook {hook_id} to answer late, or its process to be gone", "it never answered",
-           rfc="§10 wall time", about="testbed")
+    expect(
+        came or gone, f"hook {hook_id} to answer late, or its process to be gone", "it never answered", rfc="§10 wall time", about="testbed"
+    )
     time.sleep(0.2)  # let whatever the implementation does with a late answer happen
 
 
@@ -413,20 +426,40 @@ def failure_record_whole(world: World, hook_id: str, code: str) -> None:
     record = _only_record(world, hook_id)
     if record is None:
         return
-    expect_equal((record.get("status"), record.get("intents")), ("failed", []),
-                 f"status and intents of {hook_id}'s record", rfc="§9 JNL-6, §10: a failure is recorded as a compact code, no intent")
-    expect_code(record.get("failure_code"), code, f"failure code of {hook_id}'s record", clause="§10 stable failure codes",
-                rfc_codes=frozenset(RFC_FAILURE_CODES))
-    wanted = _expected_record(world, hook_id, status="failed", code=code, intents=[], digest=None,
-                              attempts=record.get("attempts", 1) if isinstance(record.get("attempts"), int) else 1)
+    expect_equal(
+        (record.get("status"), record.get("intents")),
+        ("failed", []),
+        f"status and intents of {hook_id}'s record",
+        rfc="§9 JNL-6, §10: a failure is recorded as a compact code, no intent",
+    )
+    expect_code(
+        record.get("failure_code"),
+        code,
+        f"failure code of {hook_id}'s record",
+        clause="§10 stable failure codes",
+        rfc_codes=frozenset(RFC_FAILURE_CODES),
+    )
+    wanted = _expected_record(
+        world,
+        hook_id,
+        status="failed",
+        code=code,
+        intents=[],
+        digest=None,
+        attempts=record.get("attempts", 1) if isinstance(record.get("attempts"), int) else 1,
+    )
     expect_equal(record, wanted, f"{hook_id}'s whole sidecar record", profile="the sidecar receipt's field set")
 
 
 @then("no late answer is on record or reported")
 def no_late_answer(world: World) -> None:
     text = json.dumps({"journal": world.journal(), "outcomes": [o.to_json() for o in world.outcomes]})
-    expect("late_answer" not in text, "no trace of the late answer in the journal or the outcomes",
-           "the late answer was recorded", rfc="§10 wall time")
+    expect(
+        "late_answer" not in text,
+        "no trace of the late answer in the journal or the outcomes",
+        "the late answer was recorded",
+        rfc="§10 wall time",
+    )
 
 
 @then(parsers.re(rf"the sidecar record of hook {HOOK} holds exactly what it proposed, with no failure"))
@@ -461,11 +494,19 @@ def records_before_recovery(world: World, n: str) -> None:
 def record_per_writeback(world: World, hook_id: str) -> None:
     receipts = [r["receipt_id"] for r in world.orch.receipts()]
     records = _records(world, hook_id)
-    expect_equal(sorted(r.get("source_receipt_id") for r in records), sorted(receipts),
-                 f"committed receipts with a record for {hook_id}", rfc="§9 JNL-3")
+    expect_equal(
+        sorted(r.get("source_receipt_id") for r in records),
+        sorted(receipts),
+        f"committed receipts with a record for {hook_id}",
+        rfc="§9 JNL-3",
+    )
     ids = {r.get("dispatch_id") for r in records}
-    expect(len(ids) == len(records) == len(receipts), "a distinct dispatch identity per writeback",
-           f"{len(ids)} identities for {len(records)} records", rfc="§9 JNL-3")
+    expect(
+        len(ids) == len(records) == len(receipts),
+        "a distinct dispatch identity per writeback",
+        f"{len(ids)} identities for {len(records)} records",
+        rfc="§9 JNL-3",
+    )
 
 
 @then(parsers.re(rf'the intent on record for writeback number (?P<n>\d+) of hook {HOOK} is under policy version "(?P<version>[a-z0-9_]+)"'))
@@ -486,8 +527,7 @@ def noted_unchanged(world: World) -> None:
     noted = _state(world)["noted"] or []
     now = {r.get("dispatch_id"): r for r in world.journal()}
     for record in noted:
-        expect_equal(now.get(record.get("dispatch_id")), record, f"the record of {record.get('hook_id')} noted earlier",
-                     rfc="§9 JNL-3")
+        expect_equal(now.get(record.get("dispatch_id")), record, f"the record of {record.get('hook_id')} noted earlier", rfc="§9 JNL-3")
 
 
 # -- Then: inputs -----------------------------------------------------------------------------------
@@ -507,17 +547,32 @@ def whole_input(world: World, hook_id: str) -> None:
     source = {key: receipt[key] for key in SOURCE_IDENTITY + SOURCE_OPAQUE}
     seen_source = seen.get("source") or {}
     identity = sorted(SOURCE_IDENTITY)
-    expect_equal({k: seen_source.get(k) for k in identity}, {k: source[k] for k in identity},
-                 f"the source identities {hook_id} saw", rfc="§7: opaque source identities of the committed receipt")
-    expect_equal(seen_source, source, f"the whole source {hook_id} saw",
-                 profile="the reference passes the receipt id, revision and commit time through unchanged (§7 only asks for opaque ids)")
+    expect_equal(
+        {k: seen_source.get(k) for k in identity},
+        {k: source[k] for k in identity},
+        f"the source identities {hook_id} saw",
+        rfc="§7: opaque source identities of the committed receipt",
+    )
+    expect_equal(
+        seen_source,
+        source,
+        f"the whole source {hook_id} saw",
+        profile="the reference passes the receipt id, revision and commit time through unchanged (§7 only asks for opaque ids)",
+    )
     expect_equal(seen.get("boundary"), {flag: False for flag in BOUNDARY_FLAGS}, f"the boundary block {hook_id} saw", rfc="§7")
-    expect_equal((seen.get("schema_version"), seen.get("dispatch_id"), seen.get("hook_id"), seen.get("capability_id")),
-                 ("loopx_post_writeback_hook_input_v0", outcome.dispatch_id, hook_id, reg["capability_id"]),
-                 f"the identities {hook_id}'s input carries", rfc="§7")
+    expect_equal(
+        (seen.get("schema_version"), seen.get("dispatch_id"), seen.get("hook_id"), seen.get("capability_id")),
+        ("loopx_post_writeback_hook_input_v0", outcome.dispatch_id, hook_id, reg["capability_id"]),
+        f"the identities {hook_id}'s input carries",
+        rfc="§7",
+    )
     projection = seen.get("projection") or {}
-    expect_equal((projection.get("transition"), projection.get("fact_refs")),
-                 (receipt["event"]["transition"], receipt["event"]["fact_refs"]), f"the projection {hook_id} saw", rfc="§7")
+    expect_equal(
+        (projection.get("transition"), projection.get("fact_refs")),
+        (receipt["event"]["transition"], receipt["event"]["fact_refs"]),
+        f"the projection {hook_id} saw",
+        rfc="§7",
+    )
     wanted = {
         "schema_version": "loopx_post_writeback_hook_input_v0",
         "dispatch_id": outcome.dispatch_id,
@@ -547,16 +602,29 @@ def nothing_of_other(world: World, hook_id: str, other: str) -> None:
 def nothing_of_error(world: World, hook_id: str) -> None:
     name, message = _state(world)["errors"][hook_id]
     text = json.dumps({"journal": world.journal(), "outcomes": [o.to_json() for o in world.outcomes]})
-    found = [label for label, needle in (("its class name", name), ("its message", message), ("its credential", message.split()[-1]),
-                                         ("a traceback", "Traceback"), ("a source line", 'File "')) if needle in text]
+    found = [
+        label
+        for label, needle in (
+            ("its class name", name),
+            ("its message", message),
+            ("its credential", message.split()[-1]),
+            ("a traceback", "Traceback"),
+            ("a source line", 'File "'),
+        )
+        if needle in text
+    ]
     expect(not found, "only a compact failure code", f"found {', '.join(found)}", rfc="§9 JNL-6")
 
 
 @then("the dispatch is not admitted and nothing is recorded")
 def not_admitted_nothing_recorded(world: World) -> None:
     outcome = world.outcomes[-1] if world.outcomes else None
-    expect(outcome is not None and not outcome.admitted and not outcome.hooks, "the source not admitted, no hook run",
-           f"admitted={getattr(outcome, 'admitted', None)}, hooks={len(getattr(outcome, 'hooks', ()))}", rfc="§5.1")
+    expect(
+        outcome is not None and not outcome.admitted and not outcome.hooks,
+        "the source not admitted, no hook run",
+        f"admitted={getattr(outcome, 'admitted', None)}, hooks={len(getattr(outcome, 'hooks', ()))}",
+        rfc="§5.1",
+    )
     expect_equal(world.journal(), [], "sidecar records", rfc="§5.1")
 
 
@@ -568,8 +636,12 @@ def long_segment_verdict(world: World, n: str, verdict: str) -> None:
         expect(not rejections, f"a {n}-character segment accepted", [r.path for r in rejections], profile=BOUND_READING)
     else:
         expect(bool(rejections), f"a {n}-character segment rejected", "installed", profile=BOUND_READING)
-        expect(any(r.path == "$.hook_id" for r in rejections), "a rejection naming $.hook_id", [r.path for r in rejections],
-               profile="the JSON path a rejection names")
+        expect(
+            any(r.path == "$.hook_id" for r in rejections),
+            "a rejection naming $.hook_id",
+            [r.path for r in rejections],
+            profile="the JSON path a rejection names",
+        )
 
 
 @then(parsers.re(rf"hook {HOOK} is installed at that bound and its intents are on record as proposed"))
@@ -584,8 +656,12 @@ def installed_at_bound(world: World, hook_id: str) -> None:
 def rejected_never_called(world: World, hook_id: str) -> None:
     if world.install_rejections.get(hook_id):
         calls = world.hooks[hook_id].calls if hook_id in world.hooks else 0
-        expect(calls == 0, f"a rejected {hook_id} never called", f"{calls} call(s)",
-               rfc="§6, §12 M02: a registration is rejected before any provider call")
+        expect(
+            calls == 0,
+            f"a rejected {hook_id} never called",
+            f"{calls} call(s)",
+            rfc="§6, §12 M02: a registration is rejected before any provider call",
+        )
 
 
 # -- a profile lowered after installation; a result's key order -------------------------------------

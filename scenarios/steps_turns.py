@@ -80,7 +80,7 @@ def effect_mismatch(world: World) -> None:
     world.act("run_turn", output=completion_output(), plan_effect_id="effect_of_another_plan")
 
 
-@when(parsers.re(r'a receipt whose writeback step is only (?P<status>prepared|rejected|inferred|prose_only) is offered for dispatch'))
+@when(parsers.re(r"a receipt whose writeback step is only (?P<status>prepared|rejected|inferred|prose_only) is offered for dispatch"))
 def uncommitted_receipt(world: World, status: str) -> None:
     _ = world.orch  # made now: the orchestrator's seed fixes the identities
     from fakes._packets import source
@@ -137,7 +137,9 @@ _IDENTITY_VALUES = {
 }
 
 
-@when(parsers.re(r"a committed receipt whose Todo identity is (?P<value>an absolute path|a private e-mail address|task prose) is dispatched"))
+@when(
+    parsers.re(r"a committed receipt whose Todo identity is (?P<value>an absolute path|a private e-mail address|task prose) is dispatched")
+)
 def private_identity(world: World, value: str) -> None:
     from fakes._packets import source
 
@@ -187,7 +189,11 @@ def _receipt_shapes() -> dict[str, object]:
     }
 
 
-@when(parsers.re(r"a receipt that is (?P<shape>a list|carrying a value that is not JSON|a completion carrying a replan transition) is offered for dispatch"))
+@when(
+    parsers.re(
+        r"a receipt that is (?P<shape>a list|carrying a value that is not JSON|a completion carrying a replan transition) is offered for dispatch"
+    )
+)
 def malformed_receipt(world: World, shape: str) -> None:
     if shape == "a completion carrying a replan transition":
         # §7 has core choose the projection per event kind; that a mismatched one must be refused

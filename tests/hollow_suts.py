@@ -8,8 +8,18 @@ from typing import Any
 
 from pwh import Unsupported
 
-SEAM_METHODS = ("register_intent_kind", "install", "set_profile", "dispatch", "redeliver", "arm_crash", "restart",
-                "journal_records", "inject_fault", "close")
+SEAM_METHODS = (
+    "register_intent_kind",
+    "install",
+    "set_profile",
+    "dispatch",
+    "redeliver",
+    "arm_crash",
+    "restart",
+    "journal_records",
+    "inject_fault",
+    "close",
+)
 
 
 class _Hollow:

@@ -261,9 +261,14 @@ def test_every_layer_imports_only_the_layers_below_it() -> None:
 
 
 def test_the_layer_check_sees_an_upward_import() -> None:
-    graph = {"pwh._core.a": {"pwh._harness.gate"}, "pwh._harness.gate": {"pwh._core.a"},
-             "pwh._suts.seam": {"pwh._bench.workloads"}, "pwh.capabilities.x": {"pwh._suts.seam"},
-             "pwh._bench.workloads": {"pwh._reliability.rig"}, "pwh._cli": {"pwh._bench.workloads"}}
+    graph = {
+        "pwh._core.a": {"pwh._harness.gate"},
+        "pwh._harness.gate": {"pwh._core.a"},
+        "pwh._suts.seam": {"pwh._bench.workloads"},
+        "pwh.capabilities.x": {"pwh._suts.seam"},
+        "pwh._bench.workloads": {"pwh._reliability.rig"},
+        "pwh._cli": {"pwh._bench.workloads"},
+    }
     assert layer_violations(graph) == [
         "pwh._bench.workloads (bench) imports pwh._reliability.rig (reliability)",
         "pwh._core.a (core) imports pwh._harness.gate (harness)",

@@ -43,7 +43,10 @@ def run_child(name: str, n: int, base: Path) -> dict[str, Any]:
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "pwh._bench", name, str(n), str(workdir)],
-            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=3600,
         )
         if proc.returncode != 0:
             raise RuntimeError(f"workload {name} failed (exit {proc.returncode})")
@@ -71,9 +74,7 @@ class BenchPlan:
         return max(20, base // (3 if self.quick else 1))
 
 
-def run_bench(
-    plan: BenchPlan, base: Path, out: Callable[[str], None] = print
-) -> dict[str, Any]:
+def run_bench(plan: BenchPlan, base: Path, out: Callable[[str], None] = print) -> dict[str, Any]:
     """Every workload, ``reps`` times, pwh and LoopX interleaved; medians over all calls."""
     # LoopX runs right after the skeleton, so that pwh's dispatch, its skeleton and LoopX run back to back.
     loopx_after = {c.skeleton: BY_NAME[c.loopx] for c in COUNTERPARTS} if plan.compare_loopx else {}
@@ -96,11 +97,13 @@ def run_bench(
             stats = this_rep[w.name] = summarise(result["times"])
             out(f"  rep {rep + 1}/{plan.reps()}  {w.name:<28} median {stats['median_ms']:>8.3f} ms  p90 {stats['p90_ms']:>8.3f} ms")
         per_rep.append(this_rep)
-    workloads_out = {
-        name: {**summarise(ts), "peak_rss_mib": round(peaks[name] / 1024, 1)} for name, ts in times.items() if ts
-    }
+    workloads_out = {name: {**summarise(ts), "peak_rss_mib": round(peaks[name] / 1024, 1)} for name, ts in times.items() if ts}
     found = ratios(workloads_out)
     return {
-        "workloads": workloads_out, "ratios": found, "ratio_spread": ratio_spread(per_rep),
-        "targets": judge_targets(found), "breakdown": breakdown(workloads_out), "checks": checks_cost(workloads_out),
+        "workloads": workloads_out,
+        "ratios": found,
+        "ratio_spread": ratio_spread(per_rep),
+        "targets": judge_targets(found),
+        "breakdown": breakdown(workloads_out),
+        "checks": checks_cost(workloads_out),
     }

@@ -86,11 +86,13 @@ def breakdown(w: Mapping[str, Mapping[str, Any]]) -> dict[str, float] | None:
     }
     if "thread_dispatch_1_hook_durable" in w and "thread_handoff_after_idle" in w:
         thread = w["thread_dispatch_1_hook_durable"]["median_ms"]
-        out.update({
-            "thread_dispatch_ms": thread,
-            "thread_handoff_ms": w["thread_handoff_after_idle"]["median_ms"],
-            "isolation_cost_ms": round(durable - thread, 4),
-        })
+        out.update(
+            {
+                "thread_dispatch_ms": thread,
+                "thread_handoff_ms": w["thread_handoff_after_idle"]["median_ms"],
+                "isolation_cost_ms": round(durable - thread, 4),
+            }
+        )
     return out
 
 
@@ -118,7 +120,9 @@ def render_table(result: dict[str, Any]) -> str:
     present, so a result loaded from ``--json`` renders as it did."""
     lines = [f"{'workload':<30} {'calls':>6} {'median ms':>10} {'p90 ms':>9} {'per s':>9} {'peak MiB':>9}"]
     for name, r in result["workloads"].items():
-        lines.append(f"{name:<30} {r['n']:>6} {r['median_ms']:>10.3f} {r['p90_ms']:>9.3f} {r['per_second']:>9.1f} {r['peak_rss_mib']:>9.1f}")
+        lines.append(
+            f"{name:<30} {r['n']:>6} {r['median_ms']:>10.3f} {r['p90_ms']:>9.3f} {r['per_second']:>9.1f} {r['peak_rss_mib']:>9.1f}"
+        )
     lines.append("")
     targets = result.get("targets") or judge_targets(result["ratios"])
     spread = result.get("ratio_spread") or {}
@@ -127,7 +131,11 @@ def render_table(result: dict[str, Any]) -> str:
         if spread.get(key) and spread[key][0] != spread[key][1]:
             shown += f" (reps {spread[key][0]:g}–{spread[key][1]:g})"
         judged = targets.get(key)
-        verdict = "" if judged is None else f"   target {judged['target']:<7} " + {True: "met", False: "MISSED", None: "not measured"}[judged["met"]]
+        verdict = (
+            ""
+            if judged is None
+            else f"   target {judged['target']:<7} " + {True: "met", False: "MISSED", None: "not measured"}[judged["met"]]
+        )
         lines.append(f"{key:<20} {shown:<34}{verdict}".rstrip())
     parts = result.get("breakdown")
     if parts:
@@ -158,12 +166,20 @@ def render_svg(result: dict[str, Any]) -> str:
     size (log scale) and against hook count, durable and in memory."""
     w = result["workloads"]
     panels = [
-        ("cost vs journal size (1 hook, durable)", [("1e3", "prefilled_1e3_durable"), ("1e5", "prefilled_1e5_durable"), ("1e6", "prefilled_1e6_durable")]),
+        (
+            "cost vs journal size (1 hook, durable)",
+            [("1e3", "prefilled_1e3_durable"), ("1e5", "prefilled_1e5_durable"), ("1e6", "prefilled_1e6_durable")],
+        ),
         ("cost vs hook count", [("1", "dispatch_1_hook_durable"), ("8", "dispatch_8_hooks_durable"), ("32", "dispatch_32_hooks_durable")]),
-        ("cost vs hook count (memory)", [("1", "dispatch_1_hook_memory"), ("8", "dispatch_8_hooks_memory"), ("32", "dispatch_32_hooks_memory")]),
+        (
+            "cost vs hook count (memory)",
+            [("1", "dispatch_1_hook_memory"), ("8", "dispatch_8_hooks_memory"), ("32", "dispatch_32_hooks_memory")],
+        ),
     ]
     width, height, pad = 300, 220, 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(panels)}" height="{height}" font-family="sans-serif" font-size="11">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(panels)}" height="{height}" font-family="sans-serif" font-size="11">'
+    ]
     for index, (title, series) in enumerate(panels):
         x0 = index * width
         points = [(label, w[name]["median_ms"]) for label, name in series if name in w]

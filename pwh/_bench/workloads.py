@@ -102,13 +102,17 @@ COUNTERPARTS: tuple[Counterparts, ...] = (
 
 
 def registration(hook_id: str) -> dict[str, Any]:
-    return example_registration(hook_id, intent_kinds=[KIND], budget={"max_invocations_per_dispatch": 1, "max_intents_per_dispatch": 1, "timeout_ms": 1000})
+    return example_registration(
+        hook_id, intent_kinds=[KIND], budget={"max_invocations_per_dispatch": 1, "max_intents_per_dispatch": 1, "timeout_ms": 1000}
+    )
 
 
 def producer(hook_input: Mapping[str, Any]) -> dict[str, Any]:
     payload = {"ref": "r_" + hook_input["source"]["receipt_id"][-12:]}
-    return example_result("proposed", example_intent(
-        hook_input["dispatch_id"], hook_input["hook_id"], payload, kind=KIND, capability_id=hook_input["capability_id"]))
+    return example_result(
+        "proposed",
+        example_intent(hook_input["dispatch_id"], hook_input["hook_id"], payload, kind=KIND, capability_id=hook_input["capability_id"]),
+    )
 
 
 def receipt(n: int) -> dict[str, Any]:
@@ -247,22 +251,38 @@ def skeleton_dispatcher(hooks: int, workdir: Path) -> tuple[Callable[[Mapping[st
         inputs = [
             {
                 "dispatch_id": plain_dispatch_id(rid, reg["hook_id"], reg["schema_version"], event),
-                "hook_id": reg["hook_id"], "capability_id": reg["capability_id"], "source": source,
+                "hook_id": reg["hook_id"],
+                "capability_id": reg["capability_id"],
+                "source": source,
             }
             for reg in regs
         ]
-        batch = runner.start([(producer, given, reg["budget"]["timeout_ms"], reg["budget"]["max_result_bytes"]) for given, reg in zip(inputs, regs, strict=True)])
+        batch = runner.start(
+            [
+                (producer, given, reg["budget"]["timeout_ms"], reg["budget"]["max_result_bytes"])
+                for given, reg in zip(inputs, regs, strict=True)
+            ]
+        )
         records = []
         try:
             for given, reg in zip(inputs, regs, strict=True):
                 answer = batch.next_verdict().value
-                records.append({
-                    "schema_version": SIDECAR_SCHEMA_VERSION, "dispatch_id": given["dispatch_id"],
-                    "hook_id": reg["hook_id"], "capability_id": reg["capability_id"], "source_receipt_id": rid,
-                    "event_kind": event, "registration_schema_version": reg["schema_version"],
-                    "status": answer["status"], "failure_code": None, "intents": answer["intents"],
-                    "result_digest": checksum(dumps_plain(answer)), "attempts": 1,
-                })
+                records.append(
+                    {
+                        "schema_version": SIDECAR_SCHEMA_VERSION,
+                        "dispatch_id": given["dispatch_id"],
+                        "hook_id": reg["hook_id"],
+                        "capability_id": reg["capability_id"],
+                        "source_receipt_id": rid,
+                        "event_kind": event,
+                        "registration_schema_version": reg["schema_version"],
+                        "status": answer["status"],
+                        "failure_code": None,
+                        "intents": answer["intents"],
+                        "result_digest": checksum(dumps_plain(answer)),
+                        "attempts": 1,
+                    }
+                )
         finally:
             batch.close()
         journal.commit(records)
@@ -287,10 +307,18 @@ def prefill(path: Path, count: int) -> None:
     """``count`` valid sidecar records, written straight into the journal's table."""
     SQLiteJournal(path).close()  # create the schema
     template: dict[str, Any] = {
-        "schema_version": SIDECAR_SCHEMA_VERSION, "dispatch_id": "@@", "hook_id": "prefill.hook",
-        "capability_id": "prefill", "source_receipt_id": "receipt_prefill", "event_kind": "todo_completed",
+        "schema_version": SIDECAR_SCHEMA_VERSION,
+        "dispatch_id": "@@",
+        "hook_id": "prefill.hook",
+        "capability_id": "prefill",
+        "source_receipt_id": "receipt_prefill",
+        "event_kind": "todo_completed",
         "registration_schema_version": "loopx_post_writeback_capability_hook_registration_v0",
-        "status": "not_applicable", "failure_code": None, "intents": [], "result_digest": "sha256:" + "0" * 64, "attempts": 1,
+        "status": "not_applicable",
+        "failure_code": None,
+        "intents": [],
+        "result_digest": "sha256:" + "0" * 64,
+        "attempts": 1,
     }
     head, tail = canonical_bytes(template).split(b"@@")
     db = sqlite3.connect(path, isolation_level=None)

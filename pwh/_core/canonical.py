@@ -183,8 +183,18 @@ def _proxied_dict(proxy: Any, path: tuple[Any, ...]) -> dict[Any, Any]:
 # Non-JSON built-in types named in a rejection. Any other type gets a generic word: a class name
 # is the provider's own text (it may be private), and reading it may run a metaclass's code.
 _NAMED_TYPES: tuple[type, ...] = (
-    set, frozenset, bytes, bytearray, memoryview, complex, range, type,
-    types.GeneratorType, types.FunctionType, types.BuiltinFunctionType, types.ModuleType,
+    set,
+    frozenset,
+    bytes,
+    bytearray,
+    memoryview,
+    complex,
+    range,
+    type,
+    types.GeneratorType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.ModuleType,
 )
 
 
@@ -217,9 +227,7 @@ def _refuse(value: Any) -> Any:
 # it). Where CPython lacks its C accelerator, the standard encoder.
 _MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
 _C_ENCODER = (
-    None
-    if _MAKE_C_ENCODER is None
-    else _MAKE_C_ENCODER(None, _refuse, json.encoder.encode_basestring, None, ":", ",", True, False, False)
+    None if _MAKE_C_ENCODER is None else _MAKE_C_ENCODER(None, _refuse, json.encoder.encode_basestring, None, ":", ",", True, False, False)
 )
 
 

@@ -26,9 +26,20 @@ from pwh._core.schemas import is_valid, load_schema
 
 _RESULT_KEYS = ("schema_version", "status", "intents")
 _INTENT_KEYS = (
-    "schema_version", "intent_id", "hook_id", "capability_id", "source_dispatch_id", "intent_kind",
-    "operation", "policy_version", "payload", "budget", "requested_write_scope", "failure_policy",
-    "grants_new_action_authority", "external_write_performed",
+    "schema_version",
+    "intent_id",
+    "hook_id",
+    "capability_id",
+    "source_dispatch_id",
+    "intent_kind",
+    "operation",
+    "policy_version",
+    "payload",
+    "budget",
+    "requested_write_scope",
+    "failure_policy",
+    "grants_new_action_authority",
+    "external_write_performed",
 )
 _TOKENS = ("intent_id", "hook_id", "capability_id", "source_dispatch_id", "intent_kind", "operation", "policy_version")
 _CONSTS = ("schema_version", "failure_policy", "grants_new_action_authority", "external_write_performed")
@@ -54,8 +65,19 @@ class FastResults:
         assert tuple(props) == _RESULT_KEYS and tuple(result["required"]) == _RESULT_KEYS
         assert result["additionalProperties"] is False and result["type"] == "object"
         assert (result["if"], result["then"], result["else"]) == _STATUS_RULE
-        assert set(result) <= {"$schema", "$id", "title", "description", "type", "properties", "required",
-                               "additionalProperties", "if", "then", "else"}
+        assert set(result) <= {
+            "$schema",
+            "$id",
+            "title",
+            "description",
+            "type",
+            "properties",
+            "required",
+            "additionalProperties",
+            "if",
+            "then",
+            "else",
+        }
         self._result_version = props["schema_version"]["const"]
         self._statuses = frozenset(props["status"]["enum"])
         assert props["intents"] == {"type": "array", "items": {"$ref": intent["$id"]}, "maxItems": props["intents"]["maxItems"]}

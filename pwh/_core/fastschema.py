@@ -17,9 +17,26 @@ Check = Callable[[Any], bool]
 
 _IGNORED = {"$schema", "$id", "title", "description", "$comment", "examples", "default", "$defs"}
 _SUPPORTED = _IGNORED | {
-    "type", "const", "enum", "pattern", "properties", "required", "additionalProperties", "items",
-    "minItems", "maxItems", "uniqueItems", "minimum", "maximum", "minLength", "maxLength", "$ref",
-    "if", "then", "else", "oneOf",
+    "type",
+    "const",
+    "enum",
+    "pattern",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "$ref",
+    "if",
+    "then",
+    "else",
+    "oneOf",
 }
 
 
@@ -196,6 +213,7 @@ def _object_checks(schema: dict[str, Any], resolve: Any, seen: dict[str, Check])
     extra = schema.get("additionalProperties", True)
     extra_check = None if extra is True else _compile(extra, resolve, seen)
     if props or required or extra_check is not None:
+
         def check(v: Any) -> bool:
             if type(v) is not dict:
                 return True
@@ -241,7 +259,7 @@ def _array_checks(schema: dict[str, Any], resolve: Any, seen: dict[str, Check]) 
 
 def _unique(items: list[Any]) -> bool:
     for i, a in enumerate(items):
-        for b in items[i + 1:]:
+        for b in items[i + 1 :]:
             if _json_equal(a, b):
                 return False
     return True

@@ -206,9 +206,7 @@ class SQLiteJournal(Journal):
     read ``journal_read_failed``, and no commit into it is acknowledged.
     """
 
-    def __init__(
-        self, path: str | os.PathLike[str], crash: CrashPlan | None = None, *, synchronous: str = "FULL"
-    ) -> None:
+    def __init__(self, path: str | os.PathLike[str], crash: CrashPlan | None = None, *, synchronous: str = "FULL") -> None:
         self.path = Path(os.path.abspath(path))  # resolved now: a later chdir (anyone's) cannot move it
         self.crash = crash or CrashPlan()
         self._synchronous = str(synchronous).upper()
@@ -342,9 +340,7 @@ class SQLiteJournal(Journal):
         def body() -> dict[str, int]:
             marks = ",".join("?" * len(ids))
             stored = dict(
-                self._db.execute(
-                    f"SELECT dispatch_id, attempts FROM sidecar_attempts WHERE dispatch_id IN ({marks})", ids
-                ).fetchall()
+                self._db.execute(f"SELECT dispatch_id, attempts FROM sidecar_attempts WHERE dispatch_id IN ({marks})", ids).fetchall()
             )
             prior = to_count({did: _count(n) for did, n in stored.items()}, floors, cap)
             counted = [(did, n + 1) for did, n in prior.items() if n < cap]
@@ -393,8 +389,7 @@ class SQLiteJournal(Journal):
             rows.append((receipt["dispatch_id"], receipt["status"], blob, checksum(blob)))
         before = db.total_changes
         db.executemany(
-            "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(dispatch_id) DO NOTHING",
+            "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) VALUES (?, ?, ?, ?) ON CONFLICT(dispatch_id) DO NOTHING",
             rows,
         )
         if db.total_changes - before == len(rows):
@@ -438,8 +433,14 @@ class SQLiteJournal(Journal):
         def wal_shortened() -> None:  # its last byte cut (a torn copy)
             os.truncate(base + "-wal", max(0, os.path.getsize(base + "-wal") - 1))
 
-        {"removed": removed, "replaced": replaced, "wal_truncated": lambda: os.truncate(base + "-wal", 0),
-         "wal_removed": lambda: os.unlink(base + "-wal"), "wal_replaced": wal_replaced, "wal_shortened": wal_shortened}[how]()
+        {
+            "removed": removed,
+            "replaced": replaced,
+            "wal_truncated": lambda: os.truncate(base + "-wal", 0),
+            "wal_removed": lambda: os.unlink(base + "-wal"),
+            "wal_replaced": wal_replaced,
+            "wal_shortened": wal_shortened,
+        }[how]()
 
     def _abandon(self) -> None:
         try:
@@ -471,9 +472,7 @@ class SQLiteJournal(Journal):
     def records(self) -> list[dict[str, Any]]:
         with self._lock:
             try:
-                rows = self._db.execute(
-                    "SELECT dispatch_id, receipt, checksum FROM sidecar_receipts ORDER BY seq"
-                ).fetchall()
+                rows = self._db.execute("SELECT dispatch_id, receipt, checksum FROM sidecar_receipts ORDER BY seq").fetchall()
             except sqlite3.Error:
                 raise JournalError(codes.JOURNAL_READ_FAILED, "the journal could not be read") from None
         return [_decode(did, _blob(blob), s, typed=False) for did, blob, s in rows]

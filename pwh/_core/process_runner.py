@@ -81,9 +81,17 @@ def _sample_generator() -> Any:
 
 
 _SAMPLES: dict[str, Callable[[], Any]] = {
-    "set": set, "frozenset": frozenset, "bytes": bytes, "bytearray": bytearray,
-    "memoryview": lambda: memoryview(b""), "complex": complex, "range": lambda: range(0), "type": lambda: _Foreign,
-    "generator": _sample_generator, "function": lambda: (lambda: None), "builtin_function_or_method": lambda: len,
+    "set": set,
+    "frozenset": frozenset,
+    "bytes": bytes,
+    "bytearray": bytearray,
+    "memoryview": lambda: memoryview(b""),
+    "complex": complex,
+    "range": lambda: range(0),
+    "type": lambda: _Foreign,
+    "generator": _sample_generator,
+    "function": lambda: lambda: None,
+    "builtin_function_or_method": lambda: len,
     "module": lambda: types.ModuleType("m"),
 }
 
@@ -225,7 +233,7 @@ class _Worker:
         end = _HEAD.size + size
         if len(self.buffer) < end:
             return None
-        data = self.buffer[_HEAD.size:end]
+        data = self.buffer[_HEAD.size : end]
         self.buffer = self.buffer[end:]
         return kind, started, data
 
@@ -344,7 +352,8 @@ class ProcessBatch:
         worker = self._runner._worker_for([c[0] for c in calls])
         payload = json.dumps(
             [[worker.index[id(c[0])], self._budgets[first + i], c[1]] for i, c in enumerate(calls)],
-            ensure_ascii=False, separators=(",", ":"),
+            ensure_ascii=False,
+            separators=(",", ":"),
         ).encode("utf-8")
         self._started = time.monotonic()
         self._sent_upto = len(self._calls)

@@ -41,9 +41,17 @@ _WAKE_SPIN_S = 0.002
 # Non-JSON built-in types whose name a rejection spells out (pwh/_core/canonical.py's list, same
 # order): the host rebuilds one of the same type so the same words come out.
 _NAMED: dict[type, str] = {
-    set: "set", frozenset: "frozenset", bytes: "bytes", bytearray: "bytearray", memoryview: "memoryview",
-    complex: "complex", range: "range", type: "type", types.GeneratorType: "generator",
-    types.FunctionType: "function", types.BuiltinFunctionType: "builtin_function_or_method",
+    set: "set",
+    frozenset: "frozenset",
+    bytes: "bytes",
+    bytearray: "bytearray",
+    memoryview: "memoryview",
+    complex: "complex",
+    range: "range",
+    type: "type",
+    types.GeneratorType: "generator",
+    types.FunctionType: "function",
+    types.BuiltinFunctionType: "builtin_function_or_method",
     types.ModuleType: "module",
 }
 
@@ -165,7 +173,7 @@ def _read_exact(fd: int, n: int) -> bytes | None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _stay_awake(fd: int) -> None:
@@ -193,7 +201,7 @@ def _children(pid: int) -> list[int]:
                 stat = handle.read()
         except OSError:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 1 and int(fields[1]) == pid:
             out.append(int(name))
     return out
@@ -292,5 +300,3 @@ def _worker_main(producers: list[Callable[[Any], Any]], req: int, resp: int, hos
                 os._exit(1)
             started = time.monotonic() if index < last else 0.0
             _write_all(resp, _HEAD.pack(kind, started, len(data)) + data)
-
-

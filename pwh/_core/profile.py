@@ -20,7 +20,6 @@ CORE_CEILINGS: dict[str, int] = {
 }
 
 
-
 _COUNTS = ("max_hooks_per_dispatch", "max_intents_per_dispatch", "max_result_bytes_per_dispatch", "max_attempts")
 
 

@@ -50,19 +50,21 @@ class IntentKindCatalog:
     def register(self, kind: str, payload_schema: Mapping[str, Any]) -> None:
         schema = to_plain(payload_schema)
         if kind in self._schemas and self._schemas[kind] != schema:
-            raise RegistrationRejected(
-                [Rejection(codes.REGISTRATION_REJECTED, "$.intent_kind", "kind already has another schema")]
-            )
+            raise RegistrationRejected([Rejection(codes.REGISTRATION_REJECTED, "$.intent_kind", "kind already has another schema")])
         try:
             self._validators[kind] = compile_schema(schema)
         except UnresolvableReference:
             raise RegistrationRejected(
-                [Rejection(codes.REGISTRATION_REJECTED, "$.payload_schema", "a $ref cannot be resolved (only local pointers and pwh's own schemas do)")]
+                [
+                    Rejection(
+                        codes.REGISTRATION_REJECTED,
+                        "$.payload_schema",
+                        "a $ref cannot be resolved (only local pointers and pwh's own schemas do)",
+                    )
+                ]
             ) from None
         except Exception:
-            raise RegistrationRejected(
-                [Rejection(codes.REGISTRATION_REJECTED, "$.payload_schema", "not a valid JSON Schema")]
-            ) from None
+            raise RegistrationRejected([Rejection(codes.REGISTRATION_REJECTED, "$.payload_schema", "not a valid JSON Schema")]) from None
         self._schemas[kind] = schema
 
     @property
@@ -72,7 +74,6 @@ class IntentKindCatalog:
     @property
     def validators(self) -> Mapping[str, Any]:
         return self._validators
-
 
 
 def private_id_rejections(scanner: BoundaryScanner, registration: Mapping[str, Any]) -> list[Rejection]:
@@ -117,9 +118,7 @@ class Registry:
             raise RegistrationRejected(found)
         plain = to_plain(registration)
         if plain["hook_id"] in self._hooks:
-            raise RegistrationRejected(
-                [Rejection(codes.REGISTRATION_REJECTED, json_path(("hook_id",)), "duplicate hook_id")]
-            )
+            raise RegistrationRejected([Rejection(codes.REGISTRATION_REJECTED, json_path(("hook_id",)), "duplicate hook_id")])
         hook = InstalledHook(plain, producer)
         self._hooks[hook.hook_id] = hook
         self._ordered = tuple(self._hooks[k] for k in sorted(self._hooks))

@@ -45,9 +45,7 @@ def load_schema(name: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _registry() -> Registry:
-    resources_ = [
-        (load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in SCHEMA_NAMES
-    ]
+    resources_ = [(load_schema(n)["$id"], Resource.from_contents(load_schema(n))) for n in SCHEMA_NAMES]
     return Registry().with_resources(resources_)
 
 
@@ -126,9 +124,7 @@ def is_valid(check: Draft202012Validator, value: Any) -> bool:
     return fast(value) if fast is not None else check.is_valid(value)
 
 
-def schema_rejections(
-    check: Draft202012Validator, value: Any, code: str, prefix: tuple[Any, ...] = ()
-) -> list[Rejection]:
+def schema_rejections(check: Draft202012Validator, value: Any, code: str, prefix: tuple[Any, ...] = ()) -> list[Rejection]:
     """Every schema violation in ``value`` as a :class:`Rejection`, sorted by path, at most
     :data:`MAX_ERRORS` of them. A valid value costs one compiled check, not a jsonschema walk."""
     fast = _fast(check)

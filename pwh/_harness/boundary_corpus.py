@@ -50,8 +50,9 @@ def _opaque_fields() -> frozenset[str]:
     return frozenset(OPAQUE_FIELDS)
 
 
-def measure(scanner: _Scanner, entries: Iterable[dict[str, Any]] | None = None,
-            opaque_fields: Iterable[str] | None = None) -> dict[str, Any]:
+def measure(
+    scanner: _Scanner, entries: Iterable[dict[str, Any]] | None = None, opaque_fields: Iterable[str] | None = None
+) -> dict[str, Any]:
     """Rates over ``entries`` (default: the shipped corpus):
     ``{"private": {kind: {"total", "evaded", "rate", "expressible"}}, "evaded", "evaded_expressible",
     "private_total", "opaque_ids": {"total", "refused", "rate"}, "free_data": {...}, "target_met"}``."""
@@ -59,7 +60,8 @@ def measure(scanner: _Scanner, entries: Iterable[dict[str, Any]] | None = None,
     fields = _opaque_fields() if opaque_fields is None else frozenset(opaque_fields)
     kinds: dict[str, dict[str, Any]] = {}
     legit: dict[str, dict[str, Any]] = {
-        "opaque_ids": {"total": 0, "refused": 0, "kinds": {}}, "free_data": {"total": 0, "refused": 0, "kinds": {}},
+        "opaque_ids": {"total": 0, "refused": 0, "kinds": {}},
+        "free_data": {"total": 0, "refused": 0, "kinds": {}},
     }
     for entry in rows:
         refused = _refused(scanner, entry)
@@ -115,15 +117,15 @@ def render_corpus(rates: dict[str, Any]) -> list[str]:
         f"target ≤ {FP_TARGET:.0%}), free data {free['refused']}/{free['total']} ({free['rate']:.1%})"
     )
     lines = [head, fps, "  evasion by kind (evaded/total):"]
-    cells = [
-        f"{kind}{'' if row['expressible'] else '*'} {row['evaded']}/{row['total']}"
-        for kind, row in rates["private"].items()
-    ]
+    cells = [f"{kind}{'' if row['expressible'] else '*'} {row['evaded']}/{row['total']}" for kind, row in rates["private"].items()]
     width = max((len(c) for c in cells), default=0) + 2
     for i in range(0, len(cells), 3):
-        lines.append("    " + "".join(c.ljust(width) for c in cells[i:i + 3]).rstrip())
+        lines.append("    " + "".join(c.ljust(width) for c in cells[i : i + 3]).rstrip())
     lines.append("    (* no rule can express this kind: reported, not held to 0)")
-    lines.append("  corpus verdict: " + ("PASS" if rates["target_met"] else "FAIL — an expressible kind got through or too many opaque ids were refused"))
+    lines.append(
+        "  corpus verdict: "
+        + ("PASS" if rates["target_met"] else "FAIL — an expressible kind got through or too many opaque ids were refused")
+    )
     return lines
 
 
@@ -139,7 +141,11 @@ def load_entries(path: str) -> list[dict[str, Any]]:
                 entry = json.loads(line)
             except ValueError:
                 raise ValueError(f"line {number} is not JSON") from None
-            if not isinstance(entry, dict) or not isinstance(entry.get("value"), str) or entry.get("label") not in ("private", "legitimate"):
+            if (
+                not isinstance(entry, dict)
+                or not isinstance(entry.get("value"), str)
+                or entry.get("label") not in ("private", "legitimate")
+            ):
                 raise ValueError(f"line {number}: each entry needs a string value and a label, private or legitimate")
             if not isinstance(entry.get("kind"), str):
                 raise ValueError(f"line {number}: each entry needs a kind")
@@ -150,7 +156,9 @@ def load_entries(path: str) -> list[dict[str, Any]]:
 def add_corpus_command(sub: argparse._SubParsersAction) -> None:
     """``pwh corpus [CORPUS.jsonl] [--json]``: this module's own verb, added to the one CLI."""
     p = sub.add_parser("corpus", help="measure the boundary scanner on a labelled corpus (the shipped one, or one kept apart)")
-    p.add_argument("corpus", metavar="CORPUS.jsonl", nargs="?", help="one JSON object a line: value, label (private|legitimate), kind[, field]")
+    p.add_argument(
+        "corpus", metavar="CORPUS.jsonl", nargs="?", help="one JSON object a line: value, label (private|legitimate), kind[, field]"
+    )
     p.add_argument("--json", action="store_true", help="print the rates as JSON instead of the table")
     p.set_defaults(handler=run_corpus_command)
 
@@ -166,7 +174,11 @@ def run_corpus_command(args: argparse.Namespace) -> int:
         try:
             entries = load_entries(args.corpus)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else ("not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc))
+            why = (
+                exc.strerror
+                if isinstance(exc, OSError) and exc.strerror
+                else ("not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc))
+            )
             print(f"pwh corpus: error: {Path(args.corpus).name}: {why}", file=sys.stderr)
             return 2
     rates = measure(BoundaryScanner(), entries)

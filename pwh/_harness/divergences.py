@@ -143,4 +143,3 @@ def _version_of(sut: str) -> str:
         return metadata.version(sut)
     except (metadata.PackageNotFoundError, ValueError):
         return ""
-

@@ -67,8 +67,14 @@ def example_receipt(
 
 
 def example_intent(
-    dispatch: str, hook_id: str, payload: Mapping[str, Any], *, kind: str, capability_id: str | None = None,
-    policy_version: str = "v0", max_result_bytes: int = 16384,
+    dispatch: str,
+    hook_id: str,
+    payload: Mapping[str, Any],
+    *,
+    kind: str,
+    capability_id: str | None = None,
+    policy_version: str = "v0",
+    max_result_bytes: int = 16384,
 ) -> dict[str, Any]:
     """A valid intent of ``hook_id`` for the dispatch ``dispatch``, its ``intent_id`` the digest of
     its semantic inputs; callers change fields afterwards (the one with a bad field is the test)."""

@@ -127,8 +127,12 @@ def rows_of(judged: list[dict[str, Any]], selected: list[str] | None) -> dict[st
         profile = "divergence" if status == "pass" and divergent else status
         self_failed = sum(1 for s in own if s["rfc"] == "fail")
         rows[rule.id] = {
-            "status": status, "rfc": status, "profile": profile,
-            "scenarios": len(mine), **counts, "divergences": divergent,
+            "status": status,
+            "rfc": status,
+            "profile": profile,
+            "scenarios": len(mine),
+            **counts,
+            "divergences": divergent,
             "self_checks": {"scenarios": len(own), "passed": len(own) - self_failed, "failed": self_failed},
         }
     return rows
@@ -160,14 +164,33 @@ def summarize(rows: dict[str, dict[str, Any]], judged: list[dict[str, Any]], col
         "rfc": verdict,
         "profile": profile,
         "divergences": sum(1 for s in judged if s["counts_for"] == "sut" and s["profile"] == "divergence"),
-        "self_checks": {"scenarios": len(own), "passed": sum(1 for s in own if s["rfc"] == "pass"),
-                        "failed": sum(1 for s in own if s["rfc"] == "fail")},
+        "self_checks": {
+            "scenarios": len(own),
+            "passed": sum(1 for s in own if s["rfc"] == "pass"),
+            "failed": sum(1 for s in own if s["rfc"] == "fail"),
+        },
     }
 
 
 def _public_scenario(s: dict[str, Any]) -> dict[str, Any]:
-    keep = ("id", "tags", "feature", "line", "scenario", "params", "outcome", "rfc", "profile", "counts_for", "divergences",
-            "expected", "seen", "clause", "reason", "failed_step")
+    keep = (
+        "id",
+        "tags",
+        "feature",
+        "line",
+        "scenario",
+        "params",
+        "outcome",
+        "rfc",
+        "profile",
+        "counts_for",
+        "divergences",
+        "expected",
+        "seen",
+        "clause",
+        "reason",
+        "failed_step",
+    )
     return {k: s[k] for k in keep if k in s}
 
 
@@ -202,6 +225,7 @@ def run_gate(
     from pwh._harness.preflight import (
         refuse_bad_matrix,  # exit 2 before any scenario: a matrix `pwh scenarios check` rejects
     )
+
     refuse_bad_matrix(feature_dir)
     sut_dir = _check_sut_loads(sut)
     root = project_root()
@@ -209,23 +233,59 @@ def run_gate(
         results = Path(tmp) / "results.json"
         data_file = Path(tmp) / "coverage.data"
         pytest_args = [
-            str(bindings), "-p", "pytest_bdd.plugin", "-p", "pwh._harness.gate_plugin", "--pwh-results", str(results),
-            "--pwh-progress", "1" if progress else "0", "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-o", f"bdd_features_base_dir={feature_dir}", "--basetemp", str(Path(tmp) / "scenarios"), "--rootdir", str(root), "-W", "ignore::DeprecationWarning",
+            str(bindings),
+            "-p",
+            "pytest_bdd.plugin",
+            "-p",
+            "pwh._harness.gate_plugin",
+            "--pwh-results",
+            str(results),
+            "--pwh-progress",
+            "1" if progress else "0",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:terminal",
+            "-o",
+            f"bdd_features_base_dir={feature_dir}",
+            "--basetemp",
+            str(Path(tmp) / "scenarios"),
+            "--rootdir",
+            str(root),
+            "-W",
+            "ignore::DeprecationWarning",
         ]
         if rows:
             pytest_args += ["-m", " or ".join(_marker_expr(r) for r in rows)]
         if exitfirst:
             pytest_args.append("-x")
         if coverage:
-            cmd = [sys.executable, "-m", "coverage", "run", "--branch", f"--data-file={data_file}",
-                   f"--include={','.join(str(root / m) for m in COVERED_MODULES)}", "-m", "pytest", *pytest_args]
+            cmd = [
+                sys.executable,
+                "-m",
+                "coverage",
+                "run",
+                "--branch",
+                f"--data-file={data_file}",
+                f"--include={','.join(str(root / m) for m in COVERED_MODULES)}",
+                "-m",
+                "pytest",
+                *pytest_args,
+            ]
         else:
             cmd = [sys.executable, "-m", "pytest", *pytest_args]
         # Only the plugins the matrix needs: no third-party plugin installed on the machine may
         # change how the scenarios run or what they report.
-        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PWH_SUT": sut, "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL", "PWH_FEATURES": str(feature_dir), "PWH_FEATURES_ROOT": str(feature_dir.parent),
-               "TMPDIR": tmp, **child_import_env(sut_dir)}
+        env = {
+            **os.environ,
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PWH_SUT": sut,
+            "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL",
+            "PWH_FEATURES": str(feature_dir),
+            "PWH_FEATURES_ROOT": str(feature_dir.parent),
+            "TMPDIR": tmp,
+            **child_import_env(sut_dir),
+        }
         proc = _run_child(cmd, env=env, cwd=root)
         if not results.exists():
             raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
@@ -343,7 +403,8 @@ def _coverage_summary(data_file: Path, root: Path) -> dict[str, Any]:
             "branches": numbers.n_branches,
             "covered_branches": numbers.n_branches - numbers.n_missing_branches,
             "branch_percent": round(100.0 * (numbers.n_branches - numbers.n_missing_branches) / numbers.n_branches, 1)
-            if numbers.n_branches else 100.0,
+            if numbers.n_branches
+            else 100.0,
             "missing_lines": sorted(analysis.missing),
             "missing_branches": missing_branches,
         }

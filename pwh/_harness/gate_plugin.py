@@ -54,9 +54,7 @@ class _Recorder:
         meta["feature_name"] = feature.name
         meta["line"] = scenario.line_number
         meta["scenario"] = scenario.name
-        meta["steps"] = [
-            {"keyword": s.keyword, "name": s.name, "line": s.line_number, "status": "skipped"} for s in scenario.steps
-        ]
+        meta["steps"] = [{"keyword": s.keyword, "name": s.name, "line": s.line_number, "status": "skipped"} for s in scenario.steps]
 
     def pytest_bdd_after_step(self, request: pytest.FixtureRequest, step: Any, **_: Any) -> None:
         self._step_status(request.node.nodeid, step, "passed")
@@ -131,7 +129,8 @@ class _Recorder:
         """The world's account of a scenario, reduced to plain, public-safe fields."""
         divergences = [
             {k: self._safe(str(d.get(k, ""))) for k in ("expected", "seen", "reading")}
-            for d in raw.get("divergences", []) if isinstance(d, dict)
+            for d in raw.get("divergences", [])
+            if isinstance(d, dict)
         ]
         return {"reached": bool(raw.get("reached")), "judged_sut": bool(raw.get("judged_sut")), "divergences": divergences}
 

@@ -41,11 +41,29 @@ COMMAND = "pwh mutate"
 
 # mutmut's exit codes (mutmut.stats.status_by_exit_code), restated so the report can be read
 # without importing mutmut; anything else is 'suspicious'.
-_STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",
-           36: "timeout", 37: "caught by type check", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout",
-           -11: "segfault", -9: "segfault", None: "not checked", 2: "interrupted"}
+_STATUS = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    35: "suspicious",
+    36: "timeout",
+    37: "caught by type check",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    -11: "segfault",
+    -9: "segfault",
+    None: "not checked",
+    2: "interrupted",
+}
 
-_ENTRY = re.compile(r"^- `(?P<name>[^`]+)` (?P<where>\S+) — (?P<status>[a-z ]+) — (?P<mutation>.*?) — (?P<verdict>(killed by|equivalent:|open:).*)$")
+_ENTRY = re.compile(
+    r"^- `(?P<name>[^`]+)` (?P<where>\S+) — (?P<status>[a-z ]+) — (?P<mutation>.*?) — (?P<verdict>(killed by|equivalent:|open:).*)$"
+)
 
 
 def status_of(exit_code: int | None) -> str:
@@ -56,9 +74,17 @@ def add_mutation_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mutate", help="mutation campaign over the dispatcher core, judged by the matrix and the quick models")
     p.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
     p.add_argument("--resume", action="store_true", help="keep mutants/ and mutmut's cached results (default: a fresh campaign)")
-    p.add_argument("--only", metavar="FILE", help="re-run only the mutants named in FILE (one a line, e.g. survivors); the rest keep their cached results (implies --resume)")
-    p.add_argument("--within", metavar="FILE", help="the mutants named in FILE (e.g. the seeded sample) that this run did not check keep"
-                   " the outcome the committed survivors.md gives them (a mutant of FILE it does not list was killed): for --only on a fresh mutants/")
+    p.add_argument(
+        "--only",
+        metavar="FILE",
+        help="re-run only the mutants named in FILE (one a line, e.g. survivors); the rest keep their cached results (implies --resume)",
+    )
+    p.add_argument(
+        "--within",
+        metavar="FILE",
+        help="the mutants named in FILE (e.g. the seeded sample) that this run did not check keep"
+        " the outcome the committed survivors.md gives them (a mutant of FILE it does not list was killed): for --only on a fresh mutants/",
+    )
     p.add_argument("--report-only", action="store_true", help="do not run: write score.json and survivors.md from mutants/")
     p.add_argument("--partial", action="store_true", help="label the results partial (a campaign stopped before every mutant ran)")
     p.set_defaults(handler=_mutate)
@@ -122,15 +148,18 @@ def _run(args: argparse.Namespace) -> int:
     selection = f"only the mutants named in {args.only}" if args.only else ("every mutant" if not partial else "a campaign stopped early")
     if args.within:
         selection = f"only the mutants named in {args.within}" + (
-            f" (those in {args.only} re-run, the rest carried over from the previous results)" if args.only else "")
+            f" (those in {args.only} re-run, the rest carried over from the previous results)" if args.only else ""
+        )
     score = score_json(cfg, mutants, entries, partial=partial, selection=selection)
     (root / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
     (root / RESULTS_DIR / "score.json").write_text(json.dumps(score, indent=2, sort_keys=True) + "\n", "utf-8")
     survivors_md.write_text(render_survivors(score, entries), "utf-8")
     c = score["counts"]
-    print(f"pwh mutate: {c['killed']} of {c['total']} killed, {c['equivalent']} equivalent, score {score['score']:.4f}"
-          f" ({c['survived']} survived, {c['no_tests']} reached by no test, {c['timeout']} timed out);"
-          f" written to {RESULTS_DIR}/score.json and survivors.md")
+    print(
+        f"pwh mutate: {c['killed']} of {c['total']} killed, {c['equivalent']} equivalent, score {score['score']:.4f}"
+        f" ({c['survived']} survived, {c['no_tests']} reached by no test, {c['timeout']} timed out);"
+        f" written to {RESULTS_DIR}/score.json and survivors.md"
+    )
     return EXIT_OK if score["score"] >= score["target"] else EXIT_FAILED
 
 
@@ -255,13 +284,21 @@ def survivor_entries(root: Path, mutants: list[Mutant], previous: dict[str, dict
             verdict = "open: survives again (" + verdict + " before the code changed)"
         if m.status == "killed" and not verdict.startswith("killed by"):
             verdict = "killed by the matrix as it now stands (no scenario of this campaign named)"
-        entries.append({"name": m.name, "where": f"{m.path}:{line}", "status": "killed now" if m.status == "killed" else m.status,
-                        "mutation": mutation, "verdict": verdict})
+        entries.append(
+            {
+                "name": m.name,
+                "where": f"{m.path}:{line}",
+                "status": "killed now" if m.status == "killed" else m.status,
+                "mutation": mutation,
+                "verdict": verdict,
+            }
+        )
     return entries
 
 
-def score_json(cfg: dict[str, Any], mutants: list[Mutant], entries: list[dict[str, str]], *, partial: bool,
-               selection: str = "every mutant") -> dict[str, Any]:
+def score_json(
+    cfg: dict[str, Any], mutants: list[Mutant], entries: list[dict[str, str]], *, partial: bool, selection: str = "every mutant"
+) -> dict[str, Any]:
     population = len(mutants)
     mutants = [m for m in mutants if m.status != "not checked"]  # a partial or sampled run scores what ran
     total = len(mutants)
@@ -303,7 +340,8 @@ def render_survivors(score: dict[str, Any], entries: list[dict[str, str]]) -> st
         "",
         f"Written by `{COMMAND}` (mutmut {score['version']}); classifications are kept across runs and edited by hand.",
         f"Score {score['score']:.4f} = killed {c['killed']} / (total {c['total']} − equivalent {c['equivalent']})"
-        + (f" — PARTIAL: {score['selection']}, {c['total']} of the {score['population']} mutants ran" if score["partial"] else "") + ".",
+        + (f" — PARTIAL: {score['selection']}, {c['total']} of the {score['population']} mutants ran" if score["partial"] else "")
+        + ".",
         "",
         "Each line: mutant — file:line — status now — the mutation — verdict, one of",
         "`killed by features/X.feature:LINE (scenario)`, `equivalent: why no test could tell it apart`,",

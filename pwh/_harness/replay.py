@@ -160,8 +160,7 @@ def choose_sut(trace: Trace, cli_sut: str | None) -> str:
     shown = shown_sut(trace.sut)
     hint = f": name it yourself with --sut {trace.sut}" if shown.startswith("'") else " (give --sut NAME|module:factory)"
     raise ReplayError(
-        f"the trace names SUT {shown}, which is not built in ({', '.join(sorted(BUILTIN_SUTS))}); "
-        f"a trace never chooses code to run{hint}"
+        f"the trace names SUT {shown}, which is not built in ({', '.join(sorted(BUILTIN_SUTS))}); a trace never chooses code to run{hint}"
     )
 
 
@@ -177,8 +176,7 @@ def replay_command(args: argparse.Namespace) -> int:
     except ReplayError as exc:
         return _error(str(exc))
     if trace.had_options:
-        print("pwh replay: the trace's sut_options are not applied (a file never chooses arguments to code)",
-              file=sys.stderr, flush=True)
+        print("pwh replay: the trace's sut_options are not applied (a file never chooses arguments to code)", file=sys.stderr, flush=True)
     if sut not in BUILTIN_SUTS:
         searchable_cwd()  # an adapter the user named may live in the working directory (searched last)
     trace_mod = importlib.import_module(f"{MODELS}._trace")
@@ -195,8 +193,9 @@ def replay_command(args: argparse.Namespace) -> int:
         print(f"  {i:>3}  {describe(step)}", flush=True)
     recorded = trace.violation or {}
     again = " (the recorded violation)" if recorded.get("invariant") == violation.invariant else ""
-    print(f"pwh replay: {sut!r} breaks {violation.row} {violation.invariant} at step {violation.step}{again}: {violation.message}",
-          flush=True)
+    print(
+        f"pwh replay: {sut!r} breaks {violation.row} {violation.invariant} at step {violation.step}{again}: {violation.message}", flush=True
+    )
     return EXIT_FAILED
 
 

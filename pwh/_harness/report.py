@@ -52,8 +52,9 @@ def detail_lines(verdict: dict[str, Any]) -> list[str]:
         lines.append(f"  {kind} {_where(failed)}: {_one_line(failed)}")
     for x in _divergent(verdict):
         for d in x["divergences"]:
-            lines.append(f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}"
-                         .replace("\n", " "))
+            lines.append(
+                f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}".replace("\n", " ")
+            )
     for x in _skipped(verdict):
         lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
     return lines
@@ -137,12 +138,18 @@ def _junit_suite(name: str, cases: list[dict[str, Any]], row: dict[str, Any] | N
     k = sum(1 for x in cases if x.get("outcome") == "skipped")
     out = [f'  <testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{f}" skipped="{k}" errors="0">']
     if row is not None:
-        out += ["    <properties>", f'      <property name="rfc" value={quoteattr(row["rfc"])}/>',
-                f'      <property name="profile" value={quoteattr(row["profile"])}/>', "    </properties>"]
+        out += [
+            "    <properties>",
+            f'      <property name="rfc" value={quoteattr(row["rfc"])}/>',
+            f'      <property name="profile" value={quoteattr(row["profile"])}/>',
+            "    </properties>",
+        ]
     for x in cases:
         classname = name if row is not None else ",".join(x.get("tags", [])) + ".self-check"
         title = x.get("scenario", x["id"]) + (f" [{x['params']}]" if x.get("params") else "")
-        out.append(f'    <testcase classname={quoteattr(classname)} name={quoteattr(title)} file={quoteattr(x.get("feature", ""))} line="{x.get("line", 0)}">')
+        out.append(
+            f'    <testcase classname={quoteattr(classname)} name={quoteattr(title)} file={quoteattr(x.get("feature", ""))} line="{x.get("line", 0)}">'
+        )
         if x.get("outcome") == "failed":
             out.append(f"      <failure message={quoteattr(_one_line(x))}>{escape(x.get('failed_step', ''))}</failure>")
         elif x.get("outcome") == "skipped":
@@ -153,7 +160,9 @@ def _junit_suite(name: str, cases: list[dict[str, Any]], row: dict[str, Any] | N
             out.append(f"      <system-out>{escape(text)}</system-out>")
         out.append("    </testcase>")
     if row is not None and row["scenarios"] == 0:
-        out.append(f'    <testcase classname={quoteattr(name)} name="(no scenario)"><failure message="the row has no scenario"/></testcase>')
+        out.append(
+            f'    <testcase classname={quoteattr(name)} name="(no scenario)"><failure message="the row has no scenario"/></testcase>'
+        )
     out.append("  </testsuite>")
     return out
 
@@ -166,8 +175,17 @@ def cucumber_json(verdict: dict[str, Any], steps: dict[str, list[dict[str, Any]]
     for x in verdict["scenarios"]:
         uri = x.get("feature", "unknown.feature")
         feature = features.setdefault(
-            uri, {"uri": uri, "id": uri.rsplit("/", 1)[-1].removesuffix(".feature"), "keyword": "Feature",
-                  "name": x.get("feature_name", uri), "line": 1, "description": "", "tags": [], "elements": []}
+            uri,
+            {
+                "uri": uri,
+                "id": uri.rsplit("/", 1)[-1].removesuffix(".feature"),
+                "keyword": "Feature",
+                "name": x.get("feature_name", uri),
+                "line": 1,
+                "description": "",
+                "tags": [],
+                "elements": [],
+            },
         )
         skipped = x.get("outcome") == "skipped"
         element_steps = []
@@ -186,10 +204,16 @@ def cucumber_json(verdict: dict[str, Any], steps: dict[str, list[dict[str, Any]]
         if skipped:
             notes.append(f"skipped: {x.get('reason', '')}")
         feature["elements"].append(
-            {"keyword": "Scenario", "id": x["id"], "name": x.get("scenario", x["id"]), "line": x.get("line", 0),
-             "description": "\n".join(filter(None, [description, *notes])), "type": "scenario",
-             "tags": [{"name": "@" + t, "line": max(0, x.get("line", 1) - 1)} for t in x.get("tags", [])],
-             "steps": element_steps}
+            {
+                "keyword": "Scenario",
+                "id": x["id"],
+                "name": x.get("scenario", x["id"]),
+                "line": x.get("line", 0),
+                "description": "\n".join(filter(None, [description, *notes])),
+                "type": "scenario",
+                "tags": [{"name": "@" + t, "line": max(0, x.get("line", 1) - 1)} for t in x.get("tags", [])],
+                "steps": element_steps,
+            }
         )
     return json.dumps([features[k] for k in sorted(features)], indent=2, ensure_ascii=False) + "\n"
 
@@ -264,8 +288,7 @@ def _coverage_md(cov: dict[str, Any]) -> str:
     ]
     for module, m in sorted(cov["modules"].items()):
         lines.append(
-            f"| `{module}` | {m['branches']} | {m['covered_branches']} | {m['branch_percent']} | "
-            f"{_ranges(m['missing_lines']) or '—'} |"
+            f"| `{module}` | {m['branches']} | {m['covered_branches']} | {m['branch_percent']} | {_ranges(m['missing_lines']) or '—'} |"
         )
     if cov.get("outside_rfc"):
         lines += ["", "Uncovered branches outside the RFC (named, not scenario-tested):", ""]
@@ -290,12 +313,16 @@ def html_report(verdict: dict[str, Any]) -> str:
         body.append(_md_line_to_html(line))
     if table:
         body.append("<table>" + "".join(table) + "</table>")
-    css = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}"
-           "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;vertical-align:top}"
-           "code{background:#f4f4f4}ul{margin:.2rem 0}")
+    css = (
+        "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;vertical-align:top}"
+        "code{background:#f4f4f4}ul{margin:.2rem 0}"
+    )
     title = html.escape(f"pwh gate report — {verdict['sut']}")
-    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
-            f"<style>{css}</style></head><body>\n" + "\n".join(b for b in body if b) + "\n</body></html>\n")
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{css}</style></head><body>\n" + "\n".join(b for b in body if b) + "\n</body></html>\n"
+    )
 
 
 def _inline(text: str) -> str:

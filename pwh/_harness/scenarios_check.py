@@ -85,7 +85,11 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
                 what = "no row or rule tag" if not known else f"{len(known)} row tags ({', '.join(known)})"
                 problems.append(Problem(shown, template.line_number, f"scenario {template.name!r} has {what}; it needs exactly one"))
             for tag in unknown:
-                hint = f"tags are case-sensitive: @{tag.upper()}?" if tag.upper() in RULE_IDS else "known: M01–M13, PRV-1, HST-1…HST-6, REC-1, FT-1…FT-7"
+                hint = (
+                    f"tags are case-sensitive: @{tag.upper()}?"
+                    if tag.upper() in RULE_IDS
+                    else "known: M01–M13, PRV-1, HST-1…HST-6, REC-1, FT-1…FT-7"
+                )
                 problems.append(Problem(shown, template.line_number, f"unknown tag @{tag} ({hint})"))
             contexts = [c for ex in template.examples for c in ex.as_contexts()] or [{}]
             for context in contexts:
@@ -129,10 +133,14 @@ def feature_files(features_dir: Path, root: Path | None = None) -> tuple[list[Pa
             try:
                 if entry.is_symlink():
                     if feature or entry.is_dir():
-                        problems.append(Problem(relative(path, root), 0, "a symbolic link (not followed: features live in the directory itself)"))
+                        problems.append(
+                            Problem(relative(path, root), 0, "a symbolic link (not followed: features live in the directory itself)")
+                        )
                 elif entry.is_dir(follow_symlinks=False):
                     if depth + 1 >= MAX_FEATURE_DEPTH:
-                        problems.append(Problem(relative(path, root) + "/", 0, f"nested more than {MAX_FEATURE_DEPTH} directories deep (not searched)"))
+                        problems.append(
+                            Problem(relative(path, root) + "/", 0, f"nested more than {MAX_FEATURE_DEPTH} directories deep (not searched)")
+                        )
                     elif feature:
                         problems.append(Problem(relative(path, root), 0, "a directory, not a feature file"))
                     else:

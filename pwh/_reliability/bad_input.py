@@ -140,7 +140,9 @@ class _Driver:
         src = source(n)
         did = dispatch_of(src)
         plain, _, found = validate_result(
-            result, registration=rig.registry.hooks()[0].registration, dispatch=did,
+            result,
+            registration=rig.registry.hooks()[0].registration,
+            dispatch=did,
             payload_validators=rig.registry.catalog.validators,
         )
         public_ok = plain is None and rejections_ok(found)
@@ -151,8 +153,11 @@ class _Driver:
         hook = hook_failed_with(outcome, HOOK, codes.RESULT_CONTRACT_REJECTED)
         record = rig.journal.get_many([did]).get(did)
         journal_ok = (
-            outcome.journal_error is None and record is not None and record["status"] == "failed"
-            and record["intents"] == [] and record["result_digest"] is None
+            outcome.journal_error is None
+            and record is not None
+            and record["status"] == "failed"
+            and record["intents"] == []
+            and record["result_digest"] is None
         )
         return public_ok and hook is not None and hook.rejection is not None and journal_ok, snapshot(src) == primary
 
@@ -192,8 +197,9 @@ def _hypothesis_examples(kind: str, count: int, seed: int, body: Callable[[BadPa
     seen = [0]
 
     @fix_seed(seed)
-    @settings(max_examples=count, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), print_blob=False)
+    @settings(
+        max_examples=count, database=None, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck), print_blob=False
+    )
     @given(hypothesis_bad(kind))
     def run(packet: BadPacket | None) -> None:
         if packet is not None:
@@ -201,4 +207,3 @@ def _hypothesis_examples(kind: str, count: int, seed: int, body: Callable[[BadPa
             body(packet, seen[0])
 
     run()
-

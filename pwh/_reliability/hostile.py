@@ -104,6 +104,7 @@ def _run_case(case: Case, ctx: Ctx, guard: OutboundGuard, tally: Tally, n: int) 
     witness_reg = registration(WITNESS)
     try:
         rig.install(HOSTILE, case.make(ctx), budget={"timeout_ms": case.timeout_ms}, **hostile_registration())
+
         def witness(i: Mapping[str, Any]) -> Any:
             seen.append(to_plain(i))
             return proposed(intent(i["dispatch_id"], hook_id=WITNESS))
@@ -156,8 +157,9 @@ def _run_case(case: Case, ctx: Ctx, guard: OutboundGuard, tally: Tally, n: int) 
         tally.isolated += 1
 
 
-def _problems(case: Case, outcome: Any, seen: list[Any], src: dict[str, Any], witness_reg: dict[str, Any],
-              elapsed: float, refused: int) -> list[str]:
+def _problems(
+    case: Case, outcome: Any, seen: list[Any], src: dict[str, Any], witness_reg: dict[str, Any], elapsed: float, refused: int
+) -> list[str]:
     out = []
     if case.expect == INPUT_UNCHANGED:
         hostile = outcome.hook(HOSTILE) if outcome.has_hook(HOSTILE) else None

@@ -86,13 +86,27 @@ def hostile_classes(ctx: Ctx) -> dict[str, type]:
         return method
 
     dunders = {
-        "__eq__": trap("__eq__"), "__ne__": trap("__ne__"), "__hash__": trap("__hash__", 1, False),
-        "__str__": trap("__str__"), "__repr__": trap("__repr__"), "__format__": trap("__format__"),
-        "__len__": trap("__len__"), "__iter__": trap("__iter__"), "__bool__": trap("__bool__"),
-        "__getattr__": trap("__getattr__"), "__index__": trap("__index__"), "__float__": trap("__float__"),
-        "__int__": trap("__int__"), "__reduce_ex__": trap("__reduce_ex__"), "__lt__": trap("__lt__"),
-        "__contains__": trap("__contains__"), "__getitem__": trap("__getitem__"), "keys": trap("keys"),
-        "items": trap("items"), "values": trap("values"), "__deepcopy__": trap("__deepcopy__"),
+        "__eq__": trap("__eq__"),
+        "__ne__": trap("__ne__"),
+        "__hash__": trap("__hash__", 1, False),
+        "__str__": trap("__str__"),
+        "__repr__": trap("__repr__"),
+        "__format__": trap("__format__"),
+        "__len__": trap("__len__"),
+        "__iter__": trap("__iter__"),
+        "__bool__": trap("__bool__"),
+        "__getattr__": trap("__getattr__"),
+        "__index__": trap("__index__"),
+        "__float__": trap("__float__"),
+        "__int__": trap("__int__"),
+        "__reduce_ex__": trap("__reduce_ex__"),
+        "__lt__": trap("__lt__"),
+        "__contains__": trap("__contains__"),
+        "__getitem__": trap("__getitem__"),
+        "keys": trap("keys"),
+        "items": trap("items"),
+        "values": trap("values"),
+        "__deepcopy__": trap("__deepcopy__"),
     }
 
     class Meta(type):
@@ -126,7 +140,17 @@ def hostile_classes(ctx: Ctx) -> dict[str, type]:
         "int": type("HostileInt", (int,), dict(dunders)),
         "float": type("HostileFloat", (float,), dict(dunders)),
         "meta": Meta("HostileMeta", (), {}),
-        "mapping": type("HostileMapping", (), dict(dunders, __getitem__=trap("__getitem__", 1, False), keys=trap("keys", ["a"], False), __len__=trap("__len__", 1, False), __iter__=iterate)),
+        "mapping": type(
+            "HostileMapping",
+            (),
+            dict(
+                dunders,
+                __getitem__=trap("__getitem__", 1, False),
+                keys=trap("keys", ["a"], False),
+                __len__=trap("__len__", 1, False),
+                __iter__=iterate,
+            ),
+        ),
     }
 
 
@@ -185,7 +209,9 @@ def _exception_cases() -> list[Case]:
         return recurse(n + 1) + 1
 
     def private_error(ctx: Ctx) -> BaseException:
-        return RuntimeError(f"cannot open {ctx.mark('/home/' + _word(ctx) + '/.ssh/id_rsa')} for {ctx.mark(_word(ctx) + '@corp-' + _word(ctx) + '.com')}")
+        return RuntimeError(
+            f"cannot open {ctx.mark('/home/' + _word(ctx) + '/.ssh/id_rsa')} for {ctx.mark(_word(ctx) + '@corp-' + _word(ctx) + '.com')}"
+        )
 
     cases = [
         ("runtime_error_with_private_text", private_error),
@@ -198,7 +224,10 @@ def _exception_cases() -> list[Case]:
         ("memory_error", lambda ctx: MemoryError()),
         ("stop_iteration", lambda ctx: StopIteration()),
         ("hostile_str_exception", lambda ctx: HostileError(ctx.mark("ghp_" + _word(ctx, 36)))),
-        ("exception_with_traceback_text", lambda ctx: RuntimeError(ctx.mark("Traceback (most recent call last): File \"/srv/" + _word(ctx) + ".py\", line 3"))),
+        (
+            "exception_with_traceback_text",
+            lambda ctx: RuntimeError(ctx.mark('Traceback (most recent call last): File "/srv/' + _word(ctx) + '.py", line 3')),
+        ),
     ]
     out = [Case(name, "hostile_exception", _raise(exc), codes.PRODUCER_FAILED) for name, exc in cases]
     out.append(Case("recursion_error", "hostile_exception", lambda ctx: lambda i: recurse(0), codes.PRODUCER_FAILED))
@@ -294,7 +323,10 @@ def _value_cases() -> list[Case]:
         ("ellipsis_result", lambda ctx, i: ...),
         ("the_input_itself", lambda ctx, i: i),
         ("private_type_name", lambda ctx, i: _result_with(i["dispatch_id"], type(ctx.mark("ghp_" + _word(ctx, 36)), (), {})())),
-        ("email_type_name", lambda ctx, i: _result_with(i["dispatch_id"], type(ctx.mark(_word(ctx) + "@" + _word(ctx) + ".com"), (), {})())),
+        (
+            "email_type_name",
+            lambda ctx, i: _result_with(i["dispatch_id"], type(ctx.mark(_word(ctx) + "@" + _word(ctx) + ".com"), (), {})()),
+        ),
     ]
     return [Case(name, "hostile_value", _returning(make), codes.RESULT_CONTRACT_REJECTED) for name, make in values]
 
@@ -340,11 +372,15 @@ def _object_cases() -> list[Case]:
         time.sleep(0.001)
         return result
 
-    cases = [Case(f"{kind}_{where}", "hostile_object", _returning(obj(kind, where)), codes.RESULT_CONTRACT_REJECTED)
-             for kind in ("object", "class_liar", "str", "dict", "list", "tuple", "int", "float", "meta", "mapping")
-             for where in ("payload", "key", "root")]
-    cases += [Case(f"proxy_over_{kind}", "hostile_object", _returning(proxy_over(kind)), codes.RESULT_CONTRACT_REJECTED)
-              for kind in ("mapping", "dict", "object")]
+    cases = [
+        Case(f"{kind}_{where}", "hostile_object", _returning(obj(kind, where)), codes.RESULT_CONTRACT_REJECTED)
+        for kind in ("object", "class_liar", "str", "dict", "list", "tuple", "int", "float", "meta", "mapping")
+        for where in ("payload", "key", "root")
+    ]
+    cases += [
+        Case(f"proxy_over_{kind}", "hostile_object", _returning(proxy_over(kind)), codes.RESULT_CONTRACT_REJECTED)
+        for kind in ("mapping", "dict", "object")
+    ]
     cases.append(Case("result_mutated_while_read", "hostile_object", _returning(mutated_while_read), INPUT_UNCHANGED))
     return cases
 
@@ -411,8 +447,12 @@ def _mutation_cases() -> list[Case]:
         Case("list_append", "hostile_mutation", tuple_append, codes.PRODUCER_FAILED),
         Case("through_gc_referents", "hostile_mutation", through_gc, INPUT_UNCHANGED),
         Case("kept_and_changed_later", "hostile_mutation", keep_and_change_later, INPUT_UNCHANGED),
-        Case("returns_changed_input", "hostile_mutation",
-             _returning(lambda ctx, i: {**to_plain(i), "status": "proposed"}), codes.RESULT_CONTRACT_REJECTED),
+        Case(
+            "returns_changed_input",
+            "hostile_mutation",
+            _returning(lambda ctx, i: {**to_plain(i), "status": "proposed"}),
+            codes.RESULT_CONTRACT_REJECTED,
+        ),
     ]
 
 
@@ -461,8 +501,15 @@ def _network_cases() -> list[Case]:
 
     return [
         Case(name, "hostile_network", attempt(action), codes.PRODUCER_FAILED)
-        for name, action in (("tcp_create_connection", tcp), ("socket_connect", raw_connect), ("socket_connect_ex", connect_ex),
-                             ("udp_sendto", udp), ("dns_lookup", dns), ("http_urlopen", http), ("ipv6_connect", ipv6))
+        for name, action in (
+            ("tcp_create_connection", tcp),
+            ("socket_connect", raw_connect),
+            ("socket_connect_ex", connect_ex),
+            ("udp_sendto", udp),
+            ("dns_lookup", dns),
+            ("http_urlopen", http),
+            ("ipv6_connect", ipv6),
+        )
     ]
 
 
@@ -480,13 +527,24 @@ def _environment_cases() -> list[Case]:
 
         return value
 
-    cases = [Case(f"{key.lower()}_{where}", "hostile_environment", _returning(env(key, where)), codes.RESULT_CONTRACT_REJECTED)
-             for key in ("PWH_CAMPAIGN_API_KEY", "PWH_CAMPAIGN_DSN", "PWH_CAMPAIGN_HOME", "HOME", "PATH")
-             for where in ("detail", "note_ref", "open_value", "key", "assignment")]
+    cases = [
+        Case(f"{key.lower()}_{where}", "hostile_environment", _returning(env(key, where)), codes.RESULT_CONTRACT_REJECTED)
+        for key in ("PWH_CAMPAIGN_API_KEY", "PWH_CAMPAIGN_DSN", "PWH_CAMPAIGN_HOME", "HOME", "PATH")
+        for where in ("detail", "note_ref", "open_value", "key", "assignment")
+    ]
     cases += [
-        Case("whole_environment_as_payload", "hostile_environment",
-             _returning(lambda ctx, i: _result_with(i["dispatch_id"], dict(os.environ), where="intent")), codes.RESULT_CONTRACT_REJECTED),
-        Case("environ_object", "hostile_environment", _returning(lambda ctx, i: _result_with(i["dispatch_id"], os.environ)), codes.RESULT_CONTRACT_REJECTED),
+        Case(
+            "whole_environment_as_payload",
+            "hostile_environment",
+            _returning(lambda ctx, i: _result_with(i["dispatch_id"], dict(os.environ), where="intent")),
+            codes.RESULT_CONTRACT_REJECTED,
+        ),
+        Case(
+            "environ_object",
+            "hostile_environment",
+            _returning(lambda ctx, i: _result_with(i["dispatch_id"], os.environ)),
+            codes.RESULT_CONTRACT_REJECTED,
+        ),
     ]
     return cases
 
@@ -512,22 +570,58 @@ def _file_cases() -> list[Case]:
 
     return [
         Case("absolute_path_in_detail", "hostile_file", _returning(detail(lambda ctx: str(path_of(ctx)))), codes.RESULT_CONTRACT_REJECTED),
-        Case("file_content_in_detail", "hostile_file", _returning(detail(lambda ctx: path_of(ctx).read_text("utf-8"))), codes.RESULT_CONTRACT_REJECTED),
-        Case("file_content_open_payload", "hostile_file", _returning(lambda ctx, i: _result_with(i["dispatch_id"], path_of(ctx).read_text("utf-8"))), codes.RESULT_CONTRACT_REJECTED),
+        Case(
+            "file_content_in_detail",
+            "hostile_file",
+            _returning(detail(lambda ctx: path_of(ctx).read_text("utf-8"))),
+            codes.RESULT_CONTRACT_REJECTED,
+        ),
+        Case(
+            "file_content_open_payload",
+            "hostile_file",
+            _returning(lambda ctx, i: _result_with(i["dispatch_id"], path_of(ctx).read_text("utf-8"))),
+            codes.RESULT_CONTRACT_REJECTED,
+        ),
         Case("etc_passwd_line", "hostile_file", _returning(detail(passwd)), codes.RESULT_CONTRACT_REJECTED),
         Case("cwd_in_detail", "hostile_file", _returning(detail(lambda ctx: os.getcwd())), codes.RESULT_CONTRACT_REJECTED),
-        Case("path_object", "hostile_file", _returning(lambda ctx, i: _result_with(i["dispatch_id"], path_of(ctx))), codes.RESULT_CONTRACT_REJECTED),
+        Case(
+            "path_object",
+            "hostile_file",
+            _returning(lambda ctx, i: _result_with(i["dispatch_id"], path_of(ctx))),
+            codes.RESULT_CONTRACT_REJECTED,
+        ),
         Case("open_file_object", "hostile_file", _returning(open_file), codes.RESULT_CONTRACT_REJECTED),
-        Case("file_bytes", "hostile_file", _returning(lambda ctx, i: _result_with(i["dispatch_id"], path_of(ctx).read_bytes())), codes.RESULT_CONTRACT_REJECTED),
-        Case("directory_listing_as_keys", "hostile_file",
-             _returning(lambda ctx, i: _result_with(i["dispatch_id"], {str(p): 1 for p in (ctx.workdir or Path(".")).iterdir()}, where="intent")), codes.RESULT_CONTRACT_REJECTED),
-        Case("unreadable_file", "hostile_file", lambda ctx: lambda i: Path("/nonexistent/" + _word(ctx)).read_text(), codes.PRODUCER_FAILED),
+        Case(
+            "file_bytes",
+            "hostile_file",
+            _returning(lambda ctx, i: _result_with(i["dispatch_id"], path_of(ctx).read_bytes())),
+            codes.RESULT_CONTRACT_REJECTED,
+        ),
+        Case(
+            "directory_listing_as_keys",
+            "hostile_file",
+            _returning(
+                lambda ctx, i: _result_with(i["dispatch_id"], {str(p): 1 for p in (ctx.workdir or Path(".")).iterdir()}, where="intent")
+            ),
+            codes.RESULT_CONTRACT_REJECTED,
+        ),
+        Case(
+            "unreadable_file", "hostile_file", lambda ctx: lambda i: Path("/nonexistent/" + _word(ctx)).read_text(), codes.PRODUCER_FAILED
+        ),
     ]
 
 
 def all_cases() -> list[Case]:
-    return (_exception_cases() + _timeout_cases() + _value_cases() + _object_cases() + _mutation_cases()
-            + _network_cases() + _environment_cases() + _file_cases())
+    return (
+        _exception_cases()
+        + _timeout_cases()
+        + _value_cases()
+        + _object_cases()
+        + _mutation_cases()
+        + _network_cases()
+        + _environment_cases()
+        + _file_cases()
+    )
 
 
 def _word(ctx: Ctx, n: int = 8) -> str:

@@ -124,11 +124,9 @@ def read_only(folder: Path, tally: Tally, rounds: int) -> None:
             rig.dispatch(source(10_000))  # one good record to read back later
             kept = rig.journal.records()
             if variant == "uri_mode_ro":
-                journal = rig.journal
-                journal._db.close()  # type: ignore[attr-defined]
-                journal._db = sqlite3.connect(  # type: ignore[attr-defined]
-                    f"file:{journal.path}?mode=ro", uri=True, isolation_level=None  # type: ignore[attr-defined]
-                )
+                journal: Any = rig.journal  # the SQLite journal's own connection, swapped for a read-only one
+                journal._db.close()
+                journal._db = sqlite3.connect(f"file:{journal.path}?mode=ro", uri=True, isolation_level=None)
             else:
                 rig.journal.make_read_only()
             for n in range(rounds):

@@ -32,8 +32,12 @@ SOURCE_SITES = ("goal_id", "agent_id", "todo_id", "turn_instance_id", "receipt_i
 PROJECTION_SITES = ("fact_ref", "segment_ref")
 RESULT_SITES = ("note_ref", "detail", "open_value", "open_key", "strict_key", "operation", "write_scope", "type_name")
 EXCEPTION_SITES = ("message", "exception_type_name", "str_override")
-CATEGORIES = {"leak_source": SOURCE_SITES, "leak_projection": PROJECTION_SITES,
-              "leak_result": RESULT_SITES, "leak_exception": EXCEPTION_SITES}
+CATEGORIES = {
+    "leak_source": SOURCE_SITES,
+    "leak_projection": PROJECTION_SITES,
+    "leak_result": RESULT_SITES,
+    "leak_exception": EXCEPTION_SITES,
+}
 
 
 @dataclass
@@ -50,8 +54,24 @@ class Planted:
 class PrivateValues:
     """Seeded Faker values of every kind the RFC forbids, plus the names to declare."""
 
-    KINDS = ("name", "user_name", "email", "url", "ipv4", "ipv6", "file_path", "home_path", "hostname",
-             "aws_key", "google_key", "openai_key", "github_token", "slack_token", "jwt", "bearer")
+    KINDS = (
+        "name",
+        "user_name",
+        "email",
+        "url",
+        "ipv4",
+        "ipv6",
+        "file_path",
+        "home_path",
+        "hostname",
+        "aws_key",
+        "google_key",
+        "openai_key",
+        "github_token",
+        "slack_token",
+        "jwt",
+        "bearer",
+    )
 
     def __init__(self, seed: int) -> None:
         from faker import Faker  # a test/gate extra: imported only when the campaign runs
@@ -176,9 +196,18 @@ def _dump(value: Any) -> str:
 
 
 def _scenario(i: int, label: str, seen: str) -> dict[str, Any]:
-    return {"id": f"campaign/{i}", "tags": ["M13"], "feature": "features/campaign.feature", "line": i + 1,
-            "scenario": f"leak campaign {label}", "params": "", "outcome": "failed",
-            "expected": "a compact stable code", "seen": seen, "failed_step": "Then nothing private is kept"}
+    return {
+        "id": f"campaign/{i}",
+        "tags": ["M13"],
+        "feature": "features/campaign.feature",
+        "line": i + 1,
+        "scenario": f"leak campaign {label}",
+        "params": "",
+        "outcome": "failed",
+        "expected": "a compact stable code",
+        "seen": seen,
+        "failed_step": "Then nothing private is kept",
+    }
 
 
 def _reports(scenarios: list[dict[str, Any]]) -> str:
@@ -186,8 +215,16 @@ def _reports(scenarios: list[dict[str, Any]]) -> str:
     from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 
     verdict = GateRun("campaign", scenarios).verdict()
-    return "\n".join((verdict_table(verdict), verdict_json(verdict), junit_xml(verdict), cucumber_json(verdict, {}),
-                      markdown_report(verdict), html_report(verdict)))
+    return "\n".join(
+        (
+            verdict_table(verdict),
+            verdict_json(verdict),
+            junit_xml(verdict),
+            cucumber_json(verdict, {}),
+            markdown_report(verdict),
+            html_report(verdict),
+        )
+    )
 
 
 def _packet(scenarios: list[dict[str, Any]], values: list[str], names: list[str], folder: Path, tally: Tally) -> None:

@@ -65,8 +65,15 @@ def dispatch_of(src: dict[str, Any], hook_id: str = HOOK) -> str:
     return dispatch_id(src["receipt_id"], hook_id, REGISTRATION_SCHEMA_VERSION, src["event_kind"])
 
 
-def intent(did: str, payload: dict[str, Any] | None = None, *, hook_id: str = HOOK, kind: str = STRICT_KIND,
-           policy_version: str = "v0", **overrides: Any) -> dict[str, Any]:
+def intent(
+    did: str,
+    payload: dict[str, Any] | None = None,
+    *,
+    hook_id: str = HOOK,
+    kind: str = STRICT_KIND,
+    policy_version: str = "v0",
+    **overrides: Any,
+) -> dict[str, Any]:
     payload = payload if payload is not None else {"note_ref": "note_" + did[4:16]}
     out = example_intent(did, hook_id, payload, kind=kind, policy_version=policy_version, max_result_bytes=INTENT_BUDGET)
     out.update(overrides)
@@ -186,12 +193,25 @@ class _Dict(dict):
 def non_json_values() -> list[tuple[str, Any]]:
     """Values no JSON packet may hold, each safe to create and compare."""
     return [
-        ("nan", float("nan")), ("infinity", float("inf")), ("neg_infinity", float("-inf")),
-        ("int_over_64_bits", 2**70), ("neg_int_over_64_bits", -(2**70)), ("set", {1, 2}), ("bytes", b"x"),
-        ("opaque_object", _Opaque()), ("complex", 1j), ("decimal", Decimal("1.5")), ("int_key", {1: "a"}),
-        ("tuple_key", {("t",): 1}), ("str_subclass", _Str("x")), ("dict_subclass", _Dict(a=1)),
-        ("lone_surrogate", "x\ud800y"), ("surrogate_key", {"k\udfff": 1}), ("frozenset", frozenset()),
-        ("range", range(3)), ("bytearray", bytearray(b"x")),
+        ("nan", float("nan")),
+        ("infinity", float("inf")),
+        ("neg_infinity", float("-inf")),
+        ("int_over_64_bits", 2**70),
+        ("neg_int_over_64_bits", -(2**70)),
+        ("set", {1, 2}),
+        ("bytes", b"x"),
+        ("opaque_object", _Opaque()),
+        ("complex", 1j),
+        ("decimal", Decimal("1.5")),
+        ("int_key", {1: "a"}),
+        ("tuple_key", {("t",): 1}),
+        ("str_subclass", _Str("x")),
+        ("dict_subclass", _Dict(a=1)),
+        ("lone_surrogate", "x\ud800y"),
+        ("surrogate_key", {"k\udfff": 1}),
+        ("frozenset", frozenset()),
+        ("range", range(3)),
+        ("bytearray", bytearray(b"x")),
     ]
 
 
@@ -216,7 +236,9 @@ def candidates(schema: dict[str, Any], value: Any, path: Path) -> list[Mutation]
     typ = schema.get("type")
     if "const" in schema:
         const = schema["const"]
-        out.append(Mutation("const_changed", path, "replace", const + "_x" if type(const) is str else (not const if type(const) is bool else "x")))
+        out.append(
+            Mutation("const_changed", path, "replace", const + "_x" if type(const) is str else (not const if type(const) is bool else "x"))
+        )
     if "enum" in schema:
         out += [Mutation("enum_unknown", path, "replace", "unknown_token"), Mutation("enum_wrong_type", path, "replace", 7)]
     if typ == "string":
@@ -281,13 +303,17 @@ def apply(value: Any, m: Mutation) -> Any:
 # Cross-field ("semantic") violations: valid shapes the code must still refuse
 # --------------------------------------------------------------------------------------------
 
+
 def semantic_sources(n: int) -> list[tuple[str, dict[str, Any]]]:
     return [
         ("effect_mismatch", source(n, plan_effect_id="effect_other")),
         ("step_prepared", source(n, step_status="prepared")),
         ("step_prose_only", source(n, step_status="prose_only")),
         ("not_durable", source(n, durable_checkpoint=False)),
-        ("progress_event", source(n, event_kind="progress_recorded", event={"transition": "progressed", "segment_ref": "s", "fact_refs": []})),
+        (
+            "progress_event",
+            source(n, event_kind="progress_recorded", event={"transition": "progressed", "segment_ref": "s", "fact_refs": []}),
+        ),
         ("transition_mismatch", source(n, event={"transition": "replanned", "segment_ref": "s", "fact_refs": []})),
         ("empty_goal", source(n, goal_id="")),
         ("empty_turn", source(n, turn_instance_id="")),
@@ -338,6 +364,7 @@ def semantic_intents(did: str) -> list[tuple[str, dict[str, Any]]]:
 # --------------------------------------------------------------------------------------------
 # The random (mutation-based) generator
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class BadPacket:

@@ -45,9 +45,7 @@ class ReferenceSUT:
     sqlite_journal_class: type[SQLiteJournal] = SQLiteJournal
     memory_journal_class: type[MemoryJournal] = MemoryJournal
 
-    def __init__(
-        self, *, journal: str = "sqlite", workdir: str | Path | None = None, synchronous: str | None = None
-    ) -> None:
+    def __init__(self, *, journal: str = "sqlite", workdir: str | Path | None = None, synchronous: str | None = None) -> None:
         if journal not in ("sqlite", "memory"):
             raise ValueError("journal must be 'sqlite' or 'memory'")
         self._kind = journal

@@ -103,9 +103,7 @@ def _remember(world: World, results: list[TurnResult]) -> None:
             world.outcomes.append(result.dispatch)
 
 
-def _install(
-    world: World, hook_id: str, phrase: str, body: Body, reg: Mapping[str, Any], on_call: OnCall | None
-) -> list[Rejection]:
+def _install(world: World, hook_id: str, phrase: str, body: Body, reg: Mapping[str, Any], on_call: OnCall | None) -> list[Rejection]:
     # World.install_hook registers the generic intent kind on every install; the catalog keeps
     # the first (same schema), so once per world is the same and spares a schema compile per hook.
     if not getattr(world, KIND_READY_ATTR, False):
@@ -146,9 +144,7 @@ class _Registrar:
         self.world.sut.register_intent_kind(kind, payload_schema)
 
     def install(self, reg: Mapping[str, Any], producer: Callable[[Mapping[str, Any]], Any]) -> None:
-        rejections = _install(
-            self.world, reg["hook_id"], "the capability's own producer", lambda i, c: producer(i), reg, self.on_call
-        )
+        rejections = _install(self.world, reg["hook_id"], "the capability's own producer", lambda i, c: producer(i), reg, self.on_call)
         if rejections:
             raise AssertionError(f"the capability's registration was rejected: {rejections[0]}")
 
@@ -170,16 +166,16 @@ def offer_bad_receipt(world: World, flaw: str) -> Any:
     elif flaw == "empty_effect":
         receipt = source(1, effect_id="", plan_effect_id="")
     elif flaw.startswith("empty_"):
-        receipt = source(1, **{flaw[len("empty_"):]: ""})
+        receipt = source(1, **{flaw[len("empty_") :]: ""})
     elif flaw.startswith("durable_"):
         receipt = source(1)
-        value = _DURABLE[flaw[len("durable_"):]]
+        value = _DURABLE[flaw[len("durable_") :]]
         if value is _MISSING:
             receipt.pop("durable_checkpoint")
         else:
             receipt["durable_checkpoint"] = value
     elif flaw.startswith("status_"):
-        receipt = source(1, step_status=flaw[len("status_"):])
+        receipt = source(1, step_status=flaw[len("status_") :])
     else:
         receipt = source(1, step_status=flaw)
     return world.dispatch_direct(receipt)

@@ -115,8 +115,14 @@ def spec_for(hook_id: str, behaviour: str) -> HookSpec:
         from pwh.capabilities.periodic_report import REGISTRATION
 
         budget = REGISTRATION["budget"]
-        return HookSpec(hook_id, behaviour, budget["max_invocations_per_dispatch"], budget["max_result_bytes"],
-                        budget["timeout_ms"], tuple(REGISTRATION["event_kinds"]))
+        return HookSpec(
+            hook_id,
+            behaviour,
+            budget["max_invocations_per_dispatch"],
+            budget["max_result_bytes"],
+            budget["timeout_ms"],
+            tuple(REGISTRATION["event_kinds"]),
+        )
     from fakes._packets import registration
 
     from .._behaviours import BEHAVIOURS

@@ -42,8 +42,9 @@ def soak_command(args: argparse.Namespace) -> int:
     _importable_cwd()
     sut = args.sut or os.environ.get("PWH_SUT") or "reference"
     try:
-        summary = soak(args.minutes, sut, args.seed, campaign=args.campaign,
-                       real_crashes=False if args.no_real_crashes else None, out=_print)
+        summary = soak(
+            args.minutes, sut, args.seed, campaign=args.campaign, real_crashes=False if args.no_real_crashes else None, out=_print
+        )
     except (SUTLoadError, ModelError) as exc:
         return _error(str(exc))
     except OSError as exc:

@@ -58,6 +58,7 @@ class StepLibrary:
                 return context
         return None
 
+
 REFERENCE = "reference"
 MAX_THEN = 3
 
@@ -152,7 +153,10 @@ def _lines(step: dict[str, Any], world: World) -> Iterator[tuple[str, str]]:
         n = step["writeback"]
         committed = [t for t in world.turns if t.committed]
         same = bool(committed) and _receipt_id(world, n) == (committed[-1].receipt or {}).get("receipt_id")
-        yield "When", "a second dispatcher delivers the same dispatch again" if same else f"a second dispatcher delivers writeback number {n} again"
+        yield (
+            "When",
+            "a second dispatcher delivers the same dispatch again" if same else f"a second dispatcher delivers writeback number {n} again",
+        )
     elif op == "crash":
         what = "completion" if step["action"] == "complete_todo" else "replan"
         yield "When", f'the process crashes at "{step["point"]}" during a {what} and restarts'
@@ -178,11 +182,11 @@ def _bad_receipt_line(flaw: str) -> str:
     if flaw == "empty_effect":
         return "a committed receipt with an empty effect identity is offered for dispatch"
     if flaw.startswith("durable_"):
-        return f"a committed receipt whose durable checkpoint is {flaw[len('durable_'):]} is offered for dispatch"
+        return f"a committed receipt whose durable checkpoint is {flaw[len('durable_') :]} is offered for dispatch"
     if flaw.startswith("status_"):
-        return f'a receipt whose writeback step is "{flaw[len("status_"):]}" is offered for dispatch'
+        return f'a receipt whose writeback step is "{flaw[len("status_") :]}" is offered for dispatch'
     if flaw.startswith("empty_"):
-        return f"a committed receipt with an empty {flaw[len('empty_'):]} is offered for dispatch"
+        return f"a committed receipt with an empty {flaw[len('empty_') :]} is offered for dispatch"
     return f"a receipt whose writeback step is only {flaw} is offered for dispatch"
 
 
@@ -248,7 +252,10 @@ def _candidates(world: World) -> Iterator[tuple[str, str]]:
     for hook_id in sorted(world.hooks):
         probe = world.hooks[hook_id]
         calls = probe.calls
-        yield "called", f'hook "{hook_id}" was never called' if calls == 0 else f'hook "{hook_id}" was called {calls} time{"s" if calls != 1 else ""}'
+        yield (
+            "called",
+            f'hook "{hook_id}" was never called' if calls == 0 else f'hook "{hook_id}" was called {calls} time{"s" if calls != 1 else ""}',
+        )
         intents = sum(len(r.get("intents", [])) for r in world.records_for(hook_id) if r.get("status") == "proposed")
         if intents <= 2:
             word = {0: "no", 1: "one", 2: "two"}[intents]
@@ -293,7 +300,7 @@ def _render(trace: dict[str, Any], trace_name: str, lines: list[tuple[str, str]]
     v = trace["violation"]
     slug = sut_slug(trace["sut"])
     out = [
-        f"# pwh model counterexample: {v['row']} {v['invariant']}, found against SUT \"{trace['sut']}\" (seed {trace['seed']}).",
+        f'# pwh model counterexample: {v["row"]} {v["invariant"]}, found against SUT "{trace["sut"]}" (seed {trace["seed"]}).',
         f"# {v['message']}",
         f"# Reproduce the run: pwh replay {trace_name} --sut {trace['sut']}",
     ]

@@ -122,7 +122,7 @@ class Judge:
 
     def _primary(self, system: ModelSystem) -> Finding | None:
         turns = system.world.turns
-        for turn in turns[self.turns_seen:]:
+        for turn in turns[self.turns_seen :]:
             if turn.primary_uses:
                 return "primary_untouched", "M07", f"the dispatcher used the primary Turn ({', '.join(turn.primary_uses)})"
         self.turns_seen = len(turns)
@@ -145,7 +145,11 @@ class Judge:
         for rec in journal:
             for intent in rec.get("intents") or []:
                 if intent.get("external_write_performed") is not False or intent.get("grants_new_action_authority") is not False:
-                    return "no_authority_claim", "M12", f"hook {rec.get('hook_id')} has a recorded intent claiming an external write or new authority"
+                    return (
+                        "no_authority_claim",
+                        "M12",
+                        f"hook {rec.get('hook_id')} has a recorded intent claiming an external write or new authority",
+                    )
         return None
 
     # -- journal rules (M04, M06) ---------------------------------------------------------------
@@ -168,9 +172,14 @@ class Judge:
                 if any(rec.get(k) != was.get(k) for k in ("status", "intents", "result_digest")):
                     return "history_kept", "M06", f"the final sidecar record of hook {rec.get('hook_id')} was overwritten"
                 changed = sorted(k for k in set(rec) | set(was) if rec.get(k) != was.get(k))
-                return "record_byte_identical", "M05", (
-                    f"the final sidecar record of hook {rec.get('hook_id')} changed its {', '.join(changed)} "
-                    "after it was recorded (replays and restarts must leave it byte for byte)")
+                return (
+                    "record_byte_identical",
+                    "M05",
+                    (
+                        f"the final sidecar record of hook {rec.get('hook_id')} changed its {', '.join(changed)} "
+                        "after it was recorded (replays and restarts must leave it byte for byte)"
+                    ),
+                )
         for did, rec in now.items():
             if rec.get("status") in ("proposed", "not_applicable") and did not in self.history:
                 self.history[did] = canonical_bytes(rec)
@@ -184,7 +193,11 @@ class Judge:
             return None
         for call in episode.calls:
             if call.dispatch_id in episode.finals_at_start:
-                return "no_call_after_final", "M05", f"hook {call.hook_id} was called again for a dispatch whose receipt was already recorded"
+                return (
+                    "no_call_after_final",
+                    "M05",
+                    f"hook {call.hook_id} was called again for a dispatch whose receipt was already recorded",
+                )
         return None
 
     @staticmethod
@@ -201,9 +214,17 @@ class Judge:
             conflict = hook.status == "failed" and hook.failure_code == codes.INTENT_CONFLICT
             if episode.kind == "redeliver":
                 if not (hook.status == rec["status"] or conflict):
-                    return "replay_identical", row, f"hook {hook.hook_id}: a second delivery ended {hook.status}, not the recorded {rec['status']} or intent_conflict"
+                    return (
+                        "replay_identical",
+                        row,
+                        f"hook {hook.hook_id}: a second delivery ended {hook.status}, not the recorded {rec['status']} or intent_conflict",
+                    )
             elif hook.status != rec["status"] or hook.failure_code != rec.get("failure_code") or not hook.replayed:
-                return "replay_identical", row, f"hook {hook.hook_id}: a replay ended {hook.status}/{hook.failure_code} (replayed={hook.replayed}), not the recorded receipt"
+                return (
+                    "replay_identical",
+                    row,
+                    f"hook {hook.hook_id}: a replay ended {hook.status}/{hook.failure_code} (replayed={hook.replayed}), not the recorded receipt",
+                )
         return None
 
     @staticmethod
@@ -255,9 +276,14 @@ class Judge:
                 # call: a dispatch that died may have counted one it never made.
                 if want is None and tried + _died(system) >= cap:
                     continue
-                yield "independent_budgets", "M08", (
-                    f"hook {hook.hook_id} got dispatch_budget_exhausted with {taken} of {system.ceiling} intent slots "
-                    f"taken by accepted results and {tried} attempt(s) made")
+                yield (
+                    "independent_budgets",
+                    "M08",
+                    (
+                        f"hook {hook.hook_id} got dispatch_budget_exhausted with {taken} of {system.ceiling} intent slots "
+                        f"taken by accepted results and {tried} attempt(s) made"
+                    ),
+                )
                 return
             if want is None and hook.failure_code == codes.REGISTRATION_REJECTED and _over_ceilings(spec, episode):
                 continue  # the profile lowered a ceiling under this registration: rejected before any call
@@ -269,16 +295,26 @@ class Judge:
             if also is not None and seen == (also.status, also.code, also.intents):
                 want = also
             if seen != (want.status, want.code, want.intents):
-                yield "isolated_failure", "M07", (
-                    f"hook {hook.hook_id} ({spec.behaviour}) ended {hook.status}/{hook.failure_code} "
-                    f"with {len(hook.intents)} intent(s); expected {want.status}/{want.code}")
+                yield (
+                    "isolated_failure",
+                    "M07",
+                    (
+                        f"hook {hook.hook_id} ({spec.behaviour}) ended {hook.status}/{hook.failure_code} "
+                        f"with {len(hook.intents)} intent(s); expected {want.status}/{want.code}"
+                    ),
+                )
                 return
             if taken is None:
                 continue
             if hook.status != "failed" and taken + len(hook.intents) > system.ceiling:
-                yield "independent_budgets", "M08", (
-                    f"hook {hook.hook_id} was accepted with {len(hook.intents)} intent(s) while {taken} of "
-                    f"{system.ceiling} intent slots of the dispatch were taken")
+                yield (
+                    "independent_budgets",
+                    "M08",
+                    (
+                        f"hook {hook.hook_id} was accepted with {len(hook.intents)} intent(s) while {taken} of "
+                        f"{system.ceiling} intent slots of the dispatch were taken"
+                    ),
+                )
                 return
             taken += len(hook.intents)
 
@@ -289,7 +325,11 @@ class Judge:
             return None
         limit = sum(system.hooks[c.hook_id].timeout_ms for c in hung) + TIMEOUT_GRACE_MS
         if episode.elapsed_ms > limit:
-            return "timeout_enforced", "M07", f"a dispatch with {len(hung)} hung provider(s) took {episode.elapsed_ms:.0f} ms (limit {limit} ms)"
+            return (
+                "timeout_enforced",
+                "M07",
+                f"a dispatch with {len(hung)} hung provider(s) took {episode.elapsed_ms:.0f} ms (limit {limit} ms)",
+            )
         return None
 
     @staticmethod
@@ -334,7 +374,11 @@ class Judge:
                 return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} reached hook {episode.calls[0].hook_id}"
             new = [r for r in journal if r.get("source_receipt_id") == episode.receipt_id and r["dispatch_id"] not in episode.ids_at_start]
             if new:
-                return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} got a sidecar record for hook {new[0].get('hook_id')}"
+                return (
+                    "bad_receipt_dispatches_nothing",
+                    "M03",
+                    f"a receipt with flaw {flaw} got a sidecar record for hook {new[0].get('hook_id')}",
+                )
         if record.journal_before is not None and [canonical_bytes(r) for r in journal] != record.journal_before:
             return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} changed the sidecar journal"
         return None
@@ -349,8 +393,11 @@ class Judge:
         profile = episode.profile
         if profile is None:
             return None
-        new = [r.get("hook_id") for r in journal
-               if r.get("source_receipt_id") == episode.receipt_id and r["dispatch_id"] not in episode.ids_at_start]
+        new = [
+            r.get("hook_id")
+            for r in journal
+            if r.get("source_receipt_id") == episode.receipt_id and r["dispatch_id"] not in episode.ids_at_start
+        ]
         if not profile.phase_enabled:
             if episode.calls:
                 return "profile_governs_dispatch", "M01", f"the profile disables the phase, yet hook {episode.calls[0].hook_id} was called"
@@ -363,7 +410,11 @@ class Judge:
         for call in episode.calls:
             spec = system.hooks.get(call.hook_id)
             if spec is not None and _over_ceilings(spec, episode):
-                return "profile_governs_dispatch", "M01", f"hook {call.hook_id} was called though its registration is over the profile's current ceilings"
+                return (
+                    "profile_governs_dispatch",
+                    "M01",
+                    f"hook {call.hook_id} was called though its registration is over the profile's current ceilings",
+                )
         return None
 
     # -- hooks that change their input, hooks of one capability (M08) ---------------------------
@@ -406,7 +457,11 @@ class Judge:
                 if any(i.get("hook_id") != hook.hook_id for i in hook.intents):
                     return "hooks_independent", "M08", f"hook {hook.hook_id} was reported with another hook's intents"
                 if owner.get(hook.dispatch_id, hook.hook_id) != hook.hook_id:
-                    return "hooks_independent", "M08", f"the sidecar record of hook {hook.hook_id} belongs to hook {owner[hook.dispatch_id]}"
+                    return (
+                        "hooks_independent",
+                        "M08",
+                        f"the sidecar record of hook {hook.hook_id} belongs to hook {owner[hook.dispatch_id]}",
+                    )
         return None
 
     # -- the retry bound (SPEC §0 "Budgets, read precisely", §4) ----------------------------------
@@ -434,12 +489,20 @@ class Judge:
                 within[did] = within.get(did, 0) + 1
                 spec = system.hooks.get(call.hook_id)
                 if spec is not None and within[did] > spec.max_invocations:
-                    return "retry_bounded", "M08", (
-                        f"hook {call.hook_id} was called {within[did]} times in one attempt "
-                        f"(max_invocations_per_dispatch {spec.max_invocations})")
+                    return (
+                        "retry_bounded",
+                        "M08",
+                        (
+                            f"hook {call.hook_id} was called {within[did]} times in one attempt "
+                            f"(max_invocations_per_dispatch {spec.max_invocations})"
+                        ),
+                    )
                 if made.get(did, 0) >= cap:
-                    return "retry_bounded", "M08", (
-                        f"hook {call.hook_id} was called again after {made[did]} call(s) for its dispatch (retry cap {cap})")
+                    return (
+                        "retry_bounded",
+                        "M08",
+                        (f"hook {call.hook_id} was called again after {made[did]} call(s) for its dispatch (retry cap {cap})"),
+                    )
                 made[did] = made.get(did, 0) + 1
         died = _died(system)
         for episode in record.episodes:
@@ -451,8 +514,11 @@ class Judge:
                     continue  # a final record stays as it was recorded
                 counted = rec.get("attempts")
                 if type(counted) is not int or not made[did] <= counted <= made[did] + died:
-                    return "retry_bounded", "M08", (
-                        f"hook {rec.get('hook_id')}: {made[did]} call(s) made for its dispatch, but the record counts {counted!r}")
+                    return (
+                        "retry_bounded",
+                        "M08",
+                        (f"hook {rec.get('hook_id')}: {made[did]} call(s) made for its dispatch, but the record counts {counted!r}"),
+                    )
         return None
 
     # -- after the step: recovery, scheduler, identity, boundary --------------------------------
@@ -462,7 +528,13 @@ class Judge:
         exactly one recorded outcome (M04, JNL-4)."""
         for episode in record.episodes:
             out = episode.outcome
-            if out is not None and out.admitted and not out.journal_error and episode.receipt_id and not _inadmissible(system, record, episode):
+            if (
+                out is not None
+                and out.admitted
+                and not out.journal_error
+                and episode.receipt_id
+                and not _inadmissible(system, record, episode)
+            ):
                 self.covered[episode.receipt_id] = frozenset(system.admitted(episode.event_kind, episode.installed, episode.profile))
         committed = {r["receipt_id"] for r in system.committed()}
         count: dict[tuple[Any, Any], int] = {}
@@ -570,4 +642,3 @@ def _bind(forward: dict[Any, Any], backward: dict[Any, Any], ident: Any, key: An
     forward[ident] = key
     backward[key] = ident
     return None
-

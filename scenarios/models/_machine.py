@@ -268,9 +268,7 @@ def run_model(
     machine = hypothesis.seed(seed)(type("ModelMachineRun", (ModelMachine,), {"config": config}))
     run = ModelRun(name, seed, config.stats)
     try:
-        run_state_machine_as_test(
-            machine, settings=model_settings(max_examples=max_examples, steps=steps, shrink=shrink == "hypothesis")
-        )
+        run_state_machine_as_test(machine, settings=model_settings(max_examples=max_examples, steps=steps, shrink=shrink == "hypothesis"))
     except ModelViolation as exc:
         run.violation = exc.violation
     except Exception:

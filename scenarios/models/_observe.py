@@ -57,9 +57,7 @@ def final_records(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 class ObservedSUT:
     """The adapter under test, unchanged, with its dispatch episodes recorded."""
 
-    def __init__(
-        self, inner: Any, begin: Callable[[str, Mapping[str, Any]], Episode], drain: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, inner: Any, begin: Callable[[str, Mapping[str, Any]], Episode], drain: Callable[[], None] | None = None) -> None:
         self.inner = inner
         self._begin = begin
         self._drain = drain  # reads the provider calls made meanwhile (they may run in a worker process)

@@ -46,7 +46,10 @@ def crash_in_child(system: ModelSystem, point: str, action: str) -> None:
     with open(errors_path, "wb") as errors:
         proc = subprocess.Popen(
             [sys.executable, "-P", "-m", "scenarios.models._child", str(spec_path)],  # -P: no cwd first
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, env=_child_env(system.sut_spec),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            env=_child_env(system.sut_spec),
         )
         try:
             code = proc.wait(timeout=CHILD_TIMEOUT_S)
@@ -104,8 +107,15 @@ def _merge_calls(system: ModelSystem, episode: Episode, calls_path: Path) -> Non
         world.log.note({"e": "call", "h": seen["hook_id"], "i": seen["input"], "r": seen["appending"], "p": 0})
         system._calls_seen += 1
         source = seen["input"].get("source") or {}
-        call = Call(seen["hook_id"], seen["input"].get("dispatch_id"), source.get("receipt_id"), seen["number"],
-                    seen["input"], seen["appending"], canonical_bytes(source))
+        call = Call(
+            seen["hook_id"],
+            seen["input"].get("dispatch_id"),
+            source.get("receipt_id"),
+            seen["number"],
+            seen["input"],
+            seen["appending"],
+            canonical_bytes(source),
+        )
         system.calls.append(call)
         episode.calls.append(call)
 

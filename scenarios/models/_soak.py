@@ -74,8 +74,16 @@ def soak(
         per_example = (time.monotonic() - started) / stats.examples if stats.examples else FIRST_GUESS_S
         examples = max(1, min(ROUND_EXAMPLES, int(left / per_example)))
         result = run_model(
-            sut, seed=derive_seed(seed, rounds), max_examples=examples, steps=ROUND_STEPS,
-            shrink="none", real_crashes=real, weights=SOAK_WEIGHTS, stats=stats, progress=ticker.tick, export=False,
+            sut,
+            seed=derive_seed(seed, rounds),
+            max_examples=examples,
+            steps=ROUND_STEPS,
+            shrink="none",
+            real_crashes=real,
+            weights=SOAK_WEIGHTS,
+            stats=stats,
+            progress=ticker.tick,
+            export=False,
         )
         rounds += 1
         if result.violation is not None and result.trace is not None:

@@ -36,9 +36,22 @@ OPS: dict[str, tuple[str, ...]] = {
 
 # A receipt that must dispatch nothing (SPEC §4 ADM, M03): the step library's wording of each flaw.
 BAD_RECEIPTS: tuple[str, ...] = (
-    "prepared", "rejected", "inferred", "prose_only", "not_durable",
-    "empty_goal_id", "empty_agent_id", "empty_todo_id", "empty_turn_instance_id", "effect_mismatch",
-    "status_Committed", "status_done", "durable_missing", "durable_the text true", "durable_the number 1", "empty_effect",
+    "prepared",
+    "rejected",
+    "inferred",
+    "prose_only",
+    "not_durable",
+    "empty_goal_id",
+    "empty_agent_id",
+    "empty_todo_id",
+    "empty_turn_instance_id",
+    "effect_mismatch",
+    "status_Committed",
+    "status_done",
+    "durable_missing",
+    "durable_the text true",
+    "durable_the number 1",
+    "empty_effect",
 )
 # A registration that must be rejected before any provider call (SPEC §2 REG, M02): the step
 # library's flaws (scenarios/steps_setup.py) and a second registration of an installed hook_id.

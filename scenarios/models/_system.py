@@ -78,6 +78,7 @@ class NoHooksTwin:
     def close(self) -> None:
         self.orch.close()
 
+
 SEGMENT_DEFAULT = 3  # World's default; the setup step changes it only when it differs
 
 
@@ -377,15 +378,14 @@ class ModelSystem:
         """The provider calls the world's log holds that this model has not seen yet, in order
         (providers may run in the reference's worker process, where no model object is)."""
         calls = self.world.log.calls()
-        for entry in calls[self._calls_seen:]:
+        for entry in calls[self._calls_seen :]:
             self._calls_seen += 1
             number = sum(1 for c in calls[: self._calls_seen] if c["h"] == entry["h"])
             self._on_call(entry["h"], entry["i"], number, entry["r"])
 
     def _on_call(self, hook_id: str, hook_input: Mapping[str, Any], number: int, appending: bool) -> None:
         source = hook_input.get("source") or {}
-        call = Call(hook_id, hook_input.get("dispatch_id"), source.get("receipt_id"), number, hook_input, appending,
-                    _bytes_of(source))
+        call = Call(hook_id, hook_input.get("dispatch_id"), source.get("receipt_id"), number, hook_input, appending, _bytes_of(source))
         self.calls.append(call)
         episode = self.sut.current
         if episode is not None:
@@ -407,8 +407,7 @@ class ModelSystem:
     def admitted(self, event_kind: str | None, installed: frozenset[str], profile: Profile | None = None) -> set[str]:
         """The installed hooks a dispatch must report: its event kind, and the profile's allowlist."""
         allow = profile.allowlist if profile is not None else None
-        return {h for h in installed if h in self.hooks and event_kind in self.hooks[h].event_kinds
-                and (allow is None or h in allow)}
+        return {h for h in installed if h in self.hooks and event_kind in self.hooks[h].event_kinds and (allow is None or h in allow)}
 
     def close(self) -> None:
         try:

@@ -26,9 +26,7 @@ class TraceError(ValueError):
     """A file that is not a readable model trace."""
 
 
-def make_trace(
-    seed: int, sut: str, sut_options: Mapping[str, Any], steps: list[dict[str, Any]], violation: Any
-) -> dict[str, Any]:
+def make_trace(seed: int, sut: str, sut_options: Mapping[str, Any], steps: list[dict[str, Any]], violation: Any) -> dict[str, Any]:
     trace: dict[str, Any] = {
         "schema_version": TRACE_SCHEMA_VERSION,
         "seed": seed,
@@ -123,7 +121,10 @@ def counterexample_dir(directory: str | Path | None = None) -> Path:
 
 
 def write_counterexample(
-    trace: dict[str, Any], directory: str | Path | None = None, *, out: Callable[[str], None] | None = None,
+    trace: dict[str, Any],
+    directory: str | Path | None = None,
+    *,
+    out: Callable[[str], None] | None = None,
     gherkin: bool = True,
 ) -> list[Path]:
     """Write the trace as JSON and, when it can be expressed, as a Gherkin scenario; print where."""

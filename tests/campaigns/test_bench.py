@@ -22,9 +22,12 @@ def test_summary_statistics() -> None:
 
 def test_ratios_follow_their_definitions() -> None:
     w = {
-        "dispatch_1_hook_durable": {"median_ms": 1.0}, "floor_sqlite_commit": {"median_ms": 0.5},
-        "loopx_1_hook_durable": {"median_ms": 20.0}, "dispatch_8_hooks_durable": {"median_ms": 3.0},
-        "prefilled_1e3_durable": {"median_ms": 1.0}, "prefilled_1e6_durable": {"median_ms": 1.1},
+        "dispatch_1_hook_durable": {"median_ms": 1.0},
+        "floor_sqlite_commit": {"median_ms": 0.5},
+        "loopx_1_hook_durable": {"median_ms": 20.0},
+        "dispatch_8_hooks_durable": {"median_ms": 3.0},
+        "prefilled_1e3_durable": {"median_ms": 1.0},
+        "prefilled_1e6_durable": {"median_ms": 1.1},
     }
     r = ratios(w)  # type: ignore[arg-type]
     assert r == {"vs_floor": 0.5, "vs_loopx_1_hook": 20.0, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.1}
@@ -40,9 +43,14 @@ def test_one_stall_of_the_machine_does_not_decide_a_ratio() -> None:
 def test_targets_are_judged_from_the_ratios() -> None:
     judged = judge_targets({"vs_floor": 0.5, "vs_loopx_1_hook": 19.9, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.21})
     assert {k: v["met"] for k, v in judged.items()} == {
-        "vs_floor": True, "vs_loopx_1_hook": False, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": False,
+        "vs_floor": True,
+        "vs_loopx_1_hook": False,
+        "vs_loopx_8_hooks": None,
+        "growth_1e3_to_1e6": False,
     }
-    table = render_table({"workloads": {}, "ratios": {"vs_floor": 0.5, "vs_loopx_1_hook": 19.9, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.21}})
+    table = render_table(
+        {"workloads": {}, "ratios": {"vs_floor": 0.5, "vs_loopx_1_hook": 19.9, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.21}}
+    )
     assert "vs_loopx_1_hook      19.9" in table and "target >= 20   MISSED" in table and "not measured" in table
 
 
@@ -79,17 +87,25 @@ def test_table_and_plot_render() -> None:
 
 def test_the_breakdown_splits_a_durable_dispatch_into_its_measured_parts() -> None:
     w = {
-        "dispatch_1_hook_durable": {"median_ms": 1.0}, "dispatch_1_hook_memory": {"median_ms": 0.4},
-        "floor_sqlite_commit": {"median_ms": 0.45}, "handoff_after_idle": {"median_ms": 0.15},
+        "dispatch_1_hook_durable": {"median_ms": 1.0},
+        "dispatch_1_hook_memory": {"median_ms": 0.4},
+        "floor_sqlite_commit": {"median_ms": 0.45},
+        "handoff_after_idle": {"median_ms": 0.15},
     }
     parts = breakdown(w)
     assert parts == {
-        "durable_dispatch_ms": 1.0, "in_memory_dispatch_ms": 0.4, "process_handoff_ms": 0.15,
-        "commit_added_ms": 0.6, "commit_floor_ms": 0.45,
+        "durable_dispatch_ms": 1.0,
+        "in_memory_dispatch_ms": 0.4,
+        "process_handoff_ms": 0.15,
+        "commit_added_ms": 0.6,
+        "commit_floor_ms": 0.45,
     }
     assert breakdown({k: v for k, v in w.items() if k != "handoff_after_idle"}) is None
     table = render_table({"workloads": {}, "ratios": {}, "breakdown": parts})
-    assert "1 hook durable 1.000 ms = in memory 0.400 (of which the process hand-off alone 0.150) + the durable commit 0.600 (raw floor 0.450)" in table
+    assert (
+        "1 hook durable 1.000 ms = in memory 0.400 (of which the process hand-off alone 0.150) + the durable commit 0.600 (raw floor 0.450)"
+        in table
+    )
 
 
 def test_the_hand_off_workload_times_real_thread_round_trips(tmp_path: Path) -> None:
@@ -99,8 +115,11 @@ def test_the_hand_off_workload_times_real_thread_round_trips(tmp_path: Path) -> 
 
 def test_each_ratio_is_also_taken_within_each_repetition() -> None:
     def rep(ours: float, floor: float, growth_at_1e6: float | None) -> dict[str, dict[str, float]]:
-        out = {"dispatch_1_hook_durable": {"median_ms": 1000 / ours}, "floor_sqlite_commit": {"median_ms": 1000 / floor},
-               "prefilled_1e3_durable": {"median_ms": 1.0}}
+        out = {
+            "dispatch_1_hook_durable": {"median_ms": 1000 / ours},
+            "floor_sqlite_commit": {"median_ms": 1000 / floor},
+            "prefilled_1e3_durable": {"median_ms": 1.0},
+        }
         if growth_at_1e6 is not None:
             out["prefilled_1e6_durable"] = {"median_ms": growth_at_1e6}
         return out
@@ -155,13 +174,17 @@ def test_the_checks_cost_is_the_dispatch_minus_the_skeleton() -> None:
     }
     cost = checks_cost(w)
     assert cost == {
-        "checks_1_hook_ms": 0.4, "checks_8_hooks_ms": 1.5,
+        "checks_1_hook_ms": 0.4,
+        "checks_8_hooks_ms": 1.5,
         "skeleton_ratios": {"vs_floor": 0.8, "vs_loopx_1_hook": None, "vs_loopx_8_hooks": 80.0},
     }
     assert ratios(w)["vs_floor"] == 0.48  # the real ratios still come from the dispatch itself
     assert checks_cost({k: v for k, v in w.items() if k != "skeleton_8_hooks_durable"}) is None
     table = render_table({"workloads": {}, "ratios": {}, "checks": cost})
-    assert "the RFC's checks cost 0.400 ms of a 1-hook dispatch and 1.500 ms of an 8-hook one; without any (the skeleton): vs_floor 0.8, vs_loopx_8_hooks 80" in table
+    assert (
+        "the RFC's checks cost 0.400 ms of a 1-hook dispatch and 1.500 ms of an 8-hook one; without any (the skeleton): vs_floor 0.8, vs_loopx_8_hooks 80"
+        in table
+    )
 
 
 def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatch, tmp_path: Path) -> None:
@@ -184,9 +207,12 @@ def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatc
 
 def test_the_breakdown_says_what_the_process_boundary_costs() -> None:
     w = {
-        "dispatch_1_hook_durable": {"median_ms": 1.0}, "dispatch_1_hook_memory": {"median_ms": 0.4},
-        "floor_sqlite_commit": {"median_ms": 0.45}, "handoff_after_idle": {"median_ms": 0.12},
-        "thread_dispatch_1_hook_durable": {"median_ms": 0.9}, "thread_handoff_after_idle": {"median_ms": 0.04},
+        "dispatch_1_hook_durable": {"median_ms": 1.0},
+        "dispatch_1_hook_memory": {"median_ms": 0.4},
+        "floor_sqlite_commit": {"median_ms": 0.45},
+        "handoff_after_idle": {"median_ms": 0.12},
+        "thread_dispatch_1_hook_durable": {"median_ms": 0.9},
+        "thread_handoff_after_idle": {"median_ms": 0.04},
     }
     parts = breakdown(w)
     assert parts is not None and parts["isolation_cost_ms"] == 0.1 and parts["thread_handoff_ms"] == 0.04

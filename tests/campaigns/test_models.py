@@ -63,8 +63,19 @@ CAUGHT_BY: dict[str, tuple[str, int]] = {
 }
 # Whose counterexample is shrunk and exported too, its .feature checked (each export runs the
 # scenario's lines twice in-process; the rest are found, not written, to keep the profile quick).
-EXPORTED = frozenset({"replay_calls_provider", "conflict_overwrites", "out_of_order", "shared_budget", "rolls_back_primary",
-                      "blocks_spend", "calls_sink", "accepts_external_write", "admits_uncommitted"})
+EXPORTED = frozenset(
+    {
+        "replay_calls_provider",
+        "conflict_overwrites",
+        "out_of_order",
+        "shared_budget",
+        "rolls_back_primary",
+        "blocks_spend",
+        "calls_sink",
+        "accepts_external_write",
+        "admits_uncommitted",
+    }
+)
 
 SETUP = {"op": "setup", "ceiling": None, "segment": 3}
 
@@ -93,8 +104,10 @@ def _children() -> set[int]:
 HANGING_RUN = {"weights": {"proposes one intent": 2, "raises an error": 1, HANG: 1}, "max_examples": 2, "steps": 20, "seed": 3}
 # variant -> (SUT, PWH_RUNNER or None, run_model options: none for the quick profile as it is)
 REFERENCE_VARIANTS: dict[str, tuple[str, str | None, dict[str, Any]]] = {
-    "default": ("reference", None, {}), "memory journal": ("reference-memory", None, {}),
-    "thread runner": ("reference", "thread", {}), "thread runner, hooks that hang": ("reference", "thread", HANGING_RUN),
+    "default": ("reference", None, {}),
+    "memory journal": ("reference-memory", None, {}),
+    "thread runner": ("reference", "thread", {}),
+    "thread runner, hooks that hang": ("reference", "thread", HANGING_RUN),
 }
 
 
@@ -129,8 +142,9 @@ class _Finds:
         if name not in self.runs:
             invariant, seed = CAUGHT_BY[name]
             if name == "no_timeout":  # every hung call costs the adapter's 1.5 s: find it, no more
-                self.runs[name] = run_model(f"scenarios.mutants:{name}", seed=seed, weights=HANG_WEIGHTS, steps=3,
-                                            shrink="none", export=False)
+                self.runs[name] = run_model(
+                    f"scenarios.mutants:{name}", seed=seed, weights=HANG_WEIGHTS, steps=3, shrink="none", export=False
+                )
             elif name in EXPORTED:
                 self.runs[name] = run_model(f"scenarios.mutants:{name}", seed=seed, directory=self.root / name)
             else:
@@ -175,8 +189,26 @@ def test_an_exported_scenario_fails_on_its_adapter_and_passes_on_the_reference(t
     def gate(sut: str) -> tuple[int, dict]:  # type: ignore[type-arg]
         out = tmp_path / f"{sut.replace(':', '_')}.json"
         proc = subprocess.run(
-            [sys.executable, "-m", "pwh", "gate", "--quiet", "--features", str(features), "--sut", sut, "--rows", "M06", "--json", str(out)],
-            cwd=ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "pwh",
+                "gate",
+                "--quiet",
+                "--features",
+                str(features),
+                "--sut",
+                sut,
+                "--rows",
+                "M06",
+                "--json",
+                str(out),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
         )
         return proc.returncode, json.loads(out.read_text())
 
@@ -229,7 +261,8 @@ def test_real_sigkill_crashes_recover_from_the_same_directory() -> None:
     assert run_steps("reference", steps) == (len(steps), None)
     # The child is composed under the profile the run's steps left, not the one it began with.
     steps = steps[:3] + [
-        {"op": "profile", "setting": "allowlist", "value": "b.bravo"}, {"op": "profile", "setting": "timeout_cap", "value": 100},
+        {"op": "profile", "setting": "allowlist", "value": "b.bravo"},
+        {"op": "profile", "setting": "timeout_cap", "value": 100},
         {"op": "profile", "setting": "timeout_cap", "value": 30000},
         {"op": "crash", "point": "sidecar.after_provider_returned", "action": "replan", "real": True},
         {"op": "profile", "setting": "allowlist", "value": None},
@@ -263,15 +296,30 @@ def test_a_policy_version_change_is_a_new_identity_and_never_rewrites_history() 
         assert conflict.failure_code == "intent_conflict" and conflict.intents[0]["policy_version"] == "v1"
     finally:
         system.close()
-    assert run_steps("reference", [SETUP, {"op": "install_versioned", "hook": "a.alpha", "version": "v1"},
-                                   {"op": "turn", "action": "complete_todo"}, {"op": "policy", "hook": "a.alpha", "version": "v2"},
-                                   {"op": "redeliver", "writeback": 1}, {"op": "replay", "writeback": 1}])[1] is None
+    assert (
+        run_steps(
+            "reference",
+            [
+                SETUP,
+                {"op": "install_versioned", "hook": "a.alpha", "version": "v1"},
+                {"op": "turn", "action": "complete_todo"},
+                {"op": "policy", "hook": "a.alpha", "version": "v2"},
+                {"op": "redeliver", "writeback": 1},
+                {"op": "replay", "writeback": 1},
+            ],
+        )[1]
+        is None
+    )
 
 
 def test_a_hung_hook_costs_only_its_timeout_on_the_reference() -> None:
-    steps = [SETUP, {"op": "install", "hook": "a.alpha", "behaviour": "does not return within its timeout"},
-             {"op": "install", "hook": "b.bravo", "behaviour": "proposes one intent"},
-             {"op": "turn", "action": "complete_todo"}, {"op": "replay", "writeback": 1}]
+    steps = [
+        SETUP,
+        {"op": "install", "hook": "a.alpha", "behaviour": "does not return within its timeout"},
+        {"op": "install", "hook": "b.bravo", "behaviour": "proposes one intent"},
+        {"op": "turn", "action": "complete_todo"},
+        {"op": "replay", "writeback": 1},
+    ]
     assert run_steps("reference", steps) == (len(steps), None)
 
 
@@ -305,8 +353,11 @@ def test_traces_are_checked_before_they_run(tmp_path: Path) -> None:
 # -- each invariant, broken by its own mutant in a few explicit steps ---------------------------
 
 T_DONE = {"op": "turn", "action": "complete_todo"}
-TWO_HOOKS = [SETUP, {"op": "install", "hook": "a.alpha", "behaviour": "proposes one intent"},
-             {"op": "install", "hook": "b.bravo", "behaviour": "raises an error"}]
+TWO_HOOKS = [
+    SETUP,
+    {"op": "install", "hook": "a.alpha", "behaviour": "proposes one intent"},
+    {"op": "install", "hook": "b.bravo", "behaviour": "raises an error"},
+]
 REPLAY_1 = {"op": "replay", "writeback": 1}
 
 # mutant -> steps on which the reference keeps every invariant and the mutant breaks exactly the
@@ -317,15 +368,27 @@ EXPLICIT: dict[str, list[dict]] = {  # type: ignore[type-arg]
     "leaks_provider_text": TWO_HOOKS + [T_DONE],
     "new_identity_after_restart": TWO_HOOKS + [{"op": "restart"}, T_DONE, {"op": "restart"}],
     "reports_a_record_twice": TWO_HOOKS + [T_DONE],
-    "admits_uncommitted": TWO_HOOKS + [T_DONE, {"op": "bad_receipt", "flaw": "not_durable"},
-                                       {"op": "bad_receipt", "flaw": "effect_mismatch"}, {"op": "bad_receipt", "flaw": "prepared"}],
-    "registry_replaces_duplicates": TWO_HOOKS + [{"op": "bad_register", "hook": "c.charlie", "flaw": "a command field"},
-                                                 {"op": "bad_register", "hook": "a.alpha", "flaw": "registered a second time"}],
+    "admits_uncommitted": TWO_HOOKS
+    + [
+        T_DONE,
+        {"op": "bad_receipt", "flaw": "not_durable"},
+        {"op": "bad_receipt", "flaw": "effect_mismatch"},
+        {"op": "bad_receipt", "flaw": "prepared"},
+    ],
+    "registry_replaces_duplicates": TWO_HOOKS
+    + [
+        {"op": "bad_register", "hook": "c.charlie", "flaw": "a command field"},
+        {"op": "bad_register", "hook": "a.alpha", "flaw": "registered a second time"},
+    ],
     "phase_stays_on": TWO_HOOKS + [T_DONE, {"op": "profile", "setting": "phase", "value": False}, T_DONE],
-    "shares_mutable_input": [SETUP, {"op": "install", "hook": "a.alpha", "behaviour": "tries to change its input"},
-                             {"op": "install", "hook": "b.bravo", "behaviour": "proposes one intent"}, T_DONE],
-    "identity_by_capability": TWO_HOOKS + [T_DONE, {"op": "install", "hook": "a.sibling", "behaviour": "proposes one intent"},
-                                           {"op": "turn", "action": "replan"}],
+    "shares_mutable_input": [
+        SETUP,
+        {"op": "install", "hook": "a.alpha", "behaviour": "tries to change its input"},
+        {"op": "install", "hook": "b.bravo", "behaviour": "proposes one intent"},
+        T_DONE,
+    ],
+    "identity_by_capability": TWO_HOOKS
+    + [T_DONE, {"op": "install", "hook": "a.sibling", "behaviour": "proposes one intent"}, {"op": "turn", "action": "replan"}],
     "attempts_not_counted": TWO_HOOKS + [T_DONE, REPLAY_1],
     "replay_rewrites_record": TWO_HOOKS + [T_DONE, REPLAY_1],
     "admits_progress": TWO_HOOKS + [{"op": "turn", "action": "progress"}],
@@ -333,8 +396,15 @@ EXPLICIT: dict[str, list[dict]] = {  # type: ignore[type-arg]
     "lets_provider_errors_out": TWO_HOOKS + [T_DONE],
     "one_hook_only": TWO_HOOKS,
     "ignores_crash_points": TWO_HOOKS + [{"op": "crash", "point": "sidecar.after_record", "action": "replan", "real": False}],
-    "replay_under_new_profile": [SETUP, {"op": "install", "hook": "a.alpha", "behaviour": "proposes two intents"}, T_DONE,
-                                 {"op": "profile", "setting": "ceiling", "value": 1}, REPLAY_1, {"op": "restart"}, REPLAY_1],
+    "replay_under_new_profile": [
+        SETUP,
+        {"op": "install", "hook": "a.alpha", "behaviour": "proposes two intents"},
+        T_DONE,
+        {"op": "profile", "setting": "ceiling", "value": 1},
+        REPLAY_1,
+        {"op": "restart"},
+        REPLAY_1,
+    ],
 }
 
 
@@ -351,15 +421,27 @@ def test_profile_changes_govern_later_dispatches_and_leave_history_alone() -> No
     dispatches after it; replays of what was recorded before still return it byte for byte."""
     steps = TWO_HOOKS + [
         T_DONE,
-        {"op": "profile", "setting": "phase", "value": False}, T_DONE, REPLAY_1,
-        {"op": "profile", "setting": "phase", "value": True}, {"op": "replay", "writeback": 2},
-        {"op": "profile", "setting": "allowlist", "value": "b.bravo"}, {"op": "turn", "action": "replan"}, REPLAY_1,
-        {"op": "profile", "setting": "allowlist", "value": None}, {"op": "profile", "setting": "ceiling", "value": 1},
-        {"op": "install", "hook": "c.charlie", "behaviour": "proposes two intents"}, T_DONE, REPLAY_1,
-        {"op": "profile", "setting": "timeout_cap", "value": 100}, {"op": "turn", "action": "replan"},
+        {"op": "profile", "setting": "phase", "value": False},
+        T_DONE,
+        REPLAY_1,
+        {"op": "profile", "setting": "phase", "value": True},
+        {"op": "replay", "writeback": 2},
+        {"op": "profile", "setting": "allowlist", "value": "b.bravo"},
+        {"op": "turn", "action": "replan"},
+        REPLAY_1,
+        {"op": "profile", "setting": "allowlist", "value": None},
+        {"op": "profile", "setting": "ceiling", "value": 1},
+        {"op": "install", "hook": "c.charlie", "behaviour": "proposes two intents"},
+        T_DONE,
+        REPLAY_1,
+        {"op": "profile", "setting": "timeout_cap", "value": 100},
+        {"op": "turn", "action": "replan"},
         {"op": "install", "hook": "d.delta", "behaviour": "proposes one intent"},
-        {"op": "profile", "setting": "timeout_cap", "value": 30000}, {"op": "profile", "setting": "attempts", "value": 1},
-        {"op": "replay", "writeback": 3}, {"op": "restart"}, {"op": "replay", "writeback": 1},
+        {"op": "profile", "setting": "timeout_cap", "value": 30000},
+        {"op": "profile", "setting": "attempts", "value": 1},
+        {"op": "replay", "writeback": 3},
+        {"op": "restart"},
+        {"op": "replay", "writeback": 1},
     ]
     system = ModelSystem("reference")
     try:
@@ -383,15 +465,23 @@ def test_profile_changes_govern_later_dispatches_and_leave_history_alone() -> No
 
 
 def test_a_hook_that_changes_its_input_changes_nothing_another_hook_sees() -> None:
-    steps = [SETUP, {"op": "install", "hook": "a.alpha", "behaviour": "tries to change its input"},
-             {"op": "install", "hook": "a.sibling", "behaviour": "proposes one intent"},
-             {"op": "install", "hook": "b.bravo", "behaviour": "proposes one intent"}, T_DONE, {"op": "restart"}, REPLAY_1]
+    steps = [
+        SETUP,
+        {"op": "install", "hook": "a.alpha", "behaviour": "tries to change its input"},
+        {"op": "install", "hook": "a.sibling", "behaviour": "proposes one intent"},
+        {"op": "install", "hook": "b.bravo", "behaviour": "proposes one intent"},
+        T_DONE,
+        {"op": "restart"},
+        REPLAY_1,
+    ]
     system = ModelSystem("reference")
     try:
         for step in steps:
             system.apply(step)
         todo = system.committed()[0]["todo_id"]
-        assert {c.hook_id: json.loads(c.source_seen)["todo_id"] for c in system.calls} == dict.fromkeys(["a.alpha", "a.sibling", "b.bravo"], todo)
+        assert {c.hook_id: json.loads(c.source_seen)["todo_id"] for c in system.calls} == dict.fromkeys(
+            ["a.alpha", "a.sibling", "b.bravo"], todo
+        )
         ids = {r["hook_id"]: r["dispatch_id"] for r in system.journal()}
         assert len(set(ids.values())) == 3 and ids["a.alpha"] != ids["a.sibling"]  # one capability, two identities
     finally:
@@ -399,12 +489,16 @@ def test_a_hook_that_changes_its_input_changes_nothing_another_hook_sees() -> No
     assert run_steps("reference", steps) == (len(steps), None)
 
 
-@pytest.mark.parametrize("extra", [
-    [{"op": "redeliver", "writeback": 1}] * 4,
-    [{"op": "replay", "writeback": 1}] * 2 + [{"op": "redeliver", "writeback": 1}] + [{"op": "replay", "writeback": 1}] * 2,
-    [{"op": "crash", "point": "sidecar.after_provider_returned", "action": "complete_todo", "real": False}]
-    + [{"op": "replay", "writeback": 2}] * 3,
-], ids=["redeliveries", "redelivery-between-replays", "crash-between-call-and-record"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [{"op": "redeliver", "writeback": 1}] * 4,
+        [{"op": "replay", "writeback": 1}] * 2 + [{"op": "redeliver", "writeback": 1}] + [{"op": "replay", "writeback": 1}] * 2,
+        [{"op": "crash", "point": "sidecar.after_provider_returned", "action": "complete_todo", "real": False}]
+        + [{"op": "replay", "writeback": 2}] * 3,
+    ],
+    ids=["redeliveries", "redelivery-between-replays", "crash-between-call-and-record"],
+)
 def test_the_retry_cap_holds_across_redeliveries_and_crashes(extra: list) -> None:  # type: ignore[type-arg]
     """The full SPEC bound: provider calls per dispatch identity never exceed max_attempts,
     whatever mix of replays, second deliveries and restarts reaches it."""
@@ -429,9 +523,12 @@ def test_a_counterexample_with_the_new_actions_exports_and_replays(tmp_path: Pat
         {"op": "install", "hook": "a.sibling", "behaviour": "tries to change its input"},
         {"op": "bad_register", "hook": "c.charlie", "flaw": "duplicate event kinds"},
         {"op": "bad_register", "hook": "b.bravo", "flaw": "registered a second time"},
-        {"op": "profile", "setting": "allowlist", "value": "a.alpha"}, {"op": "profile", "setting": "allowlist", "value": None},
-        {"op": "profile", "setting": "phase", "value": False}, {"op": "profile", "setting": "phase", "value": True},
-        {"op": "profile", "setting": "ceiling", "value": 2}, {"op": "profile", "setting": "attempts", "value": 2},
+        {"op": "profile", "setting": "allowlist", "value": "a.alpha"},
+        {"op": "profile", "setting": "allowlist", "value": None},
+        {"op": "profile", "setting": "phase", "value": False},
+        {"op": "profile", "setting": "phase", "value": True},
+        {"op": "profile", "setting": "ceiling", "value": 2},
+        {"op": "profile", "setting": "attempts", "value": 2},
         {"op": "profile", "setting": "timeout_cap", "value": 100},
         *({"op": "bad_receipt", "flaw": f} for f in ("not_durable", "effect_mismatch", "empty_todo_id", "inferred")),
     ]
@@ -445,7 +542,7 @@ def test_a_counterexample_with_the_new_actions_exports_and_replays(tmp_path: Pat
     problems, _ = check(features, step_definitions(load_step_modules("scenarios")))
     assert problems == [], problems
     text = feature_file.read_text()
-    assert "  @M03\n" in text and 'the profile admits every installed hook' in text and 'is registered a second time' in text
+    assert "  @M03\n" in text and "the profile admits every installed hook" in text and "is registered a second time" in text
     with pytest.raises(ReplayError, match="never chooses code"):
         replay_trace(trace_file)  # the trace names a mutant adapter: only its caller may choose it
     again = replay_trace(trace_file, json.loads(Path(trace_file).read_text())["sut"])

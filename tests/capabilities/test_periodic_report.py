@@ -318,9 +318,7 @@ def test_producer_never_raises_on_well_formed_inputs(
     assert intent["intent_id"] == intent_id(dispatch, pr.INTENT_KIND, "weekly_v0", intent["payload"])
 
 
-_ODD_TEXT = st.one_of(
-    st.sampled_from(["", "a\n", "-x", "a b", "x" * 129, "ref/1", "é"]), st.text(max_size=12)
-)
+_ODD_TEXT = st.one_of(st.sampled_from(["", "a\n", "-x", "a b", "x" * 129, "ref/1", "é"]), st.text(max_size=12))
 _PAYLOAD_TEXT = st.one_of(TOKENS, TOKENS, _ODD_TEXT)
 _PAYLOADS = st.tuples(
     st.fixed_dictionaries(
@@ -462,9 +460,7 @@ def test_malformed_snapshot_is_rejected_with_a_stable_code(tamper: Any) -> None:
 def _reidentified(intent: dict[str, Any], **changes: Any) -> dict[str, Any]:
     """``intent`` with ``changes`` and an intent_id recomputed so only the change is at fault."""
     changed = {**intent, **changes}
-    changed["intent_id"] = intent_id(
-        changed["source_dispatch_id"], changed["intent_kind"], changed["policy_version"], changed["payload"]
-    )
+    changed["intent_id"] = intent_id(changed["source_dispatch_id"], changed["intent_kind"], changed["policy_version"], changed["payload"])
     return changed
 
 

@@ -165,10 +165,18 @@ def test_a_late_failure_never_lowers_the_recorded_count(host: Host) -> None:
 
 def _failed_record(attempts: int) -> dict[str, Any]:
     return {
-        "schema_version": "pwh_post_writeback_sidecar_receipt_v0", "dispatch_id": "pwh_" + "2" * 64,
-        "hook_id": "a.fails", "capability_id": "a", "source_receipt_id": "receipt_0001", "event_kind": "todo_completed",
-        "registration_schema_version": "loopx_post_writeback_capability_hook_registration_v0", "status": "failed",
-        "failure_code": codes.PRODUCER_FAILED, "intents": [], "result_digest": None, "attempts": attempts,
+        "schema_version": "pwh_post_writeback_sidecar_receipt_v0",
+        "dispatch_id": "pwh_" + "2" * 64,
+        "hook_id": "a.fails",
+        "capability_id": "a",
+        "source_receipt_id": "receipt_0001",
+        "event_kind": "todo_completed",
+        "registration_schema_version": "loopx_post_writeback_capability_hook_registration_v0",
+        "status": "failed",
+        "failure_code": codes.PRODUCER_FAILED,
+        "intents": [],
+        "result_digest": None,
+        "attempts": attempts,
     }
 
 
@@ -211,7 +219,7 @@ def test_a_journal_from_before_the_count_starts_from_its_records(tmp_path: Path)
 
 # -- the hook after a provider that kills its process ------------------------------------------
 
-_POISON_HOST = textwrap.dedent('''
+_POISON_HOST = textwrap.dedent("""
     import os, sys
     from pwh import Dispatcher, IntentKindCatalog, Profile, Registry, SQLiteJournal
     from pwh._core.runner import ThreadRunner
@@ -235,7 +243,7 @@ _POISON_HOST = textwrap.dedent('''
     # keep the host alive); the cap must hold by the durable count alone.
     out = Dispatcher(registry, journal, Profile(phase_enabled=True, max_attempts=3), runner=ThreadRunner()).dispatch(example_receipt(1))
     print(";".join(f"{h.hook_id}={h.failure_code or h.status}" for h in out.hooks))
-''')
+""")
 
 
 def test_a_provider_that_kills_its_process_is_called_at_most_the_cap_and_the_next_hook_is_recorded(tmp_path: Path) -> None:
@@ -248,7 +256,9 @@ def test_a_provider_that_kills_its_process_is_called_at_most_the_cap_and_the_nex
     script.write_text(_POISON_HOST)
     ends = []
     for _ in range(CAP + 2):
-        done = subprocess.run([sys.executable, str(script), str(journal), str(calls)], check=False, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, str(script), str(journal), str(calls)], check=False, capture_output=True, text=True, timeout=60
+        )
         ends.append((done.returncode, done.stdout.strip()))
     assert [code for code, _ in ends[:CAP]] == [9] * CAP
     assert ends[CAP] == (0, "a.poison=dispatch_budget_exhausted;z.witness=not_applicable")
@@ -256,7 +266,9 @@ def test_a_provider_that_kills_its_process_is_called_at_most_the_cap_and_the_nex
     j = SQLiteJournal(journal)
     try:
         assert {r["hook_id"]: (r["status"], r["attempts"]) for r in j.records()} == {
-            "a.poison": ("failed", CAP), "z.witness": ("not_applicable", 2)}
+            "a.poison": ("failed", CAP),
+            "z.witness": ("not_applicable", 2),
+        }
     finally:
         j.close()
 

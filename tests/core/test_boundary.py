@@ -303,8 +303,8 @@ PUBLIC_STRINGS = [
     'When the fake orchestrator commits a "todo_completed" writeback for Todo "todo_1"',
     "Then exactly 1 dispatch identity exists per admitted hook",
     "And the fake sink has 0 calls",
-    '| hook_id          | outcome                 |',
-    '| a.reporter       | producer_timed_out      |',
+    "| hook_id          | outcome                 |",
+    "| a.reporter       | producer_timed_out      |",
     "Feature: M13 public-boundary scan",
     "# language: en",
     "Background:",
@@ -727,9 +727,7 @@ def test_hostile_objects_are_never_called() -> None:
         assert PRIVATE.scan_value(value) == findings
         assert scan_text(Hostile()) == [Finding("unscannable", "line 0")]  # type: ignore[arg-type]
         odd_config: list[Any] = [Hostile(), "Zeta"]
-        assert BoundaryScanner(private_names=odd_config, allow=odd_config[:1]).scan_value("Zeta") == [
-            Finding("private_name", "$")
-        ]
+        assert BoundaryScanner(private_names=odd_config, allow=odd_config[:1]).scan_value("Zeta") == [Finding("private_name", "$")]
     finally:
         Hostile.armed = False
     assert Hostile.calls == []
@@ -808,15 +806,29 @@ def test_long_hostile_strings_stay_fast() -> None:
 
 
 # The quick check (no paths, memoised) may only say "clean" where the full scan finds nothing.
-_quick_texts = st.sampled_from([
-    "receipt_7f3a9c", "bob@example.com", "/home/alice/notes.md", "https://corp.example.com/x", "ghp_" + "a" * 36,
-    "Quillmoor", "db01.internal.corp", "10.1.2.3", "report.publish", "user", "hello world", "", "x" * 300,
-]) | st.text(max_size=12)
-_quick_keys = st.sampled_from(["note_ref", "token", "password", "role", "content", "HOME", "api_key", "a b", "Quillmoor", "x"]) | st.text(max_size=6)
+_quick_texts = st.sampled_from(
+    [
+        "receipt_7f3a9c",
+        "bob@example.com",
+        "/home/alice/notes.md",
+        "https://corp.example.com/x",
+        "ghp_" + "a" * 36,
+        "Quillmoor",
+        "db01.internal.corp",
+        "10.1.2.3",
+        "report.publish",
+        "user",
+        "hello world",
+        "",
+        "x" * 300,
+    ]
+) | st.text(max_size=12)
+_quick_keys = st.sampled_from(["note_ref", "token", "password", "role", "content", "HOME", "api_key", "a b", "Quillmoor", "x"]) | st.text(
+    max_size=6
+)
 _quick_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | _quick_texts,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_quick_keys, inner, max_size=3)
-    | st.lists(inner, max_size=2).map(tuple),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_quick_keys, inner, max_size=3) | st.lists(inner, max_size=2).map(tuple),
     max_leaves=10,
 )
 

@@ -49,8 +49,11 @@ def test_every_schema_is_valid_2020_12(name: str) -> None:
 
 
 def test_the_rfc_example_registration_is_valid() -> None:
-    reg = registration("periodic_report.runtime_trigger", intent_kinds=[GENERIC_INTENT_KIND],
-                       budget={"max_invocations_per_dispatch": 1, "max_intents_per_dispatch": 1, "timeout_ms": 1000})
+    reg = registration(
+        "periodic_report.runtime_trigger",
+        intent_kinds=[GENERIC_INTENT_KIND],
+        budget={"max_invocations_per_dispatch": 1, "max_intents_per_dispatch": 1, "timeout_ms": 1000},
+    )
     assert reg_errors(reg) == []
 
 
@@ -90,9 +93,7 @@ def test_missing_field_is_named() -> None:
 
 
 def test_profile_ceiling_lower_than_core() -> None:
-    assert reg_errors(registration(), {**CORE_CEILINGS, "timeout_ms": 100}) == [
-        (codes.REGISTRATION_REJECTED, "$.budget.timeout_ms")
-    ]
+    assert reg_errors(registration(), {**CORE_CEILINGS, "timeout_ms": 100}) == [(codes.REGISTRATION_REJECTED, "$.budget.timeout_ms")]
 
 
 def test_rejection_reason_never_quotes_the_value() -> None:

@@ -31,9 +31,11 @@ VALID: dict[str, Any] = {
 }
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 70000) | st.floats(allow_nan=False) | st.sampled_from(
-        ["", "x", "receipt_1", "receipt_1\n", "todo_completed", "post_writeback", "isolate", "a b", "pwh_" + "0" * 64]
-    ),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 70000)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["", "x", "receipt_1", "receipt_1\n", "todo_completed", "post_writeback", "isolate", "a b", "pwh_" + "0" * 64]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "status", "intents", "x"]), inner, max_size=3),
     max_leaves=8,
 )

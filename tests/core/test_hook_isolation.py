@@ -41,8 +41,13 @@ from pwh._core import codes
 ON = Profile(phase_enabled=True)
 
 
-def compose(*, profile: Profile = ON, scanner: BoundaryScanner | None = None, registry_scanner: BoundaryScanner | None = None,
-            payload_schema: Mapping[str, Any] = GENERIC_PAYLOAD_SCHEMA) -> tuple[Registry, Dispatcher]:
+def compose(
+    *,
+    profile: Profile = ON,
+    scanner: BoundaryScanner | None = None,
+    registry_scanner: BoundaryScanner | None = None,
+    payload_schema: Mapping[str, Any] = GENERIC_PAYLOAD_SCHEMA,
+) -> tuple[Registry, Dispatcher]:
     catalog = IntentKindCatalog()
     catalog.register(GENERIC_INTENT_KIND, payload_schema)
     registry = Registry(catalog, scanner=registry_scanner)
@@ -140,14 +145,21 @@ def test_a_failed_hook_does_not_take_a_hook_slot(first: str) -> None:
     def boom(_: Any) -> Any:
         raise RuntimeError("boom")
 
-    answers = {"raises": boom, "times out": lambda i: time.sleep(0.5), "answers badly": lambda i: {"status": "maybe"},
-               "is over a lowered ceiling": None}
+    answers = {
+        "raises": boom,
+        "times out": lambda i: time.sleep(0.5),
+        "answers badly": lambda i: {"status": "maybe"},
+        "is over a lowered ceiling": None,
+    }
     profile = ON.with_(max_hooks_per_dispatch=2)
     if first == "is over a lowered ceiling":
         profile = profile.with_(budget_ceilings={**profile.budget_ceilings, "timeout_ms": 20000})
     registry, dispatcher = compose(profile=profile)
     log = CallLog()
-    registry.install(registration("a.first", budget={"timeout_ms": {"times out": 20, "is over a lowered ceiling": 25000}.get(first, 200)}), calling(log, answers[first]))
+    registry.install(
+        registration("a.first", budget={"timeout_ms": {"times out": 20, "is over a lowered ceiling": 25000}.get(first, 200)}),
+        calling(log, answers[first]),
+    )
     for hook_id in ("b.ok", "c.ok", "d.late"):
         registry.install(registration(hook_id), calling(log, lambda i: not_applicable()))
     outcome = dispatcher.dispatch(source())
@@ -226,7 +238,10 @@ def test_a_profile_of_the_wrong_type_calls_nothing_and_names_its_field(values: d
     registry.install(registration("billing.rep"), calling(log))
     outcome = dispatcher.dispatch(source())
     assert (outcome.admitted, outcome.code, outcome.rejection.path if outcome.rejection else None) == (
-        False, codes.PROFILE_REJECTED, f"$.profile.{field}")
+        False,
+        codes.PROFILE_REJECTED,
+        f"$.profile.{field}",
+    )
     assert log == [] and dispatcher.journal.records() == []
 
 

@@ -51,14 +51,26 @@ def _registration(hook_id: str, timeout_ms: int = 2000) -> dict[str, Any]:
 def _proposed(hook_input: Any, payload: dict[str, Any]) -> dict[str, Any]:
     did = hook_input["dispatch_id"]
     return {
-        "schema_version": "loopx_post_writeback_hook_result_v0", "status": "proposed",
-        "intents": [{
-            "schema_version": "loopx_post_writeback_intent_v0", "intent_id": intent_id(did, KIND, "v0", payload),
-            "hook_id": hook_input["hook_id"], "capability_id": hook_input["capability_id"], "source_dispatch_id": did,
-            "intent_kind": KIND, "operation": "note", "policy_version": "v0", "payload": payload,
-            "budget": {"max_attempts": 1, "max_result_bytes": 1024}, "requested_write_scope": [],
-            "failure_policy": "isolate", "grants_new_action_authority": False, "external_write_performed": False,
-        }],
+        "schema_version": "loopx_post_writeback_hook_result_v0",
+        "status": "proposed",
+        "intents": [
+            {
+                "schema_version": "loopx_post_writeback_intent_v0",
+                "intent_id": intent_id(did, KIND, "v0", payload),
+                "hook_id": hook_input["hook_id"],
+                "capability_id": hook_input["capability_id"],
+                "source_dispatch_id": did,
+                "intent_kind": KIND,
+                "operation": "note",
+                "policy_version": "v0",
+                "payload": payload,
+                "budget": {"max_attempts": 1, "max_result_bytes": 1024},
+                "requested_write_scope": [],
+                "failure_policy": "isolate",
+                "grants_new_action_authority": False,
+                "external_write_performed": False,
+            }
+        ],
     }
 
 
@@ -529,6 +541,7 @@ def test_a_woken_worker_serves_the_batch_that_follows_soon_or_late(no_new_proces
     one is coming answers it whether it comes at once or after the worker went back to sleep,
     woken twice or woken and then replaced (a new provider) it serves the same."""
     runner = ProcessRunner()
+
     def same(v: object) -> object:
         return v
 

@@ -136,15 +136,19 @@ def test_sqlite_enforces_dispatch_uniqueness_itself(tmp_path: Path) -> None:
     j.close()
     db = sqlite3.connect(tmp_path / "j.sqlite3")
     with pytest.raises(sqlite3.IntegrityError):
-        db.execute("INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) VALUES (?, 'x', x'00', 'x')",
-                   (receipt(1)["dispatch_id"],))
+        db.execute(
+            "INSERT INTO sidecar_receipts (dispatch_id, status, receipt, checksum) VALUES (?, 'x', x'00', 'x')",
+            (receipt(1)["dispatch_id"],),
+        )
     db.close()
 
 
 def test_a_journal_made_with_the_older_autoincrement_key_still_records_in_order(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "j.sqlite3")
-    db.execute("CREATE TABLE sidecar_receipts (seq INTEGER PRIMARY KEY AUTOINCREMENT, dispatch_id TEXT NOT NULL UNIQUE, "
-               "status TEXT NOT NULL, receipt BLOB NOT NULL, checksum TEXT NOT NULL)")
+    db.execute(
+        "CREATE TABLE sidecar_receipts (seq INTEGER PRIMARY KEY AUTOINCREMENT, dispatch_id TEXT NOT NULL UNIQUE, "
+        "status TEXT NOT NULL, receipt BLOB NOT NULL, checksum TEXT NOT NULL)"
+    )
     db.close()
     j = SQLiteJournal(tmp_path / "j.sqlite3")
     j.commit([receipt(2)])

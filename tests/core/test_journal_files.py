@@ -85,7 +85,9 @@ def test_each_change_is_seen(wal_db: tuple[sqlite3.Connection, str], aged: bool,
     watch.close()
 
 
-def test_a_young_directory_time_is_not_trusted_and_an_old_one_is(wal_db: tuple[sqlite3.Connection, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_young_directory_time_is_not_trusted_and_an_old_one_is(
+    wal_db: tuple[sqlite3.Connection, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A time within the same clock tick as a later change would not change with it (git's racy
     timestamps): only a time well in the past when seen lets the -wal go unstatted."""
     _db, path = wal_db

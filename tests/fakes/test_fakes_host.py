@@ -289,9 +289,7 @@ def test_output_must_be_bytes() -> None:
         ({"adapter": "todo_lifecycle", "followup": {"kind": "active_goal", "ref": None}}, "$.lifecycle.followup.ref"),
     ],
 )
-def test_experiment_c_completion_without_lifecycle_or_followup_is_rejected(
-    request_: dict[str, Any], lifecycle: Any, path: str
-) -> None:
+def test_experiment_c_completion_without_lifecycle_or_followup_is_rejected(request_: dict[str, Any], lifecycle: Any, path: str) -> None:
     result = _result(request_, "validated_completion", lifecycle=lifecycle)
     result["lifecycle"] = lifecycle  # make_host_result copies; keep the exact shape under test
     _rejected("completion_lifecycle_missing", path, result, request_)
@@ -479,7 +477,9 @@ def test_result_must_be_an_object(request_: dict[str, Any], result: Any) -> None
 
 def test_plan_to_validated_result_through_the_fake_host() -> None:
     request = build_host_request(_plan())
-    host = FakeHost([lambda req: make_host_result(req, "validated_completion", evidence=["test_run_ref:7"], lifecycle=COMPLETION_LIFECYCLE)])
+    host = FakeHost(
+        [lambda req: make_host_result(req, "validated_completion", evidence=["test_run_ref:7"], lifecycle=COMPLETION_LIFECYCLE)]
+    )
     validated = validate_host_result(read_host_output(host.execute(request)), request)
     assert (validated.turn_key, validated.effect_ref, validated.event_kind) == ("turn-0001", "effect-0001", "todo_completed")
     assert host.requests == [request]
@@ -493,13 +493,32 @@ json_values = st.recursive(
     max_leaves=20,
 )
 tokens = st.sampled_from(["host_execute", "typed_result", "validation", "e1", "todo-2", "turn-0001", "effect-0001", "", "/p"])
-lifecycles = st.none() | json_values | st.fixed_dictionaries(
-    {"adapter": st.none() | tokens},
-    optional={"followup": st.none() | st.fixed_dictionaries({}, optional={"kind": st.sampled_from(["successor", "active_goal", "no_followup", "x"]), "ref": st.none() | tokens})},
+lifecycles = (
+    st.none()
+    | json_values
+    | st.fixed_dictionaries(
+        {"adapter": st.none() | tokens},
+        optional={
+            "followup": st.none()
+            | st.fixed_dictionaries(
+                {}, optional={"kind": st.sampled_from(["successor", "active_goal", "no_followup", "x"]), "ref": st.none() | tokens}
+            )
+        },
+    )
 )
 VALID_REQUEST = build_host_request(_plan())
-RESULT_KEYS = ("schema_version", "turn_key", "effect_ref", "result_kind", "completed_phases", "evidence",
-               "path_delta", "progress_observation", "lifecycle", "extra")
+RESULT_KEYS = (
+    "schema_version",
+    "turn_key",
+    "effect_ref",
+    "result_kind",
+    "completed_phases",
+    "evidence",
+    "path_delta",
+    "progress_observation",
+    "lifecycle",
+    "extra",
+)
 field_values = (
     json_values
     | tokens

@@ -66,8 +66,13 @@ def test_experiment_a_enabled_without_installed_rejected_at_registration() -> No
 def test_experiment_a_installed_without_declared_rejected_at_registration() -> None:
     registry = ProviderRegistry()
     _rejects(
-        LifecycleRejected, "provider_lifecycle_rejected", "$.installed",
-        registry.register, PROV, CAP, {"installed": True, "declared": False},
+        LifecycleRejected,
+        "provider_lifecycle_rejected",
+        "$.installed",
+        registry.register,
+        PROV,
+        CAP,
+        {"installed": True, "declared": False},
     )
     assert PROV not in registry
 
@@ -75,8 +80,13 @@ def test_experiment_a_installed_without_declared_rejected_at_registration() -> N
 def test_experiment_a_ready_without_enabled_rejected_at_registration() -> None:
     registry = ProviderRegistry()
     _rejects(
-        LifecycleRejected, "provider_lifecycle_rejected", "$.ready",
-        registry.register, PROV, CAP, ProviderState(declared=True, installed=True, ready=True),
+        LifecycleRejected,
+        "provider_lifecycle_rejected",
+        "$.ready",
+        registry.register,
+        PROV,
+        CAP,
+        ProviderState(declared=True, installed=True, ready=True),
     )
     assert registry.get(PROV) is None
 
@@ -106,23 +116,38 @@ def error_path(flags: tuple[bool, ...]) -> str:
 @pytest.mark.parametrize("bad", [1, "true", None])
 def test_lifecycle_flags_must_be_booleans(bad: object) -> None:
     _rejects(
-        LifecycleRejected, "provider_lifecycle_rejected", "$.installed",
-        ProviderRegistry().register, PROV, CAP, {"declared": True, "installed": bad},
+        LifecycleRejected,
+        "provider_lifecycle_rejected",
+        "$.installed",
+        ProviderRegistry().register,
+        PROV,
+        CAP,
+        {"declared": True, "installed": bad},
     )
 
 
 def test_unknown_lifecycle_flag_is_rejected() -> None:
     _rejects(
-        LifecycleRejected, "provider_lifecycle_rejected", "$.healthy",
-        ProviderRegistry().register, PROV, CAP, {"declared": True, "healthy": True},
+        LifecycleRejected,
+        "provider_lifecycle_rejected",
+        "$.healthy",
+        ProviderRegistry().register,
+        PROV,
+        CAP,
+        {"declared": True, "healthy": True},
     )
 
 
 def test_duplicate_provider_is_rejected_and_the_original_kept() -> None:
     registry = _registry(declared=True, installed=True)
     _rejects(
-        LifecycleRejected, "provider_duplicate", "$.provider_id",
-        registry.register, PROV, CAP, ProviderState(declared=True),
+        LifecycleRejected,
+        "provider_duplicate",
+        "$.provider_id",
+        registry.register,
+        PROV,
+        CAP,
+        ProviderState(declared=True),
     )
     assert registry.stage(PROV) == "installed"
 
@@ -130,8 +155,12 @@ def test_duplicate_provider_is_rejected_and_the_original_kept() -> None:
 @pytest.mark.parametrize("field,args", [("provider_id", ("a/b", CAP)), ("capability_id", (PROV, "")), ("provider_id", (7, CAP))])
 def test_provider_ids_must_be_tokens(field: str, args: tuple) -> None:
     _rejects(
-        LifecycleRejected, "provider_record_rejected", f"$.{field}",
-        ProviderRegistry().register, *args, {"declared": True},
+        LifecycleRejected,
+        "provider_record_rejected",
+        f"$.{field}",
+        ProviderRegistry().register,
+        *args,
+        {"declared": True},
     )
 
 
@@ -208,7 +237,9 @@ def test_failure_table_provider_not_installed() -> None:
 def test_failure_table_provider_not_installed_when_never_registered() -> None:
     resolution = _catalog().resolve(CAP, ProviderRegistry())
     assert (resolution.status, resolution.recovery, resolution.stage) == (
-        "provider_not_installed", "install_and_reprobe", None,
+        "provider_not_installed",
+        "install_and_reprobe",
+        None,
     )
 
 
@@ -228,7 +259,9 @@ def test_failure_table_provider_not_ready() -> None:
 def test_installed_but_not_enabled_is_disabled_not_merely_unavailable() -> None:
     resolution = _catalog().resolve(CAP, _registry(declared=True, installed=True))
     assert (resolution.status, resolution.stage, resolution.recovery) == (
-        "provider_disabled", "installed", "enable_via_policy",
+        "provider_disabled",
+        "installed",
+        "enable_via_policy",
     )
 
 
@@ -293,7 +326,9 @@ def test_duplicate_capability_is_rejected() -> None:
 
 
 def test_rejections_share_one_shape_and_survive_pickling() -> None:
-    error = _rejects(LifecycleRejected, "provider_lifecycle_rejected", "$.enabled", ProviderRegistry().register, PROV, CAP, {"enabled": True})
+    error = _rejects(
+        LifecycleRejected, "provider_lifecycle_rejected", "$.enabled", ProviderRegistry().register, PROV, CAP, {"enabled": True}
+    )
     assert isinstance(error, FakeRejected)
     assert set(error.to_json()) == {"code", "path", "reason"}
     assert str(error).startswith("provider_lifecycle_rejected at $.enabled: ")

@@ -61,9 +61,7 @@ def trigger_intent(n: int, transition: str = "segment_completed", **changes: Any
     event_kind = "replan_recorded" if transition == "replanned" else "todo_completed"
     result = pr.produce(hook_input(event_kind, transition, f"segment_{n}", receipt=n))
     intent = {**result["intents"][0], **changes}
-    intent["intent_id"] = intent_id(
-        intent["source_dispatch_id"], intent["intent_kind"], intent["policy_version"], intent["payload"]
-    )
+    intent["intent_id"] = intent_id(intent["source_dispatch_id"], intent["intent_kind"], intent["policy_version"], intent["payload"])
     return intent
 
 
@@ -142,9 +140,7 @@ def test_granted_scope_is_exactly_what_was_requested_never_the_wider_allowance()
     requested=st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4),
     allowed=st.frozensets(st.sampled_from(["a", "b", "c", "d"])),
 )
-def test_admission_never_widens_and_only_grants_a_subset_of_its_policy(
-    requested: list[str], allowed: frozenset[str]
-) -> None:
+def test_admission_never_widens_and_only_grants_a_subset_of_its_policy(requested: list[str], allowed: frozenset[str]) -> None:
     admission = GovernedAdmission(allowed_write_scopes=allowed)
     decision = admission.admit(trigger_intent(1, requested_write_scope=requested))
     if set(requested) <= allowed:
@@ -216,9 +212,7 @@ def test_completion_threshold_and_replan_decisions_come_through_the_scheduler() 
     sched, _ = scheduler()
     sink = FakeSink()
     with refuse_outbound() as guard:
-        entries = sched.consume(
-            [trigger_intent(1), trigger_intent(2), trigger_intent(3), trigger_intent(4, "replanned")]
-        )
+        entries = sched.consume([trigger_intent(1), trigger_intent(2), trigger_intent(3), trigger_intent(4, "replanned")])
     assert guard.attempts == []  # M12: not even a loopback connection on the way
     assert [e.status for e in entries] == ["executed"] * 4
     assert [(d["report_due"], d["reason"]) for d in sched.decisions] == [
@@ -334,9 +328,7 @@ def test_blind_retry_calls_the_sink_again_and_duplicates_a_non_idempotent_effect
 def test_readback_recovery_retries_only_an_effect_that_never_happened() -> None:
     admission, ticket = admitted_ticket()
     sink = FakeSink(trusted=admission)
-    receipt = recover_effect(
-        "report:week-2", sink, lambda: sink.write("report:week-2", {"n": 2}, admission=ticket)
-    )
+    receipt = recover_effect("report:week-2", sink, lambda: sink.write("report:week-2", {"n": 2}, admission=ticket))
     assert receipt == sink.readback("report:week-2") and sink.effect_count() == 1
 
 
@@ -489,13 +481,17 @@ def test_guard_restores_everything_on_exit_even_after_an_exception_and_nests() -
 # -- the one guard's stricter answers (issue 17: where the scenario and campaign guards disagreed) --
 
 
-@pytest.mark.parametrize("call", [
-    lambda: socket.gethostbyname("report-host.invalid"),
-    lambda: socket.gethostbyname_ex("report-host.invalid"),
-    lambda: socket.gethostbyaddr("192.0.2.10"),
-    lambda: socket.getnameinfo(("192.0.2.10", 80), 0),
-    lambda: socket.getaddrinfo("", 80),
-], ids=["gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo", "getaddrinfo-empty-name"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: socket.gethostbyname("report-host.invalid"),
+        lambda: socket.gethostbyname_ex("report-host.invalid"),
+        lambda: socket.gethostbyaddr("192.0.2.10"),
+        lambda: socket.getnameinfo(("192.0.2.10", 80), 0),
+        lambda: socket.getaddrinfo("", 80),
+    ],
+    ids=["gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo", "getaddrinfo-empty-name"],
+)
 def test_every_dns_entry_point_is_refused_before_the_resolver_runs(monkeypatch: pytest.MonkeyPatch, call: Any) -> None:
     reached: list[str] = []
     for name in ("gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo", "getaddrinfo"):

@@ -142,8 +142,13 @@ def test_two_runs_of_one_script_are_byte_identical(tmp_path: Path) -> None:
         t = orch.progress()
         orch.replay(t.turn_key)
         _, reducer, _ = consume(orch)
-        outputs.append((orch.primary_snapshot(), json.dumps(orch.sut.journal_records(), sort_keys=True),
-                        json.dumps([d.to_json() for d in reducer.decisions()], sort_keys=True)))
+        outputs.append(
+            (
+                orch.primary_snapshot(),
+                json.dumps(orch.sut.journal_records(), sort_keys=True),
+                json.dumps([d.to_json() for d in reducer.decisions()], sort_keys=True),
+            )
+        )
         orch.close()
     assert outputs[0] == outputs[1]
 

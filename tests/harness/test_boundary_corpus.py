@@ -49,10 +49,26 @@ def mixed(n: int) -> str:
 # --------------------------------------------------------------------------------------------
 
 ISSUE_KINDS = {  # what got through in the issue's measurement, by kind
-    "secret_key_spelling", "secret_list", "secret_number", "stripe_key", "gitlab_token", "google_oauth",
-    "slack_app_token", "npm_token", "pypi_token", "huggingface_token", "sendgrid_key", "telegram_bot_token",
-    "azure_connection_string", "pgp_private_key", "unc_path", "mid_text_path", "hostname_psl", "user_at_host",
-    "zero_width_in_token", "confusable_in_token",
+    "secret_key_spelling",
+    "secret_list",
+    "secret_number",
+    "stripe_key",
+    "gitlab_token",
+    "google_oauth",
+    "slack_app_token",
+    "npm_token",
+    "pypi_token",
+    "huggingface_token",
+    "sendgrid_key",
+    "telegram_bot_token",
+    "azure_connection_string",
+    "pgp_private_key",
+    "unc_path",
+    "mid_text_path",
+    "hostname_psl",
+    "user_at_host",
+    "zero_width_in_token",
+    "confusable_in_token",
 }
 
 
@@ -104,24 +120,31 @@ def test_a_missed_corpus_target_fails_the_campaign() -> None:
 
 def test_another_corpus_can_be_measured_from_the_command_line(tmp_path: Path) -> None:
     other = tmp_path / "other.jsonl"
-    rows = [{"value": "AKIA" + "Q" * 16, "label": "private", "kind": "aws"}, {"value": "weekly.digest", "label": "legitimate",
-            "kind": "id", "field": "hook_id"}]
+    rows = [
+        {"value": "AKIA" + "Q" * 16, "label": "private", "kind": "aws"},
+        {"value": "weekly.digest", "label": "legitimate", "kind": "id", "field": "hook_id"},
+    ]
     other.write_text("\n".join(json.dumps(r) for r in rows), "utf-8")
     done = subprocess.run([sys.executable, "-m", "pwh", "corpus", str(other), "--json"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["private"]["aws"]["evaded"] == 0
 
 
-@pytest.mark.parametrize(("content", "why"), [
-    (None, "No such file or directory"),
-    (b'{"value": "x", "label": "private", "kind": "k"}\n{not json\n', "line 2 is not JSON"),
-    (b'["a list"]\n', "line 1: each entry needs a string value and a label"),
-    (b'{"value": "AKIAQQQQQQQQQQQQQQQQ", "label": "secret", "kind": "aws"}\n', "line 1: each entry needs a string value and a label"),
-    (b'{"value": "x", "label": "private"}\n', "line 1: each entry needs a kind"),
-    (b"\xff\xfe\n", "not UTF-8 text"),
-], ids=["missing", "not-json", "not-an-object", "bad-label", "no-kind", "not-utf8"])
-def test_a_bad_corpus_is_one_line_naming_the_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                           content: bytes | None, why: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (None, "No such file or directory"),
+        (b'{"value": "x", "label": "private", "kind": "k"}\n{not json\n', "line 2 is not JSON"),
+        (b'["a list"]\n', "line 1: each entry needs a string value and a label"),
+        (b'{"value": "AKIAQQQQQQQQQQQQQQQQ", "label": "secret", "kind": "aws"}\n', "line 1: each entry needs a string value and a label"),
+        (b'{"value": "x", "label": "private"}\n', "line 1: each entry needs a kind"),
+        (b"\xff\xfe\n", "not UTF-8 text"),
+    ],
+    ids=["missing", "not-json", "not-an-object", "bad-label", "no-kind", "not-utf8"],
+)
+def test_a_bad_corpus_is_one_line_naming_the_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None, why: str
+) -> None:
     from pwh._cli import main
 
     other = tmp_path / "other.jsonl"
@@ -137,18 +160,56 @@ def test_a_bad_corpus_is_one_line_naming_the_file_and_line(tmp_path: Path, capsy
 # Secret keys in any case style, and what sits under them
 # --------------------------------------------------------------------------------------------
 
-SECRET_TERMS = [("api", "key"), ("client", "secret"), ("access", "token"), ("auth", "token"), ("private", "key"),
-                ("password",), ("passwd",), ("secret",), ("refresh", "token"), ("session", "id"), ("db", "password"),
-                ("x", "api", "key"), ("signing", "key"), ("app", "key"), ("bearer",), ("cookie",), ("passphrase",)]
-METADATA_TERMS = [("token", "budget"), ("max", "tokens"), ("prompt", "tokens"), ("password", "policy"), ("secret", "name"),
-                  ("token", "type"), ("auth", "method"), ("api", "key", "required"), ("session", "count"), ("primary", "key"),
-                  ("sort", "key"), ("keyword",), ("author",), ("tokenizer",)]
+SECRET_TERMS = [
+    ("api", "key"),
+    ("client", "secret"),
+    ("access", "token"),
+    ("auth", "token"),
+    ("private", "key"),
+    ("password",),
+    ("passwd",),
+    ("secret",),
+    ("refresh", "token"),
+    ("session", "id"),
+    ("db", "password"),
+    ("x", "api", "key"),
+    ("signing", "key"),
+    ("app", "key"),
+    ("bearer",),
+    ("cookie",),
+    ("passphrase",),
+]
+METADATA_TERMS = [
+    ("token", "budget"),
+    ("max", "tokens"),
+    ("prompt", "tokens"),
+    ("password", "policy"),
+    ("secret", "name"),
+    ("token", "type"),
+    ("auth", "method"),
+    ("api", "key", "required"),
+    ("session", "count"),
+    ("primary", "key"),
+    ("sort", "key"),
+    ("keyword",),
+    ("author",),
+    ("tokenizer",),
+]
 
 
 def spellings(words: tuple[str, ...]) -> list[str]:
     camel = words[0] + "".join(w.title() for w in words[1:])
-    return ["_".join(words), "-".join(words), "".join(words) if len(words) < 3 else camel, camel, camel[0].upper() + camel[1:],
-            "_".join(words).upper(), "-".join(w.title() for w in words), " ".join(words), ".".join(words)]
+    return [
+        "_".join(words),
+        "-".join(words),
+        "".join(words) if len(words) < 3 else camel,
+        camel,
+        camel[0].upper() + camel[1:],
+        "_".join(words).upper(),
+        "-".join(w.title() for w in words),
+        " ".join(words),
+        ".".join(words),
+    ]
 
 
 @pytest.mark.parametrize("words", SECRET_TERMS, ids="_".join)
@@ -166,8 +227,18 @@ def test_metadata_about_a_secret_is_not_a_secret(words: tuple[str, ...]) -> None
         assert scan_value({key: 512}) == [] and scan_value({key: "min_length_12"}) == [], key
 
 
-@pytest.mark.parametrize("value", [482913, 0.5772, ["k1" + mixed(10), "k2" + mixed(10)], [1234, 5678],
-                                   {"user": "svc", "secret": "q"}, {"primary": {"value": "x9y8z7"}}, [["nested", 7]]])
+@pytest.mark.parametrize(
+    "value",
+    [
+        482913,
+        0.5772,
+        ["k1" + mixed(10), "k2" + mixed(10)],
+        [1234, 5678],
+        {"user": "svc", "secret": "q"},
+        {"primary": {"value": "x9y8z7"}},
+        [["nested", 7]],
+    ],
+)
 def test_numbers_lists_and_nested_values_under_a_secret_key_are_secrets(value: Any) -> None:
     for key in ("apiKey", "password", "pin", "credentials", "recovery_codes"):
         found = scan_value({"outer": {key: value}})
@@ -188,8 +259,10 @@ def test_a_secret_key_spelled_with_confusables_or_zero_width_is_still_one() -> N
     assert "credential" in cats({"ＡＰＩ＿ＫＥＹ": "s3cr3t"})  # full width
 
 
-@pytest.mark.parametrize("template", ["{k}={v}", '"{k}": "{v}"', "{k}: '{v}'", "--{k} {v}", "--{k}={v}", "{k} => {v}",
-                                      "Server=db;{k}={v};", "curl -H '{k}: {v}'"])
+@pytest.mark.parametrize(
+    "template",
+    ["{k}={v}", '"{k}": "{v}"', "{k}: '{v}'", "--{k} {v}", "--{k}={v}", "{k} => {v}", "Server=db;{k}={v};", "curl -H '{k}: {v}'"],
+)
 def test_a_secret_assignment_in_text_is_found_for_every_spelling(template: str) -> None:
     for words in SECRET_TERMS[:8]:
         for key in spellings(words)[:5]:
@@ -202,15 +275,24 @@ def test_a_secret_assignment_in_text_is_found_for_every_spelling(template: str) 
 # --------------------------------------------------------------------------------------------
 
 SHAPES = {
-    "stripe": lambda: "sk_live_" + mixed(24), "stripe_test": lambda: "rk_test_" + mixed(24),
-    "gitlab": lambda: "glpat-" + mixed(20), "google_oauth_secret": lambda: "GOCSPX-" + mixed(28),
-    "google_oauth_access": lambda: "ya29." + mixed(60), "slack_app": lambda: f"xapp-1-A{mixed(10).upper()}-1234567890123-{mixed(30)}",
-    "npm": lambda: "npm_" + mixed(36), "pypi": lambda: "pypi-AgEIcHlwaS5vcmc" + mixed(80),
-    "huggingface": lambda: "hf_" + mixed(34), "sendgrid": lambda: f"SG.{mixed(22)}.{mixed(43)}",
-    "telegram": lambda: f"123456789:AA{mixed(33)}", "azure": lambda: f"AccountName=x;AccountKey={mixed(86)}==",
-    "pgp": lambda: "-----BEGIN PGP PRIVATE KEY BLOCK-----", "aws": lambda: "AKIA" + "".join(R.choice(string.ascii_uppercase + string.digits) for _ in range(16)),
-    "github": lambda: "ghp_" + mixed(36), "slack": lambda: "xoxb-123456789012-1234567890123-" + mixed(24),
-    "jwt": lambda: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx" + mixed(10) + "." + mixed(43), "random": lambda: mixed(48),
+    "stripe": lambda: "sk_live_" + mixed(24),
+    "stripe_test": lambda: "rk_test_" + mixed(24),
+    "gitlab": lambda: "glpat-" + mixed(20),
+    "google_oauth_secret": lambda: "GOCSPX-" + mixed(28),
+    "google_oauth_access": lambda: "ya29." + mixed(60),
+    "slack_app": lambda: f"xapp-1-A{mixed(10).upper()}-1234567890123-{mixed(30)}",
+    "npm": lambda: "npm_" + mixed(36),
+    "pypi": lambda: "pypi-AgEIcHlwaS5vcmc" + mixed(80),
+    "huggingface": lambda: "hf_" + mixed(34),
+    "sendgrid": lambda: f"SG.{mixed(22)}.{mixed(43)}",
+    "telegram": lambda: f"123456789:AA{mixed(33)}",
+    "azure": lambda: f"AccountName=x;AccountKey={mixed(86)}==",
+    "pgp": lambda: "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+    "aws": lambda: "AKIA" + "".join(R.choice(string.ascii_uppercase + string.digits) for _ in range(16)),
+    "github": lambda: "ghp_" + mixed(36),
+    "slack": lambda: "xoxb-123456789012-1234567890123-" + mixed(24),
+    "jwt": lambda: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx" + mixed(10) + "." + mixed(43),
+    "random": lambda: mixed(48),
 }
 
 
@@ -220,8 +302,12 @@ def test_each_token_shape_is_found_bare_in_text_and_hidden(name: str) -> None:
     for text in (token, f"the hook used {token} here", f"({token})", f'"{token}"'):
         assert "credential" in cats(text), (name, text)
     k = min(4, len(token) - 1)
-    for hidden in (token[:k] + "\u200b" + token[k:], "\u2060".join(token), token[:k] + "\u00ad" + token[k:],
-                   "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in token)):
+    for hidden in (
+        token[:k] + "\u200b" + token[k:],
+        "\u2060".join(token),
+        token[:k] + "\u00ad" + token[k:],
+        "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in token),
+    ):
         assert "credential" in cats(hidden), (name, "hidden")
 
 
@@ -263,8 +349,19 @@ def test_private_use_names_and_original_gtlds_are_hosts_even_in_id_fields() -> N
     assert "hostname" in cats("localhost") and "hostname" in cats("bind localhost:8080")
 
 
-@pytest.mark.parametrize("value", ["billing.report", "notify.app", "weekly.digest", "report.dev", "plan.review", "opt.in",
-                                   "periodic_report.trigger_evaluation", "a.open"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "billing.report",
+        "notify.app",
+        "weekly.digest",
+        "report.dev",
+        "plan.review",
+        "opt.in",
+        "periodic_report.trigger_evaluation",
+        "a.open",
+    ],
+)
 def test_a_dotted_id_in_an_opaque_id_field_is_an_id(value: str) -> None:
     for field in ("hook_id", "intent_kind", "operation", "policy_version"):
         assert scan_value({field: value}) == [], (field, value)
@@ -319,14 +416,34 @@ def test_an_absolute_path_is_found_after_any_non_path_character(before: str) -> 
     assert "absolute_path" in cats(f"x{before}/var/lib/acme/db"), before
 
 
-@pytest.mark.parametrize("path", ["\\\\fileserver\\share\\x", "\\\\nas01\\backups", "//fileserver/share/x", "\\\\?\\C:\\x",
-                                  "\\\\.\\pipe\\acme", "\\\\\\\\srv\\\\share", "\\Windows\\System32", "e:\\data\\x.csv"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "\\\\fileserver\\share\\x",
+        "\\\\nas01\\backups",
+        "//fileserver/share/x",
+        "\\\\?\\C:\\x",
+        "\\\\.\\pipe\\acme",
+        "\\\\\\\\srv\\\\share",
+        "\\Windows\\System32",
+        "e:\\data\\x.csv",
+    ],
+)
 def test_unc_device_and_drive_paths_are_found(path: str) -> None:
     assert "absolute_path" in cats(path) and "absolute_path" in cats(f"open {path} now"), path
 
 
 def test_relative_paths_json_pointers_and_close_tags_are_not_absolute() -> None:
-    for text in ("reports/weekly.md", "#/$defs/x", "$.a/b", "and/or", "</div>", "^[a-z]+/[a-z]+$", "1/2", "https://json-schema.org/draft/2020-12/schema"):
+    for text in (
+        "reports/weekly.md",
+        "#/$defs/x",
+        "$.a/b",
+        "and/or",
+        "</div>",
+        "^[a-z]+/[a-z]+$",
+        "1/2",
+        "https://json-schema.org/draft/2020-12/schema",
+    ):
         assert "absolute_path" not in cats(text), text
 
 
@@ -401,8 +518,15 @@ def test_the_substring_gates_never_hide_a_match() -> None:
 
 
 def test_a_version_is_not_a_host_or_an_address() -> None:
-    for text in ("1.0.0+build.io", "v2.0.0-beta.app", "8.3.0.dev.local", "10.0.0.1-rc", "5.4.0.1+ubuntu.1", "loopx-2.1.1.md",
-                 "release v1.2.3-rc.1 is out"):
+    for text in (
+        "1.0.0+build.io",
+        "v2.0.0-beta.app",
+        "8.3.0.dev.local",
+        "10.0.0.1-rc",
+        "5.4.0.1+ubuntu.1",
+        "loopx-2.1.1.md",
+        "release v1.2.3-rc.1 is out",
+    ):
         assert scan_value(text) == [], text
     for text in ("10.0.0.1", "scan 10.0.0.1-10.0.0.9", "build.acme.io", "at ci.acme.systems:8443"):
         assert scan_value(text), text
@@ -411,6 +535,19 @@ def test_a_version_is_not_a_host_or_an_address() -> None:
 def test_any_vendor_key_is_secret_but_a_data_structure_key_or_a_public_key_is_not() -> None:
     for key in ("stripeKey", "mapbox_key", "AlgoliaKey", "deploy-key", "license_key", "githubToken", "csrf_token"):
         assert is_secret_key(key), key
-    for key in ("sort_key", "cacheKey", "partition-key", "public_key", "publicKey", "ssh_host_key", "idempotency_key",
-                "next_page_token", "pageToken", "sync_token", "completion_tokens", "key", "keys"):
+    for key in (
+        "sort_key",
+        "cacheKey",
+        "partition-key",
+        "public_key",
+        "publicKey",
+        "ssh_host_key",
+        "idempotency_key",
+        "next_page_token",
+        "pageToken",
+        "sync_token",
+        "completion_tokens",
+        "key",
+        "keys",
+    ):
         assert not is_secret_key(key), key

@@ -49,13 +49,27 @@ VIOLATION = {"row": "M05", "invariant": "replay_identical", "step": 0, "message"
 
 
 def trace(**fields: Any) -> dict[str, Any]:
-    return {"schema_version": "pwh_model_trace_v0", "seed": 0, "sut": "reference-memory", "steps": [SETUP],
-            "violation": VIOLATION, **fields}
+    return {
+        "schema_version": "pwh_model_trace_v0",
+        "seed": 0,
+        "sut": "reference-memory",
+        "steps": [SETUP],
+        "violation": VIOLATION,
+        **fields,
+    }
 
 
 def pwh(*args: str, cwd: Path, timeout: float = 300, **kw: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pwh", *args], check=False, cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "pwh", *args],
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        **kw,
+    )
 
 
 def deep_chain(top: Path, levels: int, chains: list[Path]) -> Path:
@@ -131,7 +145,8 @@ def test_an_explicit_adapter_runs_from_the_cwd_without_the_traces_options(tmp_pa
         "import json\nfrom pwh._suts.reference import memory_sut\n\n"
         "def factory(**kw):\n"
         f"    open({str(seen)!r}, 'w').write(json.dumps(sorted(kw)))\n"
-        "    return memory_sut()\n")
+        "    return memory_sut()\n"
+    )
     path = tmp_path / "t.json"
     path.write_text(json.dumps(trace(sut="spy_adapter:factory", sut_options={"planted": "x", "journal": "sqlite"})))
     refused = pwh("replay", "t.json", cwd=tmp_path)
@@ -183,8 +198,12 @@ def test_replay_reads_no_directory_fifo_device_or_huge_file(tmp_path: Path, caps
     huge = tmp_path / "huge.json"
     with open(huge, "wb") as fh:
         fh.truncate(MAX_TRACE_BYTES + 1)  # sparse: costs no disk
-    cases = {"dir.json": "is a directory", "fifo.json": "not a regular file", "huge.json": "more than a trace may be",
-             "missing.json": "no such file"}
+    cases = {
+        "dir.json": "is a directory",
+        "fifo.json": "not a regular file",
+        "huge.json": "more than a trace may be",
+        "missing.json": "no such file",
+    }
     for name, expected in cases.items():
         started = time.monotonic()
         assert main(["replay", str(tmp_path / name)]) == 2, name
@@ -222,26 +241,34 @@ def test_a_deep_directory_chain_is_one_problem_not_a_recursion_error(
 
 def test_a_huge_sparse_extra_is_reported_in_bounded_memory(small_packet: Path, tmp_path: Path) -> None:
     with open(small_packet / "big.bin", "wb") as fh:
-        fh.truncate(3 * 1024 ** 3)
+        fh.truncate(3 * 1024**3)
     with open(small_packet / "rules.json", "r+b") as fh:  # a listed file grown to 2 GiB: altered, not parsed
-        fh.truncate(2 * 1024 ** 3)
+        fh.truncate(2 * 1024**3)
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (1024 ** 3, 1024 ** 3))
+        resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))
 
     proc = pwh("packet", "verify", str(small_packet), cwd=tmp_path, timeout=120, preexec_fn=limit)
     assert proc.returncode == 1, proc.stderr
     assert "pkt" in proc.stderr and "internal error" not in proc.stderr and "Traceback" not in proc.stderr
     assert "big.bin: extra — in the packet, not in the manifest" in proc.stderr
     assert "big.bin: leak — line 1: unscannable" in proc.stderr
-    assert f"rules.json: altered — size {2 * 1024 ** 3} bytes" in proc.stderr
+    assert f"rules.json: altered — size {2 * 1024**3} bytes" in proc.stderr
     assert "rules.json: invalid — larger than 16 MiB: too large to check" in proc.stderr
 
 
 @pytest.mark.parametrize("chunk", [2, 3, 5, 8, 64, 1 << 20])
 def test_the_chunked_scan_finds_what_the_whole_file_scan_finds(small_packet: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
-    lines = ["plain words", "token ghp_" + "a" * 36, "", "path /home/alice/notes.txt", "café ok", "x" * 50,
-             "AKIA" + "B" * 16, "last line without newline /Users/bob"]
+    lines = [
+        "plain words",
+        "token ghp_" + "a" * 36,
+        "",
+        "path /home/alice/notes.txt",
+        "café ok",
+        "x" * 50,
+        "AKIA" + "B" * 16,
+        "last line without newline /Users/bob",
+    ]
     text = "\n".join(lines)
     (small_packet / "extra.txt").write_text(text, "utf-8")
     whole = {(f.path, f.category) for f in scan_text(text)}
@@ -307,13 +334,18 @@ def test_feature_directories_never_follow_links_or_read_what_is_not_a_feature(tm
     (features / "everything").symlink_to("/")
     os.mkfifo(features / "fifo.feature")
     with open(features / "huge.feature", "wb") as fh:
-        fh.truncate(1024 ** 3)
+        fh.truncate(1024**3)
     (deep_chain(features / "deep", 1100, chains) / "lost.feature").write_text("Feature: lost\n")
     found, problems = feature_files(features, tmp_path)
     assert found == [features / "ok.feature"]
     said = {str(problem).split(": ", 1)[1] for problem in problems}
-    assert said == {"a directory, not a feature file", "a symbolic link (not followed: features live in the directory itself)",
-                    "not a regular file", "larger than 4 MiB (not read)", "nested more than 16 directories deep (not searched)"}
+    assert said == {
+        "a directory, not a feature file",
+        "a symbolic link (not followed: features live in the directory itself)",
+        "not a regular file",
+        "larger than 4 MiB (not read)",
+        "nested more than 16 directories deep (not searched)",
+    }
     assert {str(problem).split(":")[0] for problem in problems} >= {"features/passwd.feature", "features/everything"}
 
 
@@ -337,7 +369,8 @@ def test_a_stray_module_in_the_cwd_never_runs_and_an_explicit_adapter_there_is_f
         (tmp_path / f"{shadow}.py").write_text(f"open({str(marker)!r}, 'a').write('{shadow} ')\nraise ImportError('shadowed')\n")
     (tmp_path / "my_adapter.py").write_text(
         "import colorsys  # the stdlib's, not the cwd's\nfrom pwh._suts.reference import memory_sut\n\n"
-        "def factory(**kw):\n    return memory_sut(**kw)\n")
+        "def factory(**kw):\n    return memory_sut(**kw)\n"
+    )
 
     def gate(sut: str) -> subprocess.CompletedProcess[str]:
         return pwh("gate", "--rows", "M01", "--quiet", "--sut", sut, cwd=tmp_path)
@@ -347,7 +380,7 @@ def test_a_stray_module_in_the_cwd_never_runs_and_an_explicit_adapter_there_is_f
     assert not marker.exists(), marker.read_text()
     assert builtin.returncode == 0, builtin.stdout[-2000:] + builtin.stderr
     assert explicit.returncode == 0, explicit.stdout[-2000:] + explicit.stderr
-    assert "RFC PASS" in explicit.stdout
+    assert "verdict: PASS (RFC)" in explicit.stdout
 
 
 # --------------------------------------------------------------------------------------------
@@ -394,19 +427,30 @@ def started() -> Iterator[list[subprocess.Popen[str]]]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
-@pytest.mark.parametrize("command, to_group", [
-    (("gate", "--quiet"), False),
-    (("gate", "--quiet"), True),
-    (("replay", "LONG"), False),
-    (("soak", "--minutes", "5", "--seed", "3"), False),
-])
+@pytest.mark.parametrize(
+    "command, to_group",
+    [
+        (("gate", "--quiet"), False),
+        (("gate", "--quiet"), True),
+        (("replay", "LONG"), False),
+        (("soak", "--minutes", "5", "--seed", "3"), False),
+    ],
+)
 def test_ctrl_c_exits_130_with_one_line_and_leaves_no_process(
     tmp_path: Path, started: list[subprocess.Popen[str]], command: tuple[str, ...], to_group: bool
 ) -> None:
     args = [str(_long_trace(tmp_path / "long.json")) if a == "LONG" else a for a in command]
     env = {**os.environ, "PWH_COUNTEREXAMPLES": str(tmp_path / "found")}
-    proc = subprocess.Popen([sys.executable, "-m", "pwh", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pwh", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
     started.append(proc)
     deadline = time.monotonic() + 60
     below: list[int] = []
@@ -441,7 +485,8 @@ def test_a_file_swapped_after_the_walk_is_never_read(small_packet: Path) -> None
     readme.rename(small_packet / "old.md")
     readme.write_text("swapped in\n")
     assert packet_mod._verify_one(small_packet, "README.md", (seen.st_dev, seen.st_ino), BoundaryScanner(), None) == [
-        ("README.md", "unsafe", "not a regular file, or replaced while being verified")]
+        ("README.md", "unsafe", "not a regular file, or replaced while being verified")
+    ]
 
 
 def _cmdline(pid: int) -> bytes:
@@ -467,9 +512,15 @@ def test_children_ignore_the_terminals_sigint_and_pwh_stops_them_before_unwindin
     """A terminal's Ctrl-C reaches every process of the group: the reliability campaign's racing
     dispatchers ignore it (else each prints its own traceback while it is stopped); pwh stops
     them by PID, and ends promptly with 130."""
-    proc = subprocess.Popen([sys.executable, "-m", "pwh", "soak", "--campaign", "reliability", "--quick"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pwh", "soak", "--campaign", "reliability", "--quick"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     started.append(proc)
     racers: list[int] = []
     deadline = time.monotonic() + 120
@@ -488,8 +539,14 @@ def test_children_ignore_the_terminals_sigint_and_pwh_stops_them_before_unwindin
 
 
 def test_the_gates_child_ignores_sigint(tmp_path: Path, started: list[subprocess.Popen[str]]) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "pwh", "gate", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pwh", "gate", "--quiet"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     started.append(proc)
     deadline = time.monotonic() + 60
     child: list[int] = []
@@ -501,8 +558,9 @@ def test_the_gates_child_ignores_sigint(tmp_path: Path, started: list[subprocess
     assert proc.wait(timeout=60) == 130
 
 
-def test_a_clean_up_failing_as_ctrl_c_unwinds_is_still_exit_130(monkeypatch: pytest.MonkeyPatch,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_clean_up_failing_as_ctrl_c_unwinds_is_still_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import pwh._cli as cli
 
     def handler(args: Any) -> int:
@@ -520,24 +578,28 @@ def test_a_clean_up_failing_as_ctrl_c_unwinds_is_still_exit_130(monkeypatch: pyt
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
-def test_ctrl_c_stops_what_an_adapter_started_in_pwh_and_in_the_gates_child(
-    tmp_path: Path, started: list[subprocess.Popen[str]]
-) -> None:
+def test_ctrl_c_stops_what_an_adapter_started_in_pwh_and_in_the_gates_child(tmp_path: Path, started: list[subprocess.Popen[str]]) -> None:
     """An adapter that starts a process of its own at construction (a long sleep that leaves its
     parent at once, as a daemon does), once in pwh (the load check) and once per scenario in the
     child: after a Ctrl-C to pwh's PID none is left (pwh is their subreaper, so it still finds them)."""
     pids = tmp_path / "pids"
-    daemon = (f"import os, time\nif os.fork():\n    os._exit(0)\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
-              "time.sleep(300)\n")
+    daemon = f"import os, time\nif os.fork():\n    os._exit(0)\nopen({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\ntime.sleep(300)\n"
     (tmp_path / "spawner.py").write_text(
         "import subprocess, sys\nfrom pwh._suts.reference import memory_sut\n\n"
         "def factory(**kw):\n"
         "    # a process that leaves its parent at once: an orphan, re-parented away from whoever started it\n"
         f"    subprocess.run([sys.executable, '-c', {daemon!r}], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,\n"
         "                   stderr=subprocess.DEVNULL, check=True)\n"
-        "    return memory_sut(**kw)\n")
-    proc = subprocess.Popen([sys.executable, "-m", "pwh", "gate", "--quiet", "--sut", "spawner:factory"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        "    return memory_sut(**kw)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pwh", "gate", "--quiet", "--sut", "spawner:factory"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     started.append(proc)
     sleepers: list[int] = []
     try:
@@ -558,8 +620,9 @@ def test_ctrl_c_stops_what_an_adapter_started_in_pwh_and_in_the_gates_child(
             os.kill(pid, signal.SIGKILL)
 
 
-def test_an_output_path_naming_a_directory_is_refused_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_output_path_naming_a_directory_is_refused_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import pwh._cli as cli
 
     (tmp_path / "out").mkdir()
@@ -584,8 +647,9 @@ def test_a_sigint_while_a_child_is_started_is_held_not_lost() -> None:
     try:
         with children_ignore_sigint():
             os.kill(os.getpid(), signal.SIGINT)  # held by this thread (another thread may take it early)
-            child = subprocess.run([sys.executable, "-c", "print(open('/proc/self/status').read())"], check=True,
-                                   capture_output=True, text=True)
+            child = subprocess.run(
+                [sys.executable, "-c", "print(open('/proc/self/status').read())"], check=True, capture_output=True, text=True
+            )
         time.sleep(0.05)
         assert seen == ["sigint"]
     finally:
@@ -597,8 +661,12 @@ def test_a_sigint_while_a_child_is_started_is_held_not_lost() -> None:
 def test_a_real_crash_childs_import_path_never_holds_the_cwd(tmp_path: Path) -> None:
     marker = tmp_path / "MARKER"
     (tmp_path / "random.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\nraise ImportError('shadowed')\n")
-    steps = [SETUP, {"op": "install", "hook": "a.alpha", "behaviour": "proposes one intent"},
-             {"op": "crash", "point": "sidecar.before_checkpoint", "action": "complete_todo", "real": True}, {"op": "restart"}]
+    steps = [
+        SETUP,
+        {"op": "install", "hook": "a.alpha", "behaviour": "proposes one intent"},
+        {"op": "crash", "point": "sidecar.before_checkpoint", "action": "complete_todo", "real": True},
+        {"op": "restart"},
+    ]
     (tmp_path / "t.json").write_text(json.dumps(trace(sut="reference", steps=steps)))
     proc = pwh("replay", "t.json", cwd=tmp_path, timeout=120)
     assert not marker.exists() and proc.returncode == 0, proc.stderr

@@ -22,8 +22,11 @@ def test_the_verb_renders_a_saved_verdict(tmp_path: Path, capsys: pytest.Capture
     assert json.loads((tmp_path / "out.json").read_text()) == shown
 
 
-@pytest.mark.parametrize("content", [None, "{not json", json.dumps(["a", "list"]), json.dumps({"sut": "x"})],
-                         ids=["missing", "not-json", "not-an-object", "not-a-verdict"])
+@pytest.mark.parametrize(
+    "content",
+    [None, "{not json", json.dumps(["a", "list"]), json.dumps({"sut": "x"})],
+    ids=["missing", "not-json", "not-an-object", "not-a-verdict"],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None) -> None:
     saved = tmp_path / "v.json"
     if content is not None:

@@ -22,8 +22,16 @@ def pwh(*args: str, pythonpath: Path | None = None, timeout: float = 300) -> sub
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-m", "pwh", *args], check=False, cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "pwh", *args],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def assert_refused(proc: subprocess.CompletedProcess[str], *expected: str, private: Path) -> None:
@@ -50,18 +58,27 @@ def _features(tmp_path: Path, name: str | None = None, text: str = "") -> Path:
 
 
 BAD_MATRICES = {
-    "untagged": ("Feature: x\n\n  Scenario: nobody tagged me\n" + ENABLED,
-                 "features/extra.feature:3: scenario 'nobody tagged me' has no row or rule tag"),
-    "unknown_row_M99": ("Feature: x\n\n  @M99\n  Scenario: row ninety-nine\n" + ENABLED,
-                        "features/extra.feature:4: unknown tag @M99"),
-    "lower_case_m04": ("Feature: x\n\n  @m04\n  Scenario: lower case\n" + ENABLED,
-                       "features/extra.feature:4: unknown tag @m04 (tags are case-sensitive: @M04?)"),
-    "two_row_tags": ("Feature: x\n\n  @M04 @M05\n  Scenario: greedy\n" + ENABLED,
-                     "features/extra.feature:4: scenario 'greedy' has 2 row tags (M04, M05)"),
-    "undefined_step": ("Feature: x\n\n  @M04\n  Scenario: moon\n" + ENABLED + "    When the moon is full\n",
-                       "features/extra.feature:6: no step definition for when: 'the moon is full'"),
-    "gherkin_syntax_error": ("Feature: x\n\n  @M04\n  Scenario: s\n" + ENABLED + "  Examples oops\n    | a |\n",
-                             "features/extra.feature:6: Gherkin syntax error (6:3): expected:"),
+    "untagged": (
+        "Feature: x\n\n  Scenario: nobody tagged me\n" + ENABLED,
+        "features/extra.feature:3: scenario 'nobody tagged me' has no row or rule tag",
+    ),
+    "unknown_row_M99": ("Feature: x\n\n  @M99\n  Scenario: row ninety-nine\n" + ENABLED, "features/extra.feature:4: unknown tag @M99"),
+    "lower_case_m04": (
+        "Feature: x\n\n  @m04\n  Scenario: lower case\n" + ENABLED,
+        "features/extra.feature:4: unknown tag @m04 (tags are case-sensitive: @M04?)",
+    ),
+    "two_row_tags": (
+        "Feature: x\n\n  @M04 @M05\n  Scenario: greedy\n" + ENABLED,
+        "features/extra.feature:4: scenario 'greedy' has 2 row tags (M04, M05)",
+    ),
+    "undefined_step": (
+        "Feature: x\n\n  @M04\n  Scenario: moon\n" + ENABLED + "    When the moon is full\n",
+        "features/extra.feature:6: no step definition for when: 'the moon is full'",
+    ),
+    "gherkin_syntax_error": (
+        "Feature: x\n\n  @M04\n  Scenario: s\n" + ENABLED + "  Examples oops\n    | a |\n",
+        "features/extra.feature:6: Gherkin syntax error (6:3): expected:",
+    ),
 }
 
 
@@ -109,8 +126,7 @@ RAISES = {
     "interrupt": "raise KeyboardInterrupt",
     "value": 'raise ValueError("adapter misconfigured")',
 }
-SHOWN = {"exit0": "SystemExit: 0", "exit1": "SystemExit: 1", "interrupt": "KeyboardInterrupt",
-         "value": "ValueError: adapter misconfigured"}
+SHOWN = {"exit0": "SystemExit: 0", "exit1": "SystemExit: 1", "interrupt": "KeyboardInterrupt", "value": "ValueError: adapter misconfigured"}
 COMMANDS = ("gate", "soak", "packet")
 PHASES = ("import", "construction")
 CASES = [(c, p, k) for c in COMMANDS for p in PHASES for k in RAISES]
@@ -175,7 +191,8 @@ def test_a_private_value_in_the_adapters_message_is_withheld(tmp_path: Path) -> 
 def test_an_adapter_whose_close_raises_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / "refuse_close.py").write_text(
         "from pwh._suts.reference import ReferenceSUT\n\n\nclass ClosesBadly(ReferenceSUT):\n"
-        "    def close(self):\n        raise GeneratorExit('bye')\n")
+        "    def close(self):\n        raise GeneratorExit('bye')\n"
+    )
     for args in (["gate", "--quiet"], ["soak", "--minutes", "0.05", "--no-real-crashes"]):
         proc = pwh(*args, "--sut", "refuse_close:ClosesBadly", pythonpath=tmp_path)
         assert_refused(proc, "failed at close: GeneratorExit: bye (at refuse_close.py:6)", private=tmp_path)
@@ -192,10 +209,10 @@ def test_an_adapters_keyboard_interrupt_in_a_scenario_fails_that_scenario(tmp_pa
     (tmp_path / "refuse_in_scenario.py").write_text(
         "import os\n\nfrom pwh._suts.reference import ReferenceSUT\n\n\nclass Interrupts(ReferenceSUT):\n"
         "    def close(self):\n        super().close()\n        if os.environ.get('PWH_FEATURES_ROOT'):\n"
-        "            raise KeyboardInterrupt\n")
+        "            raise KeyboardInterrupt\n"
+    )
     verdict = tmp_path / "v.json"
-    proc = pwh("gate", "--quiet", "--rows", "M01", "--json", str(verdict), "--sut", "refuse_in_scenario:Interrupts",
-               pythonpath=tmp_path)
+    proc = pwh("gate", "--quiet", "--rows", "M01", "--json", str(verdict), "--sut", "refuse_in_scenario:Interrupts", pythonpath=tmp_path)
     assert proc.returncode == 1, (proc.stdout[-2000:], proc.stderr[-2000:])
     scenarios = json.loads(verdict.read_text())["scenarios"]
     assert len(scenarios) >= 2 and all(s["tags"] == ["M01"] for s in scenarios)

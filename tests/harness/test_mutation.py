@@ -100,9 +100,13 @@ def test_the_campaign_is_not_part_of_the_test_command() -> None:
 def test_carry_over_keeps_what_was_not_re_run() -> None:
     from pwh._harness.mutation import Mutant, carry_over
 
-    mutants = [Mutant("a", "pwh/_x.py", "not checked"), Mutant("b", "pwh/_x.py", "not checked"),
-               Mutant("c", "pwh/_x.py", "not checked"), Mutant("d", "pwh/_x.py", "killed"),
-               Mutant("e", "pwh/_x.py", "not checked")]
+    mutants = [
+        Mutant("a", "pwh/_x.py", "not checked"),
+        Mutant("b", "pwh/_x.py", "not checked"),
+        Mutant("c", "pwh/_x.py", "not checked"),
+        Mutant("d", "pwh/_x.py", "killed"),
+        Mutant("e", "pwh/_x.py", "not checked"),
+    ]
     previous = {"a": {"status": "survived"}, "b": {"status": "killed now"}, "d": {"status": "survived"}}
     got = {m.name: m.status for m in carry_over(mutants, {"a", "b", "c", "d"}, previous)}
     # a survivor not re-run stays one; a listed kill and an unlisted mutant of the sample were killed;

@@ -108,8 +108,11 @@ def test_the_archive_carries_no_time_owner_or_file_name(packet: Path) -> None:
 def test_the_archive_holds_exactly_the_manifest_files(packet: Path) -> None:
     listed = set(manifest_of(packet)["files"]) | {MANIFEST}
     with tarfile.open(packet.parent / "packet.tar.gz", mode="r:gz") as archive:
-        files = {m.name.removeprefix(TAR_ROOT + "/"): archive.extractfile(m).read()  # type: ignore[union-attr]
-                 for m in archive if m.isfile()}
+        files = {
+            m.name.removeprefix(TAR_ROOT + "/"): archive.extractfile(m).read()  # type: ignore[union-attr]
+            for m in archive
+            if m.isfile()
+        }
         assert all(m.name == TAR_ROOT or m.name.startswith(TAR_ROOT + "/") for m in archive)
     assert set(files) == listed
     for rel, data in files.items():
@@ -144,7 +147,12 @@ def test_the_packet_holds_the_matrix_schemas_vectors_rules_and_results(packet: P
     assert all(set(r) == {"id", "group", "case", "required_outcome"} and r["required_outcome"] for r in rules)
     for name in ("reference", "tests.broken_suts-no_timeout"):
         assert sorted(p.name for p in (packet / "results" / name).iterdir()) == [
-            "cucumber.json", "junit.xml", "report.html", "report.md", "verdict.json"]
+            "cucumber.json",
+            "junit.xml",
+            "report.html",
+            "report.md",
+            "verdict.json",
+        ]
     readme = (packet / "README.md").read_text()
     assert "pwh gate --features PACKET/features --sut" in readme and "pwh packet verify PACKET" in readme
 
@@ -208,8 +216,7 @@ def test_a_deleted_file_is_missing_and_an_added_one_extra(copy_of: Path) -> None
     (copy_of / "features" / "m05_replay.feature").unlink()
     (copy_of / "results" / "reference" / "notes.txt").write_text("added later\n")
     report = verify_packet(copy_of)
-    assert {(f, k) for f, k, _ in report.problems} == {
-        ("features/m05_replay.feature", "missing"), ("results/reference/notes.txt", "extra")}
+    assert {(f, k) for f, k, _ in report.problems} == {("features/m05_replay.feature", "missing"), ("results/reference/notes.txt", "extra")}
     assert report.exit_code == 1
     assert "features/m05_replay.feature: missing" in report.render()
 
@@ -311,9 +318,7 @@ def test_a_secret_in_a_feature_file_blocks_the_build(kind: str, reference_run: G
 
 
 @pytest.mark.parametrize("kind", sorted(SECRETS))
-def test_a_secret_in_a_report_blocks_the_build_and_keeps_the_old_packet(
-    kind: str, reference_run: GateRun, tmp_path: Path
-) -> None:
+def test_a_secret_in_a_report_blocks_the_build_and_keeps_the_old_packet(kind: str, reference_run: GateRun, tmp_path: Path) -> None:
     out = tmp_path / "packet"
     build_packet(out, ["reference"], gate=gate_of(reference_run))
     before = tree(out)
@@ -335,10 +340,12 @@ def test_the_private_name_deny_list_is_honoured(reference_run: GateRun, tmp_path
     features = features_with(tmp_path, "  Built for Zeta Widgets.")
     build_packet(tmp_path / "ok", ["reference"], gate=gate_of(reference_run), features=features)
     with pytest.raises(PacketLeak) as caught:
-        build_packet(tmp_path / "no", ["reference"], gate=gate_of(reference_run), features=features,
-                     private_names=["zeta widgets"])
+        build_packet(tmp_path / "no", ["reference"], gate=gate_of(reference_run), features=features, private_names=["zeta widgets"])
     assert (caught.value.file, caught.value.line, caught.value.category) == (
-        "features/m04_committed_writeback.feature", "line 2", "private_name")
+        "features/m04_committed_writeback.feature",
+        "line 2",
+        "private_name",
+    )
     assert "Zeta" not in str(caught.value) and not (tmp_path / "no").exists()
 
 
@@ -401,8 +408,9 @@ def run_cli(argv: list[str]) -> int:
     return int(args.handler(args))
 
 
-def test_the_packet_commands(reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_packet_commands(
+    reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     answered: list[str] = []
 
     def gate(sut: str, **kw: Any) -> GateRun:
@@ -428,22 +436,24 @@ def test_the_packet_commands(reference_run: GateRun, tmp_path: Path, monkeypatch
     assert "private_name" in capsys.readouterr().err and not (tmp_path / "pkt2").exists()
 
 
-def test_a_build_whose_reference_fails_is_written_but_exits_1(reference_run: GateRun, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_build_whose_reference_fails_is_written_but_exits_1(
+    reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Another SUT failing is what the packet publishes; the reference failing means the packet
     must not go out, and a CI step running the build has to see it."""
     failing = copy.deepcopy(reference_run)
     failing.scenarios[0].update(outcome="failed", expected="a clean run", seen="a different run")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("pwh._harness.gate.run_gate", lambda sut, **_: dataclasses.replace(
-        failing if sut == "reference" else reference_run, sut=sut))
+    monkeypatch.setattr(
+        "pwh._harness.gate.run_gate", lambda sut, **_: dataclasses.replace(failing if sut == "reference" else reference_run, sut=sut)
+    )
     assert run_cli(["packet", "build", "pkt", "--sut", "reference"]) == 1
     err = capsys.readouterr().err
     assert "reference verdict is FAIL" in err and "results/reference/report.md" in err
     assert verify_packet(tmp_path / "pkt").ok  # written whole, for reading
-    monkeypatch.setattr("pwh._harness.gate.run_gate", lambda sut, **_: dataclasses.replace(
-        failing if sut != "reference" else reference_run, sut=sut))
+    monkeypatch.setattr(
+        "pwh._harness.gate.run_gate", lambda sut, **_: dataclasses.replace(failing if sut != "reference" else reference_run, sut=sut)
+    )
     assert run_cli(["packet", "build", "pkt", "--sut", "reference", "--sut", "tests.broken_suts:no_timeout"]) == 0
 
 
@@ -456,11 +466,13 @@ def test_verifying_a_packet_never_imports_the_gate() -> None:
     """Checking a published packet runs no scenario, so its module must not load the gate, neither
     itself nor through the build or the package's own __init__ (a fresh interpreter: this one has
     the gate loaded already)."""
-    code = ("import sys\n"
-            "import pwh._harness.packet.verify\n"
-            "from pwh._harness.packet import PacketError, VerifyReport, verify_packet\n"
-            "loaded = sorted(m for m in sys.modules if m == 'pwh._harness.gate' or m == 'pwh._harness.packet.build')\n"
-            "assert not loaded, loaded\n")
+    code = (
+        "import sys\n"
+        "import pwh._harness.packet.verify\n"
+        "from pwh._harness.packet import PacketError, VerifyReport, verify_packet\n"
+        "loaded = sorted(m for m in sys.modules if m == 'pwh._harness.gate' or m == 'pwh._harness.packet.build')\n"
+        "assert not loaded, loaded\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
@@ -468,10 +480,12 @@ def test_verifying_a_packet_never_imports_the_gate() -> None:
 def test_pwh_packet_verify_never_imports_the_gate(tmp_path: Path) -> None:
     """The same through the command a consumer types: the CLI loads the gate only for the verbs
     that run it."""
-    code = ("import sys\n"
-            "import pwh._cli\n"
-            f"code = pwh._cli.main(['packet', 'verify', {str(tmp_path / 'absent')!r}])\n"
-            "loaded = sorted(m for m in sys.modules if m == 'pwh._harness.gate' or m == 'pwh._harness.packet.build')\n"
-            "assert code == 2 and not loaded, (code, loaded)\n")
+    code = (
+        "import sys\n"
+        "import pwh._cli\n"
+        f"code = pwh._cli.main(['packet', 'verify', {str(tmp_path / 'absent')!r}])\n"
+        "loaded = sorted(m for m in sys.modules if m == 'pwh._harness.gate' or m == 'pwh._harness.packet.build')\n"
+        "assert code == 2 and not loaded, (code, loaded)\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -27,9 +27,13 @@ def _features_with(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_untagged_scenario_is_named_with_its_line(tmp_path: Path) -> None:
-    features = _features_with(tmp_path, "extra.feature", "Feature: x\n\n  Scenario: nobody tagged me\n    Given the post-writeback phase is enabled\n")
+    features = _features_with(
+        tmp_path, "extra.feature", "Feature: x\n\n  Scenario: nobody tagged me\n    Given the post-writeback phase is enabled\n"
+    )
     problems, _ = check(features, STEPS, tmp_path)
-    assert [str(p) for p in problems] == ["features/extra.feature:3: scenario 'nobody tagged me' has no row or rule tag; it needs exactly one"]
+    assert [str(p) for p in problems] == [
+        "features/extra.feature:3: scenario 'nobody tagged me' has no row or rule tag; it needs exactly one"
+    ]
 
 
 def test_two_tags_and_unknown_tags_are_problems(tmp_path: Path) -> None:
@@ -46,8 +50,10 @@ def test_undefined_step_is_named_with_its_line(tmp_path: Path) -> None:
 
 
 def test_undefined_step_in_an_examples_row(tmp_path: Path) -> None:
-    text = ("Feature: x\n\n  @M07\n  Scenario Outline: s\n    Given hook \"a.b\" is installed and <does>\n\n"
-            "    Examples:\n      | does |\n      | raises an error |\n      | sings a song |\n")
+    text = (
+        'Feature: x\n\n  @M07\n  Scenario Outline: s\n    Given hook "a.b" is installed and <does>\n\n'
+        "    Examples:\n      | does |\n      | raises an error |\n      | sings a song |\n"
+    )
     problems, counts = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path)
     assert len(problems) == 1 and "sings a song" in problems[0].message
 
@@ -62,7 +68,9 @@ def test_a_row_without_scenarios_is_a_problem(tmp_path: Path) -> None:
 
 
 def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    features = _features_with(tmp_path, "extra.feature", "Feature: x\n\n  Scenario: nobody tagged me\n    Given the post-writeback phase is enabled\n")
+    features = _features_with(
+        tmp_path, "extra.feature", "Feature: x\n\n  Scenario: nobody tagged me\n    Given the post-writeback phase is enabled\n"
+    )
     assert main(["scenarios", "check", "--features", str(features)]) == 1
     assert main(["scenarios", "check", "--features", str(tmp_path / "missing")]) == 2
     assert main(["scenarios", "check", "--steps", "no_such_step_library"]) == 2

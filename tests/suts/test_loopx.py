@@ -63,7 +63,11 @@ def loopx_gate(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "pwh", "gate", "--sut", "loopx", "--quiet", "--json", str(out / "v.json")],
-        cwd=ROOT, env={**os.environ, PID_LOG_ENV: str(pid_log)}, capture_output=True, text=True, timeout=900,
+        cwd=ROOT,
+        env={**os.environ, PID_LOG_ENV: str(pid_log)},
+        capture_output=True,
+        text=True,
+        timeout=900,
         stdin=subprocess.DEVNULL,
     )
     verdict = json.loads((out / "v.json").read_text("utf-8")) if (out / "v.json").exists() else None
@@ -95,13 +99,19 @@ def test_observed_divergences_equal_the_committed_file(loopx_gate: dict[str, Any
     diff = difflib.unified_diff(
         render(committed["divergences"], sut="loopx", sut_version=committed["sut_version"]).splitlines(),
         render(observed, sut="loopx", sut_version=committed["sut_version"]).splitlines(),
-        "committed", "observed", lineterm="", n=2,
+        "committed",
+        "observed",
+        lineterm="",
+        n=2,
     )
     pytest.fail(
         "LoopX's divergences changed.\n"
         f"No longer observed ({len(gone)}):\n" + "\n".join(map(line, gone)) + "\n"
-        f"Newly observed ({len(new)}):\n" + "\n".join(map(line, new)) + "\n\n"
-        + "\n".join(list(diff)[:200]) + f"\n\nIf intended, regenerate: {REGENERATE}",
+        f"Newly observed ({len(new)}):\n"
+        + "\n".join(map(line, new))
+        + "\n\n"
+        + "\n".join(list(diff)[:200])
+        + f"\n\nIf intended, regenerate: {REGENERATE}",
         pytrace=False,
     )
 
@@ -148,8 +158,15 @@ print(json.dumps(report))
 @pytest.mark.parametrize("ending", ["close", "exit"])
 def test_no_node_process_outlives_an_adapter(ending: str) -> None:
     """Closing the last adapter stops the runtime (after a short linger); so does plain exit."""
-    proc = subprocess.run([sys.executable, "-c", _ADAPTER_SCRIPT, ending], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", _ADAPTER_SCRIPT, ending],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["status"] == "proposed" and report["pids"]
@@ -172,8 +189,13 @@ def test_a_committed_receipt_becomes_loopx_source_packet() -> None:
     loopx = to_loopx_source(source(7, event_kind="replan_recorded"))
     assert loopx["schema_version"] == "loopx_post_writeback_hook_source_v0"
     assert (loopx["event_kind"], loopx["status"], loopx["durable"]) == ("refresh_state", "committed", True)
-    assert loopx["identity"] == {"goal_id": "goal_0001", "agent_id": "agent_0001", "todo_id": "todo_0007",
-                                 "turn_instance_id": "turn_0007", "effect_id": "effect_0007"}
+    assert loopx["identity"] == {
+        "goal_id": "goal_0001",
+        "agent_id": "agent_0001",
+        "todo_id": "todo_0007",
+        "turn_instance_id": "turn_0007",
+        "effect_id": "effect_0007",
+    }
     assert loopx["projection"]["bounded_event_projection"]["transition"] == "replanned"
     assert to_loopx_source([source(1)]) == [source(1)]  # not a receipt: LoopX judges it as given
 
@@ -186,8 +208,7 @@ def test_a_receipt_field_loopx_has_no_place_for_is_unsupported(change: dict[str,
 
 def test_one_intent_crosses_and_comes_back_whole() -> None:
     reg = registration("a.reporter")
-    hook_input = {"dispatch_id": "pwh_" + "a" * 64, "hook_id": "a.reporter", "capability_id": "a",
-                  "source": {"receipt_id": "pwr_1"}}
+    hook_input = {"dispatch_id": "pwh_" + "a" * 64, "hook_id": "a.reporter", "capability_id": "a", "source": {"receipt_id": "pwr_1"}}
     intent = intent_for(hook_input)
     binding = Binding(hook_input["dispatch_id"], "pwr_0123")
     carried: dict[str, Any] = {}
@@ -237,6 +258,5 @@ def test_the_readme_table_is_the_one_this_run_generates(loopx_gate: dict[str, An
     assert verdict is not None
     readme = (ROOT / "README.md").read_text("utf-8")
     assert readme_block(verdict) in readme, (
-        "README's LoopX verdict table is stale: regenerate with "
-        "pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
+        "README's LoopX verdict table is stale: regenerate with pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
     )

@@ -22,15 +22,28 @@ ROOT = Path(__file__).resolve().parents[2]
 def gate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pwh", "gate", "--quiet", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
     )
 
 
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
     out = tmp_path_factory.mktemp("gate")
-    proc = gate("--coverage", "--json", str(out / "v.json"), "--junit", str(out / "j.xml"), "--cucumber", str(out / "c.json"),
-                "--report", str(out / "r.md"))
+    proc = gate(
+        "--coverage",
+        "--json",
+        str(out / "v.json"),
+        "--junit",
+        str(out / "j.xml"),
+        "--cucumber",
+        str(out / "c.json"),
+        "--report",
+        str(out / "r.md"),
+    )
     return proc, out
 
 

@@ -5,7 +5,6 @@ credentials and host names through :mod:`.secrets` and :mod:`.hosts`), apart fro
 value (:mod:`.scanner`): the two change for different reasons and are tested apart.
 """
 
-
 from __future__ import annotations
 
 import ipaddress
@@ -150,18 +149,128 @@ _REPL_PROMPT = re.compile(r"^[ \t]*>>>[ \t]+\S", re.MULTILINE)
 # well-known name or the prefix of a tool that reads its settings from the environment) or when the
 # text exports it; other KEY=VALUE text ("PAGE_SIZE=50", "mode=fast") is configuration, not environment.
 _ENV_WELL_KNOWN = frozenset(
-    ["HOME", "PATH", "USER", "USERNAME", "LOGNAME", "SHELL", "PWD", "OLDPWD", "HOSTNAME", "HOST", "TMPDIR", "TEMP", "TMP", "LANG", "LANGUAGE", "TERM", "EDITOR", "VISUAL", "PAGER", "MAIL", "DISPLAY", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "LD_PRELOAD", "GNUPGHOME", "JAVA_HOME", "GOPATH", "GOROOT", "GOBIN", "CARGO_HOME", "RUSTUP_HOME", "KUBECONFIG", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "FTP_PROXY", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "HOMEPATH", "HOMEDRIVE", "COMPUTERNAME", "USERDOMAIN", "SYSTEMROOT", "WINDIR", "PROGRAMFILES", "PROGRAMDATA", "COMSPEC", "PATHEXT", "PS1", "HISTFILE", "SUDO_USER", "SUDO_UID", "MANPATH", "INFOPATH", "XAUTHORITY", "DBUS_SESSION_BUS_ADDRESS", "PWH_PRIVATE_NAMES", "TOKEN", "PASSWORD", "SECRET", "API_KEY", "DATABASE_URL", "REDIS_URL"]
+    [
+        "HOME",
+        "PATH",
+        "USER",
+        "USERNAME",
+        "LOGNAME",
+        "SHELL",
+        "PWD",
+        "OLDPWD",
+        "HOSTNAME",
+        "HOST",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "MAIL",
+        "DISPLAY",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONSTARTUP",
+        "VIRTUAL_ENV",
+        "LD_LIBRARY_PATH",
+        "LD_PRELOAD",
+        "GNUPGHOME",
+        "JAVA_HOME",
+        "GOPATH",
+        "GOROOT",
+        "GOBIN",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "KUBECONFIG",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+        "FTP_PROXY",
+        "APPDATA",
+        "LOCALAPPDATA",
+        "USERPROFILE",
+        "HOMEPATH",
+        "HOMEDRIVE",
+        "COMPUTERNAME",
+        "USERDOMAIN",
+        "SYSTEMROOT",
+        "WINDIR",
+        "PROGRAMFILES",
+        "PROGRAMDATA",
+        "COMSPEC",
+        "PATHEXT",
+        "PS1",
+        "HISTFILE",
+        "SUDO_USER",
+        "SUDO_UID",
+        "MANPATH",
+        "INFOPATH",
+        "XAUTHORITY",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "PWH_PRIVATE_NAMES",
+        "TOKEN",
+        "PASSWORD",
+        "SECRET",
+        "API_KEY",
+        "DATABASE_URL",
+        "REDIS_URL",
+    ]
 )
 _ENV_PREFIXES = (
-    "LC_", "XDG_", "SSH_", "GPG_", "GIT_", "GITHUB_", "GITLAB_", "CI_", "RUNNER_", "BUILDKITE_", "JENKINS_",
-    "TRAVIS_", "CIRCLE_", "AWS_", "AZURE_", "ARM_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_", "DOCKER_",
-    "NODE_", "NPM_", "NVM_", "YARN_", "PIP_", "CONDA_", "PYENV_", "DYLD_", "KUBE_", "HELM_", "VAULT_",
-    "TF_", "OPENAI_", "ANTHROPIC_", "HF_", "HUGGINGFACE_", "SLACK_", "STRIPE_", "SENTRY_", "PWH_", "LOOPX_",
-    "POSTGRES_", "PG", "MYSQL_", "REDIS_", "DATABASE_", "DB_",
+    "LC_",
+    "XDG_",
+    "SSH_",
+    "GPG_",
+    "GIT_",
+    "GITHUB_",
+    "GITLAB_",
+    "CI_",
+    "RUNNER_",
+    "BUILDKITE_",
+    "JENKINS_",
+    "TRAVIS_",
+    "CIRCLE_",
+    "AWS_",
+    "AZURE_",
+    "ARM_",
+    "GOOGLE_",
+    "GCP_",
+    "GCLOUD_",
+    "CLOUDSDK_",
+    "DOCKER_",
+    "NODE_",
+    "NPM_",
+    "NVM_",
+    "YARN_",
+    "PIP_",
+    "CONDA_",
+    "PYENV_",
+    "DYLD_",
+    "KUBE_",
+    "HELM_",
+    "VAULT_",
+    "TF_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "HF_",
+    "HUGGINGFACE_",
+    "SLACK_",
+    "STRIPE_",
+    "SENTRY_",
+    "PWH_",
+    "LOOPX_",
+    "POSTGRES_",
+    "PG",
+    "MYSQL_",
+    "REDIS_",
+    "DATABASE_",
+    "DB_",
 )
-_ENV_ASSIGN = re.compile(
-    r"(?<![A-Za-z0-9_$.\-])(?P<export>(?:export|setenv|set|env)[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?=[^\s=])"
-)
+_ENV_ASSIGN = re.compile(r"(?<![A-Za-z0-9_$.\-])(?P<export>(?:export|setenv|set|env)[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?=[^\s=])")
 _ENV_EXPAND = re.compile(
     r"\$\{[A-Z][A-Z0-9_]*[}:]"  # ${VAR}, ${VAR:-x}
     r"|(?<![A-Za-z0-9_$\\])\$[A-Z][A-Z0-9_]+(?![A-Za-z0-9_])"  # $HOME
@@ -191,9 +300,14 @@ def _categories(text: str) -> list[str]:
     dot = "." in text
     slash = "/" in text or "\\" in text
 
-    if colon and "://" in text and any(
-        _JSON_SCHEMA_URI.fullmatch(m.group()) is None for m in _URL.finditer(text)
-    ) or dot and ("w." in text or "W." in text) and _WWW.search(text):  # www. in any case: Www.x.zz too
+    if (
+        colon
+        and "://" in text
+        and any(_JSON_SCHEMA_URI.fullmatch(m.group()) is None for m in _URL.finditer(text))
+        or dot
+        and ("w." in text or "W." in text)
+        and _WWW.search(text)
+    ):  # www. in any case: Www.x.zz too
         out.append("url")
     if "@" in text and (_EMAIL.search(text) or user_at_host(text)):
         out.append("email")
@@ -203,7 +317,14 @@ def _categories(text: str) -> list[str]:
         out.append("home_dir")
     if _has_credential(text, colon):
         out.append("credential")
-    if dot and text.count(".") >= 3 and _IPV4.search(text) or colon and ("::" in text or text.count(":") >= 6) and any(map(_is_ipv6, _IPV6.finditer(text))):
+    if (
+        dot
+        and text.count(".") >= 3
+        and _IPV4.search(text)
+        or colon
+        and ("::" in text or text.count(":") >= 6)
+        and any(map(_is_ipv6, _IPV6.finditer(text)))
+    ):
         out.append("ip_address")
     if _has_hostname(text, dot, opaque=False):
         out.append("hostname")
@@ -239,9 +360,9 @@ def _has_hostname(text: str, dot: bool, *, opaque: bool) -> bool:
         kind = host_kind(match.group().split("."))
         if kind is None or _in_version(text, match.start()):
             continue
-        if kind == "host" or (not opaque and (kind == "likely" or (
-            kind == "ambiguous" and match.start() == 0 and match.end() == len(text)
-        ))):
+        if kind == "host" or (
+            not opaque and (kind == "likely" or (kind == "ambiguous" and match.start() == 0 and match.end() == len(text)))
+        ):
             return True
     return False
 
@@ -271,9 +392,7 @@ def _is_ipv6(match: re.Match[str]) -> bool:
 
 def _has_transcript(text: str, colon: bool) -> bool:
     if colon:
-        if ("User" in text or "Assistant" in text or "System" in text or "Human" in text or "AI" in text) and (
-            _ROLE_LINE.search(text)
-        ):
+        if ("User" in text or "Assistant" in text or "System" in text or "Human" in text or "AI" in text) and (_ROLE_LINE.search(text)):
             return True
         if '"role"' in text and _ROLE_JSON.search(text):
             return True
@@ -292,5 +411,3 @@ def _has_raw_log(text: str, colon: bool) -> bool:
     if ("$" in text or "#" in text) and _SHELL_PROMPT.search(text):
         return True
     return ">>>" in text and _REPL_PROMPT.search(text) is not None
-
-

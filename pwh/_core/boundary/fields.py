@@ -26,13 +26,35 @@ _G_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\
 OPAQUE_FIELDS: dict[str, re.Pattern[str]] = {
     **dict.fromkeys(("hook_id", "intent_kind", "intent_kinds", "operation", "policy_version", "requested_write_scope"), _G_DOTTED),
     **dict.fromkeys(
-        ("capability_id", "schema_version", "event_kind", "event_kinds", "transition", "step_kind", "step_status",
-         "phase", "status", "failure_policy", "requested_read_scope"),
+        (
+            "capability_id",
+            "schema_version",
+            "event_kind",
+            "event_kinds",
+            "transition",
+            "step_kind",
+            "step_status",
+            "phase",
+            "status",
+            "failure_policy",
+            "requested_read_scope",
+        ),
         _G_TOKEN,
     ),
     **dict.fromkeys(
-        ("receipt_id", "effect_id", "plan_effect_id", "goal_id", "agent_id", "todo_id", "turn_instance_id",
-         "state_revision", "segment_ref", "fact_refs", "source_receipt_id"),
+        (
+            "receipt_id",
+            "effect_id",
+            "plan_effect_id",
+            "goal_id",
+            "agent_id",
+            "todo_id",
+            "turn_instance_id",
+            "state_revision",
+            "segment_ref",
+            "fact_refs",
+            "source_receipt_id",
+        ),
         _G_REF,
     ),
     **dict.fromkeys(("dispatch_id", "source_dispatch_id"), _G_DISPATCH),
@@ -43,4 +65,3 @@ OPAQUE_FIELDS: dict[str, re.Pattern[str]] = {
 _SCHEMA_NAME_MAPS = (".properties", ".patternProperties", ".definitions", "['$defs']", ".$defs")
 _SECRET = object()  # walk context: everything below a key that names a secret
 _LAST_KEY = re.compile(r"(?:\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\]]*)'\])(?:\[[0-9]+\])?$")
-

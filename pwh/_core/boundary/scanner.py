@@ -4,7 +4,6 @@ It never raises and never calls a method of a scanned object; deep or cyclic val
 ``unscannable`` finding. What counts as private in one string is :mod:`.detectors`' business.
 """
 
-
 from __future__ import annotations
 
 import gc
@@ -60,7 +59,6 @@ class Finding:
         return {"category": self.category, "path": self.path}
 
 
-
 # --------------------------------------------------------------------------------------------
 # The scanner.
 # --------------------------------------------------------------------------------------------
@@ -79,8 +77,6 @@ _MEMO_MAX_ENTRIES = 4096  # ... and the memo is emptied when it reaches this siz
 _KEY_SECRET, _KEY_ENV, _KEY_ROLE, _KEY_CONTENT = 1, 2, 4, 8  # what a dict key says about its value
 _KeyInfo = tuple[tuple[str, ...], str, int]  # (the key's own categories, its path suffix, _KEY_* flags)
 _ODD_KEY: _KeyInfo = ((), "[?]", 0)  # a key that is not a string: never read, shown as "[?]"
-
-
 
 
 def _root_context(path: str) -> re.Pattern[str] | None:
@@ -104,7 +100,6 @@ def _as_str_list(items: Iterable[str]) -> list[str]:
             if text.strip():
                 out.append(text)
     return out
-
 
 
 class BoundaryScanner:
@@ -437,9 +432,7 @@ class BoundaryScanner:
                 items = list.__iter__(node) if issubclass(kind, list) else tuple.__iter__(node)
                 self._walk_items(items, path, depth + 1, found, stack, context)
 
-    def _walk_items(
-        self, items: Iterable[Any], path: str, depth: int, found: _Found, stack: list[Any], context: Any
-    ) -> None:
+    def _walk_items(self, items: Iterable[Any], path: str, depth: int, found: _Found, stack: list[Any], context: Any) -> None:
         children = []
         grammar = context if context is not _SECRET else None
         for i, child in enumerate(items):
@@ -451,9 +444,7 @@ class BoundaryScanner:
                 children.append((child, f"{path}[{i}]", depth, context))
         stack.extend(reversed(children))
 
-    def _walk_dict(
-        self, node: dict[Any, Any], path: str, depth: int, found: _Found, stack: list[Any], secret: bool = False
-    ) -> None:
+    def _walk_dict(self, node: dict[Any, Any], path: str, depth: int, found: _Found, stack: list[Any], secret: bool = False) -> None:
         # dict.items() called on the instance reads the table directly: a subclass's overrides never
         # run, and no key is hashed or compared (a hostile key's __eq__/__hash__ stays uncalled).
         memo, key_memo = self._memo, self._key_memo

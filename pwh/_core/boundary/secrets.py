@@ -30,7 +30,16 @@ from re import _constants as _c  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["OWN_SHAPES", "could_hold_token", "fast_clean", "has_assignment", "has_token_shape", "is_placeholder", "is_secret_key", "key_words"]
+__all__ = [
+    "OWN_SHAPES",
+    "could_hold_token",
+    "fast_clean",
+    "has_assignment",
+    "has_token_shape",
+    "is_placeholder",
+    "is_secret_key",
+    "key_words",
+]
 
 # --------------------------------------------------------------------------------------------
 # Key names in any case style
@@ -43,59 +52,345 @@ _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 _CONTAINED = ("password", "passwd", "passphrase", "passcode")
 # A word ending in one of these names a secret ("clientsecret", "accesstoken", "oauth", "setcookie").
 _ENDINGS = (
-    "secret", "secrets", "token", "tokens", "apikey", "apikeys", "accesskey", "privatekey", "secretkey",
-    "signingkey", "credential", "credentials", "cookie", "cookies", "authorization", "auth", "pwd", "privkey",
+    "secret",
+    "secrets",
+    "token",
+    "tokens",
+    "apikey",
+    "apikeys",
+    "accesskey",
+    "privatekey",
+    "secretkey",
+    "signingkey",
+    "credential",
+    "credentials",
+    "cookie",
+    "cookies",
+    "authorization",
+    "auth",
+    "pwd",
+    "privkey",
 )
 # Whole words that name a secret on their own.
-_WORDS = frozenset({
-    "pass", "pw", "pwd", "pword", "bearer", "jwt", "creds", "cred", "pin", "otp", "totp", "hotp", "psk",
-    "sas", "dsn", "mfa", "pat", "privkey",
-})
+_WORDS = frozenset(
+    {
+        "pass",
+        "pw",
+        "pwd",
+        "pword",
+        "bearer",
+        "jwt",
+        "creds",
+        "cred",
+        "pin",
+        "otp",
+        "totp",
+        "hotp",
+        "psk",
+        "sas",
+        "dsn",
+        "mfa",
+        "pat",
+        "privkey",
+    }
+)
 # Two or three consecutive words that name a secret ("api key", "session id", "connection string").
-_PHRASES = frozenset({
-    ("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("signing", "key"),
-    ("encryption", "key"), ("master", "key"), ("auth", "key"), ("session", "id"), ("session", "key"),
-    ("session", "token"), ("client", "secret"), ("connection", "string"), ("conn", "str"), ("conn", "string"),
-    ("account", "key"), ("shared", "key"), ("access", "key"), ("ssh", "key"), ("deploy", "key"),
-    ("hmac", "key"), ("storage", "key"), ("license", "key"), ("recovery", "code"), ("recovery", "codes"),
-    ("backup", "code"), ("auth", "code"), ("authorization", "code"), ("access", "code"), ("priv", "key"),
-    ("client", "key"), ("tls", "key"), ("ssl", "key"), ("pgp", "key"), ("gpg", "key"), ("sessionid",), ("apikey",),
-})
+_PHRASES = frozenset(
+    {
+        ("api", "key"),
+        ("access", "key"),
+        ("private", "key"),
+        ("secret", "key"),
+        ("signing", "key"),
+        ("encryption", "key"),
+        ("master", "key"),
+        ("auth", "key"),
+        ("session", "id"),
+        ("session", "key"),
+        ("session", "token"),
+        ("client", "secret"),
+        ("connection", "string"),
+        ("conn", "str"),
+        ("conn", "string"),
+        ("account", "key"),
+        ("shared", "key"),
+        ("access", "key"),
+        ("ssh", "key"),
+        ("deploy", "key"),
+        ("hmac", "key"),
+        ("storage", "key"),
+        ("license", "key"),
+        ("recovery", "code"),
+        ("recovery", "codes"),
+        ("backup", "code"),
+        ("auth", "code"),
+        ("authorization", "code"),
+        ("access", "code"),
+        ("priv", "key"),
+        ("client", "key"),
+        ("tls", "key"),
+        ("ssl", "key"),
+        ("pgp", "key"),
+        ("gpg", "key"),
+        ("sessionid",),
+        ("apikey",),
+    }
+)
 # "<one of these> key" names a secret ("appKey", "wallet_key", "rsa-key"); a bare "key" does not.
-_KEY_KINDS = frozenset({
-    "api", "app", "access", "secret", "private", "priv", "signing", "encryption", "encrypt", "master", "auth",
-    "session", "client", "account", "shared", "ssh", "deploy", "hmac", "storage", "license", "tls", "ssl", "pgp",
-    "gpg", "service", "consumer", "crypto", "root", "admin", "subscription", "webhook", "jwt", "aes", "rsa",
-    "ed25519", "ecdsa", "wallet", "sas", "server", "personal", "bot",
-})
+_KEY_KINDS = frozenset(
+    {
+        "api",
+        "app",
+        "access",
+        "secret",
+        "private",
+        "priv",
+        "signing",
+        "encryption",
+        "encrypt",
+        "master",
+        "auth",
+        "session",
+        "client",
+        "account",
+        "shared",
+        "ssh",
+        "deploy",
+        "hmac",
+        "storage",
+        "license",
+        "tls",
+        "ssl",
+        "pgp",
+        "gpg",
+        "service",
+        "consumer",
+        "crypto",
+        "root",
+        "admin",
+        "subscription",
+        "webhook",
+        "jwt",
+        "aes",
+        "rsa",
+        "ed25519",
+        "ecdsa",
+        "wallet",
+        "sas",
+        "server",
+        "personal",
+        "bot",
+    }
+)
 # "<one of these> key" is a data structure's key or a public key, not a secret.
-_PUBLIC_KEY_KINDS = frozenset({
-    "sort", "cache", "partition", "primary", "foreign", "idempotency", "dedup", "dedupe", "lookup", "map",
-    "dict", "hash", "range", "row", "object", "translation", "i18n", "group", "routing", "message", "cursor",
-    "join", "composite", "unique", "index", "natural", "surrogate", "shard", "sharding", "bucket", "s3",
-    "compound", "candidate", "alternate", "event", "state", "config", "setting", "settings", "registry",
-    "record", "entry", "item", "field", "column", "table", "cluster", "tenant", "public", "pub", "verify",
-    "verification", "sig", "host", "known", "dispatch", "intent", "receipt", "hook", "capability", "schema",
-    "segment", "fact", "todo", "goal", "agent", "turn", "trace", "span", "request", "correlation", "lock",
-    "order", "sequence", "seq", "version", "content", "kv", "json", "yaml", "metadata", "label", "tag",
-    "name", "the", "a", "by", "of",
-})
+_PUBLIC_KEY_KINDS = frozenset(
+    {
+        "sort",
+        "cache",
+        "partition",
+        "primary",
+        "foreign",
+        "idempotency",
+        "dedup",
+        "dedupe",
+        "lookup",
+        "map",
+        "dict",
+        "hash",
+        "range",
+        "row",
+        "object",
+        "translation",
+        "i18n",
+        "group",
+        "routing",
+        "message",
+        "cursor",
+        "join",
+        "composite",
+        "unique",
+        "index",
+        "natural",
+        "surrogate",
+        "shard",
+        "sharding",
+        "bucket",
+        "s3",
+        "compound",
+        "candidate",
+        "alternate",
+        "event",
+        "state",
+        "config",
+        "setting",
+        "settings",
+        "registry",
+        "record",
+        "entry",
+        "item",
+        "field",
+        "column",
+        "table",
+        "cluster",
+        "tenant",
+        "public",
+        "pub",
+        "verify",
+        "verification",
+        "sig",
+        "host",
+        "known",
+        "dispatch",
+        "intent",
+        "receipt",
+        "hook",
+        "capability",
+        "schema",
+        "segment",
+        "fact",
+        "todo",
+        "goal",
+        "agent",
+        "turn",
+        "trace",
+        "span",
+        "request",
+        "correlation",
+        "lock",
+        "order",
+        "sequence",
+        "seq",
+        "version",
+        "content",
+        "kv",
+        "json",
+        "yaml",
+        "metadata",
+        "label",
+        "tag",
+        "name",
+        "the",
+        "a",
+        "by",
+        "of",
+    }
+)
 # A word before "token" that makes it a pagination or sync cursor, not a credential.
 _CURSOR_WORDS = frozenset({"page", "pagination", "continuation", "cursor", "sync", "resume", "next", "prev", "delta", "change"})
 # A last word that makes the key metadata about a secret rather than the secret itself.
-_QUALIFIERS = frozenset({
-    "count", "counts", "len", "length", "size", "limit", "limits", "max", "min", "budget", "budgets", "type",
-    "types", "kind", "kinds", "name", "names", "label", "hint", "policy", "policies", "ttl", "expiry",
-    "expires", "expiration", "expired", "age", "lifetime", "field", "fields", "scheme", "format", "version",
-    "ref", "refs", "required", "enabled", "disabled", "present", "provided", "configured", "rotated",
-    "rotation", "strength", "algorithm", "alg", "usage", "used", "remaining", "rate", "estimate", "method",
-    "methods", "mode", "provider", "providers", "status", "state", "realm", "endpoint", "endpoints", "url",
-    "urls", "uri", "server", "service", "level", "error", "errors", "file", "path", "dir", "location",
-    "store", "vault", "manager", "source", "rule", "rules", "schema", "index", "position", "offset",
-    "window", "per", "cost", "quota", "pattern", "regex", "validator", "check", "checked", "valid",
-    "invalid", "recorded", "values", "flag", "flags", "policy_version", "class", "prefix", "suffix",
-    "docs", "doc", "description", "help", "spec", "dispatch", "limiter",
-})
+_QUALIFIERS = frozenset(
+    {
+        "count",
+        "counts",
+        "len",
+        "length",
+        "size",
+        "limit",
+        "limits",
+        "max",
+        "min",
+        "budget",
+        "budgets",
+        "type",
+        "types",
+        "kind",
+        "kinds",
+        "name",
+        "names",
+        "label",
+        "hint",
+        "policy",
+        "policies",
+        "ttl",
+        "expiry",
+        "expires",
+        "expiration",
+        "expired",
+        "age",
+        "lifetime",
+        "field",
+        "fields",
+        "scheme",
+        "format",
+        "version",
+        "ref",
+        "refs",
+        "required",
+        "enabled",
+        "disabled",
+        "present",
+        "provided",
+        "configured",
+        "rotated",
+        "rotation",
+        "strength",
+        "algorithm",
+        "alg",
+        "usage",
+        "used",
+        "remaining",
+        "rate",
+        "estimate",
+        "method",
+        "methods",
+        "mode",
+        "provider",
+        "providers",
+        "status",
+        "state",
+        "realm",
+        "endpoint",
+        "endpoints",
+        "url",
+        "urls",
+        "uri",
+        "server",
+        "service",
+        "level",
+        "error",
+        "errors",
+        "file",
+        "path",
+        "dir",
+        "location",
+        "store",
+        "vault",
+        "manager",
+        "source",
+        "rule",
+        "rules",
+        "schema",
+        "index",
+        "position",
+        "offset",
+        "window",
+        "per",
+        "cost",
+        "quota",
+        "pattern",
+        "regex",
+        "validator",
+        "check",
+        "checked",
+        "valid",
+        "invalid",
+        "recorded",
+        "values",
+        "flag",
+        "flags",
+        "policy_version",
+        "class",
+        "prefix",
+        "suffix",
+        "docs",
+        "doc",
+        "description",
+        "help",
+        "spec",
+        "dispatch",
+        "limiter",
+    }
+)
 # A first word that makes the key a quantity ("max_tokens", "num_tokens").
 _QUANTITY_FIRST = frozenset({"max", "min", "num", "n", "total", "count", "number", "avg", "mean"})
 # With token(s), these make the key a language-model count ("prompt_tokens", "input_tokens").
@@ -124,7 +419,7 @@ def is_secret_key(name: str) -> bool:
         if word in _WORDS or any(t in word for t in _CONTAINED) or word.endswith(_ENDINGS):
             hit = True
             break
-        if (word,) in _PHRASES or _singular(words[i:i + 2]) in _PHRASES or _singular(words[i:i + 3]) in _PHRASES:
+        if (word,) in _PHRASES or _singular(words[i : i + 2]) in _PHRASES or _singular(words[i : i + 3]) in _PHRASES:
             hit = True
             break
         if i + 1 < len(words) and words[i + 1] in ("key", "keys") and word not in _PUBLIC_KEY_KINDS:
@@ -142,15 +437,61 @@ def is_secret_key(name: str) -> bool:
 
 
 # A bare key-ish word that cannot be a secret term: checked before the regex below on hot-path text.
-_STEMS = ("pass", "pw", "secret", "key", "token", "auth", "cred", "cookie", "bearer", "session", "pin", "otp", "psk",
-          "sas", "dsn", "jwt", "conn", "mfa", "pat")
+_STEMS = (
+    "pass",
+    "pw",
+    "secret",
+    "key",
+    "token",
+    "auth",
+    "cred",
+    "cookie",
+    "bearer",
+    "session",
+    "pin",
+    "otp",
+    "psk",
+    "sas",
+    "dsn",
+    "jwt",
+    "conn",
+    "mfa",
+    "pat",
+)
 
 # --------------------------------------------------------------------------------------------
 # Placeholders
 # --------------------------------------------------------------------------------------------
 
 _PLACEHOLDERS = frozenset(
-    ["false", "true", "null", "none", "nil", "redacted", "omitted", "hidden", "masked", "required", "optional", "string", "empty", "unset", "undefined", "n/a", "na", "tbd", "todo", "placeholder", "example", "changeme", "secret", "password", "token", "value"]
+    [
+        "false",
+        "true",
+        "null",
+        "none",
+        "nil",
+        "redacted",
+        "omitted",
+        "hidden",
+        "masked",
+        "required",
+        "optional",
+        "string",
+        "empty",
+        "unset",
+        "undefined",
+        "n/a",
+        "na",
+        "tbd",
+        "todo",
+        "placeholder",
+        "example",
+        "changeme",
+        "secret",
+        "password",
+        "token",
+        "value",
+    ]
 )
 
 
@@ -248,19 +589,27 @@ OWN_SHAPES: tuple[tuple[str, str], ...] = (
     ("dropbox_token", r"(?<![A-Za-z0-9])sl\.[A-Za-z0-9_\-]{60,}"),
     ("firebase_fcm_key", r"(?<![A-Za-z0-9])AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{40,}"),
     ("bearer", r"(?i:(?<![A-Za-z])bearer)[ \t]+(?=[A-Za-z0-9._~+/\-]*[0-9])[A-Za-z0-9._~+/\-]{12,}=*"),
-    ("authorization_header", (
-        r"(?i:(?<![A-Za-z])(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-        r"(?:bearer|basic|digest|token|negotiate|bot|aws4-hmac-sha256|sso-key|ntlm)\b)"
-    )),
+    (
+        "authorization_header",
+        (
+            r"(?i:(?<![A-Za-z])(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+            r"(?:bearer|basic|digest|token|negotiate|bot|aws4-hmac-sha256|sso-key|ntlm)\b)"
+        ),
+    ),
     ("url_userinfo", r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s:/@\"'<>]{1,64}:[^\s:/@\"'<>]{1,128}@"),
 )
 
 # Hints for the own shapes whose parse tree gives a weak one or none (see _hints).
 _OWN_HINTS: dict[str, tuple[str, ...]] = {
     "aws_access_key_id": ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"),
-    "gitlab_token": ("gl",), "stripe_key": ("k_live_", "k_test_"), "huggingface_token": ("hf_", "api_org_"),
-    "notion_token": ("secret_", "ntn_"), "square_token": ("sq0atp", "sq0csp", "EAAA"), "twilio_key": ("AC", "SK"),
-    "authorization_header": ("authorization",), "grafana_token": ("glsa_", "glc_"),
+    "gitlab_token": ("gl",),
+    "stripe_key": ("k_live_", "k_test_"),
+    "huggingface_token": ("hf_", "api_org_"),
+    "notion_token": ("secret_", "ntn_"),
+    "square_token": ("sq0atp", "sq0csp", "EAAA"),
+    "twilio_key": ("AC", "SK"),
+    "authorization_header": ("authorization",),
+    "grafana_token": ("glsa_", "glc_"),
 }
 
 # Library plugins left out (see the module docstring).
@@ -414,9 +763,7 @@ def fast_clean(text: str) -> bool:
     """The hot path's test (see above). Of the token shapes only Slack's can be all such segments
     ("xoxb-123-456-abc"); every other lowercase-capable one has a random segment that mixes letters
     and digits or runs past 24 letters."""
-    return (
-        _FAST_ID.fullmatch(text) is not None and "xox" not in text and "xapp" not in text and "localhost" not in text
-    )
+    return _FAST_ID.fullmatch(text) is not None and "xox" not in text and "xapp" not in text and "localhost" not in text
 
 
 def could_hold_token(text: str) -> bool:

@@ -49,6 +49,5 @@ def json_bytes(value: Any) -> bytes:
 def shown_rel(rel: str, scanner: BoundaryScanner) -> str:
     """``rel`` with every segment the scanner flags (or that is not a plain name) withheld."""
     return "/".join(
-        seg if re.fullmatch(r"[A-Za-z0-9._-]{1,100}", seg) and not scanner.scan_value(seg) else WITHHELD
-        for seg in rel.split("/")
+        seg if re.fullmatch(r"[A-Za-z0-9._-]{1,100}", seg) and not scanner.scan_value(seg) else WITHHELD for seg in rel.split("/")
     )

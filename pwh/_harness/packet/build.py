@@ -204,10 +204,12 @@ def source_state(root: Path) -> tuple[str, bool]:
     repository must not claim that repository's commit. ``--no-optional-locks``: never take the
     index lock another git command may need.
     """
+
     def git(*args: str) -> str | None:
         try:
-            proc = subprocess.run(["git", "--no-optional-locks", "-C", str(root), *args], capture_output=True,
-                                  text=True, timeout=30, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                ["git", "--no-optional-locks", "-C", str(root), *args], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return proc.stdout if proc.returncode == 0 else None
@@ -339,8 +341,9 @@ def consumer_readme(dirs: dict[str, str], verdicts: dict[str, str], profiles: di
     to compare with); a literal dollar sign there is written ``$$``.
     """
     profiles = profiles or {}
-    rows = "\n".join(f"| `{sut}` | `results/{name}/` | {verdicts[sut].upper()} | {profiles.get(sut, '?').upper()} |"
-                     for sut, name in dirs.items())
+    rows = "\n".join(
+        f"| `{sut}` | `results/{name}/` | {verdicts[sut].upper()} | {profiles.get(sut, '?').upper()} |" for sut, name in dirs.items()
+    )
     baseline = dirs.get("reference", next(iter(dirs.values())))
     text = resources.files("pwh._harness.packet").joinpath("consumer_readme.md.tmpl").read_text(encoding="utf-8")
     return Template(text).substitute(version=__version__, rows=rows, baseline=baseline)

@@ -31,8 +31,9 @@ def add_packet_commands(subparsers: Any) -> None:
     sub = packet.add_subparsers(title="packet commands")
     build = sub.add_parser("build", help="run the gate and write the public test packet to DIR")
     build.add_argument("dir", metavar="DIR", help="the packet directory (created, or an earlier packet replaced)")
-    build.add_argument("--sut", action="append", metavar="NAME",
-                       help="a SUT whose results the packet publishes (repeatable; default: reference)")
+    build.add_argument(
+        "--sut", action="append", metavar="NAME", help="a SUT whose results the packet publishes (repeatable; default: reference)"
+    )
     build.add_argument("--tar", metavar="PATH", help="also write the packet as one reproducible .tar.gz")
     build.set_defaults(handler=_build_command)
     verify = sub.add_parser("verify", help="check a packet against its manifest, the boundary scan and its schemas")
@@ -52,8 +53,9 @@ def _build_command(args: argparse.Namespace) -> int:
     suts = args.sut or ["reference"]
     print(f"pwh packet build: running the gate for {', '.join(suts)}", flush=True)
     try:
-        result = build_packet(Path(args.dir), suts, tar_path=Path(args.tar) if args.tar else None,
-                              gate=gate.run_gate, private_names=_private_names())
+        result = build_packet(
+            Path(args.dir), suts, tar_path=Path(args.tar) if args.tar else None, gate=gate.run_gate, private_names=_private_names()
+        )
     except PacketLeak as exc:
         print(f"pwh: {exc}", file=sys.stderr)
         return EXIT_PROBLEMS
@@ -68,8 +70,11 @@ def _build_command(args: argparse.Namespace) -> int:
     # own failure means the matrix or the reference is broken, and the packet must not go out.
     unfit = [sut for sut, verdict in result.verdicts.items() if sut in REFERENCE_SUTS and verdict != "pass"]
     for sut in unfit:
-        print(f"pwh: the {sut} verdict is {result.verdicts[sut].upper()}: this packet is not fit to attach to the RFC "
-              f"(see results/{result_dir_name(sut)}/report.md)", file=sys.stderr)
+        print(
+            f"pwh: the {sut} verdict is {result.verdicts[sut].upper()}: this packet is not fit to attach to the RFC "
+            f"(see results/{result_dir_name(sut)}/report.md)",
+            file=sys.stderr,
+        )
     return EXIT_PROBLEMS if unfit else EXIT_VERIFIED
 
 

@@ -152,7 +152,9 @@ def verify_packet(packet: Path, *, private_names: Iterable[str] = ()) -> VerifyR
             problems.append((shown_rel(rel, scanner), "missing", "listed in the manifest, not in the packet"))
             continue
         entry = listed[rel]
-        expected = entry if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int) else None
+        expected = (
+            entry if isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and isinstance(entry.get("size"), int) else None
+        )
         problems += _verify_one(packet, rel, present[rel], scanner, expected)
         report.files_checked += 1
     for rel in sorted(set(present) - set(listed)):
@@ -174,8 +176,9 @@ class _Read:
     data: bytes | None
 
 
-def _read_file(path: Path, scanner: BoundaryScanner, rel: str, *, keep: int = 0, hash_size: int | None = None,
-               identity: tuple[int, int] | None = None) -> _Read:
+def _read_file(
+    path: Path, scanner: BoundaryScanner, rel: str, *, keep: int = 0, hash_size: int | None = None, identity: tuple[int, int] | None = None
+) -> _Read:
     """Stream ``path`` once: hash it (when its size is ``hash_size``: a file of another size is
     altered whatever its hash), scan it line by line (up to :data:`MAX_SCANNED_BYTES`) and keep
     its bytes when they fit in ``keep``. Never follows a symbolic link, never reads a FIFO or
@@ -230,8 +233,7 @@ class _LineScanner:
         self.seen = 0
         self.skipping = False  # inside an over-long line
         self.done = False
-        self.name_findings = [(self.shown, "name", c) for seg in rel.split("/")
-                              for c in {f.category for f in scanner.scan_value(seg)}]
+        self.name_findings = [(self.shown, "name", c) for seg in rel.split("/") for c in {f.category for f in scanner.scan_value(seg)}]
 
     def feed(self, chunk: bytes) -> None:
         if self.done:
@@ -242,14 +244,14 @@ class _LineScanner:
         self.seen += len(chunk)
         if self.skipping:
             cut = chunk.find(b"\n")
-            chunk = chunk[cut + 1:] if cut >= 0 else b""
+            chunk = chunk[cut + 1 :] if cut >= 0 else b""
             if cut >= 0:
                 self.skipping = False
                 self.line += 1
         if not self.skipping:
             data = self.pending + chunk
             cut = data.rfind(b"\n")
-            whole, self.pending = (data[: cut + 1], data[cut + 1:]) if cut >= 0 else (b"", data)
+            whole, self.pending = (data[: cut + 1], data[cut + 1 :]) if cut >= 0 else (b"", data)
             if whole:
                 self._scan(whole)
             if len(self.pending) > MAX_LINE_BYTES and not self.done:
@@ -279,17 +281,25 @@ class _LineScanner:
 
     def problems(self) -> list[Problem]:
         return [(self.shown, "leak", f"{line}: {cat}") for _, line, cat in self.name_findings] + [
-            (self.shown, "leak", f"{line}: {cat}") for line, cat in sorted(self.found)]
+            (self.shown, "leak", f"{line}: {cat}") for line, cat in sorted(self.found)
+        ]
 
 
-def _verify_one(packet: Path, rel: str, identity: tuple[int, int], scanner: BoundaryScanner,
-                expected: dict[str, Any] | None) -> list[Problem]:
+def _verify_one(
+    packet: Path, rel: str, identity: tuple[int, int], scanner: BoundaryScanner, expected: dict[str, Any] | None
+) -> list[Problem]:
     """Size, hash (when the manifest lists it), boundary scan and well-formedness of one file."""
     shown = shown_rel(rel, scanner)
     parse = rel.endswith((".json", ".xml"))
     try:
-        read = _read_file(packet / rel, scanner, rel, keep=MAX_PARSED_BYTES if parse else 0,
-                          hash_size=expected["size"] if expected is not None else None, identity=identity)
+        read = _read_file(
+            packet / rel,
+            scanner,
+            rel,
+            keep=MAX_PARSED_BYTES if parse else 0,
+            hash_size=expected["size"] if expected is not None else None,
+            identity=identity,
+        )
     except _NotRegular:
         return [(shown, "unsafe", "not a regular file, or replaced while being verified")]
     except OSError:

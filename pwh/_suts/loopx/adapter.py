@@ -101,12 +101,14 @@ class _Provider:
         worker.join(limit_ms / 1000 + WATCH_GRACE_SECONDS)
         if worker.is_alive():  # a provider LoopX would wait for as long as it runs
             watched = round(limit_ms + WATCH_GRACE_SECONDS * 1000)
-            raise StopDispatch(LoopxDivergence(
-                f"hook {hook_id} given up on at its {limit_ms} ms timeout (producer_timed_out)",
-                f"loopx {loopx_version()} was still waiting for hook {hook_id} {watched} ms after calling it "
-                f"({row('registration.budget.timeout_ms').note})",
-                clause="§10: core enforces each hook's wall time",
-            ))
+            raise StopDispatch(
+                LoopxDivergence(
+                    f"hook {hook_id} given up on at its {limit_ms} ms timeout (producer_timed_out)",
+                    f"loopx {loopx_version()} was still waiting for hook {hook_id} {watched} ms after calling it "
+                    f"({row('registration.budget.timeout_ms').note})",
+                    clause="§10: core enforces each hook's wall time",
+                )
+            )
         if "error" in box:
             raise box["error"]
         return box.get("value")
@@ -156,8 +158,10 @@ class LoopxSUT:
 
     def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
         if not isinstance(registration, Mapping):
-            raise Unsupported(f"loopx {loopx_version()} takes registrations as PostWritebackHookRegistration "
-                              "objects: a registration that is not an object cannot be offered to it")
+            raise Unsupported(
+                f"loopx {loopx_version()} takes registrations as PostWritebackHookRegistration "
+                "objects: a registration that is not an object cannot be offered to it"
+            )
         problems = registration_problems(registration, self._catalog.kinds)
         if problems:
             concept, known = problems[0]
@@ -184,18 +188,14 @@ class LoopxSUT:
         self._current = {"receipt_id": receipt_id, "event_kind": event_kind, "event_id": None}
         try:
             with RUNTIME.request_scope():
-                result = self._lx.dispatch_post_writeback_hooks(
-                    [h.loopx for h in self._hooks], source=loopx_source, runtime_root=self.root
-                )
+                result = self._lx.dispatch_post_writeback_hooks([h.loopx for h in self._hooks], source=loopx_source, runtime_root=self.root)
         except self._lx.PostWritebackSourceRejected:
             reason = f"loopx rejected the source packet ({row('dispatch.source_rejected').loopx})"
-            return DispatchOutcome(receipt_id, event_kind, False, codes.SOURCE_REJECTED,
-                                   Rejection(codes.SOURCE_REJECTED, "$", reason))
+            return DispatchOutcome(receipt_id, event_kind, False, codes.SOURCE_REJECTED, Rejection(codes.SOURCE_REJECTED, "$", reason))
         except StopDispatch as stop:
             raise stop.error from None
         except Exception as exc:  # shown compactly in the report, never as a traceback
-            raise LoopxDivergence("LoopX's dispatch to return its result",
-                                  f"loopx {loopx_version()} raised {type(exc).__name__}") from None
+            raise LoopxDivergence("LoopX's dispatch to return its result", f"loopx {loopx_version()} raised {type(exc).__name__}") from None
         else:
             return self._outcome(receipt_id, event_kind, result, before)
         finally:
@@ -256,10 +256,20 @@ class LoopxSUT:
         kinds = candidate.event_kinds
         kind = kinds[0] if isinstance(kinds, tuple) and kinds and isinstance(kinds[0], str) else EVENT_KINDS["todo_completed"]
         probe_source = {
-            "schema_version": SCHEMAS["pwh_primary_receipt_v0"], "event_kind": kind, "status": "committed", "durable": True,
-            "identity": {"goal_id": "goal_probe", "agent_id": "agent_probe", "todo_id": "todo_probe",
-                         "turn_instance_id": "turn_probe", "effect_id": "effect_probe"},
-            "state_version": "rev_probe", "receipt_id": "receipt_probe", "committed_at": "1970-01-01T00:00:00Z",
+            "schema_version": SCHEMAS["pwh_primary_receipt_v0"],
+            "event_kind": kind,
+            "status": "committed",
+            "durable": True,
+            "identity": {
+                "goal_id": "goal_probe",
+                "agent_id": "agent_probe",
+                "todo_id": "todo_probe",
+                "turn_instance_id": "turn_probe",
+                "effect_id": "effect_probe",
+            },
+            "state_version": "rev_probe",
+            "receipt_id": "receipt_probe",
+            "committed_at": "1970-01-01T00:00:00Z",
             "projection": {},
         }
         with RUNTIME.request_scope():
@@ -295,16 +305,23 @@ class LoopxSUT:
             failures.setdefault(failure.get("hook_id"), []).append(failure.get("error_code"))
         replayed = set(result.get("replayed_hooks", []))
         hooks = tuple(
-            self._hook_outcome(h, mine.get(h), failures.get(h, []), h in replayed)
-            for h in sorted({h.loopx.hook_id for h in self._hooks})
+            self._hook_outcome(h, mine.get(h), failures.get(h, []), h in replayed) for h in sorted({h.loopx.hook_id for h in self._hooks})
         )
         journal_error = codes.JOURNAL_WRITE_FAILED if any(h.failure_code == codes.JOURNAL_WRITE_FAILED for h in hooks) else None
         runtime = result.get("runtime_failure")
         if isinstance(runtime, Mapping) and runtime.get("phase") == "preflight":
             code = "runtime_result_invalid"
             note = f"loopx runtime_failure: {runtime.get('diagnostic_code')}"
-            return DispatchOutcome(receipt_id, event_kind, False, code, Rejection(code, "$", "loopx could not admit the dispatch"),
-                                   hooks, journal_error, (note,))
+            return DispatchOutcome(
+                receipt_id,
+                event_kind,
+                False,
+                code,
+                Rejection(code, "$", "loopx could not admit the dispatch"),
+                hooks,
+                journal_error,
+                (note,),
+            )
         return DispatchOutcome(receipt_id, event_kind, True, hooks=hooks, journal_error=journal_error)
 
     def _hook_outcome(self, hook_id: str, receipt: Mapping[str, Any] | None, failures: list[str], replayed: bool) -> HookOutcome:
@@ -318,8 +335,9 @@ class LoopxSUT:
             return HookOutcome(hook_id, dispatch_id, "failed", code, intents, replayed, attempts, record is not None, rejection)
         if record is None:
             return HookOutcome(hook_id, None, "failed", "loopx_reported_nothing", (), replayed, 0, False)
-        return HookOutcome(hook_id, dispatch_id, record["status"], record["failure_code"], tuple(record["intents"]),
-                           replayed, attempts, True)
+        return HookOutcome(
+            hook_id, dispatch_id, record["status"], record["failure_code"], tuple(record["intents"]), replayed, attempts, True
+        )
 
     def _to_rfc_record(self, receipt: Mapping[str, Any]) -> dict[str, Any]:
         event = self._notes["events"].get(receipt.get("source_receipt_id"), {})

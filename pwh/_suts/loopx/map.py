@@ -211,7 +211,7 @@ def row(concept: str) -> Row:
 
 
 def family(prefix: str) -> dict[str, Row]:
-    return {k[len(prefix):]: r for k, r in _ROWS.items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: r for k, r in _ROWS.items() if k.startswith(prefix)}
 
 
 EVENT_KINDS: dict[str, str] = {k: r.loopx for k, r in family("event_kind.").items() if r.loopx}
@@ -219,8 +219,11 @@ SCHEMAS: dict[str, str] = {k: r.loopx for k, r in family("schema.").items() if r
 RESULT_STATUSES: dict[str, str] = {k: r.loopx for k, r in family("result.status.").items() if r.loopx}
 RECEIPT_STATUSES: dict[str, str] = {k: r.loopx for k, r in family("status.").items() if r.loopx}
 LOOPX_CODES: dict[str, str] = {r.loopx: k for k, r in family("code.").items() if r.loopx}  # LoopX code -> RFC code
-_BACK = {"event_kind": {v: k for k, v in EVENT_KINDS.items()}, "schema": {v: k for k, v in SCHEMAS.items()},
-         "status": {v: k for k, v in RECEIPT_STATUSES.items()}}
+_BACK = {
+    "event_kind": {v: k for k, v in EVENT_KINDS.items()},
+    "schema": {v: k for k, v in SCHEMAS.items()},
+    "status": {v: k for k, v in RECEIPT_STATUSES.items()},
+}
 
 
 def loopx_version() -> str:
@@ -256,7 +259,7 @@ def to_loopx_id(capability_id: Any) -> Any:
 
 def to_rfc_id(capability_id: Any) -> Any:
     if isinstance(capability_id, str) and capability_id.startswith(ID_PREFIX):
-        return capability_id[len(ID_PREFIX):]
+        return capability_id[len(ID_PREFIX) :]
     return capability_id
 
 
@@ -374,8 +377,10 @@ def envelope_problem(intent: Mapping[str, Any], registration: Mapping[str, Any])
         r = row(f"intent.{key}")
         if r.loopx is None and intent.get(key) != r.only:
             return r.harness
-    bad = {x.path.removeprefix("$.").split(".")[0].split("[")[0]
-           for x in schema_rejections(validator("intent"), intent, codes.RESULT_CONTRACT_REJECTED)}
+    bad = {
+        x.path.removeprefix("$.").split(".")[0].split("[")[0]
+        for x in schema_rejections(validator("intent"), intent, codes.RESULT_CONTRACT_REJECTED)
+    }
     for key in ENVELOPE:
         if key in bad:
             return f"intent.{key}"
@@ -420,18 +425,18 @@ class StopDispatch(BaseException):
         self.error = error
 
 
-def to_loopx_result(
-    value: Any, registration: Mapping[str, Any], binding: Binding, carry: Callable[[str, Mapping[str, Any]], None]
-) -> Any:
+def to_loopx_result(value: Any, registration: Mapping[str, Any], binding: Binding, carry: Callable[[str, Mapping[str, Any]], None]) -> Any:
     """LoopX's result for a harness result; a non-RFC result crosses untouched (LoopX judges it)."""
     if not _is_rfc(value, RESULT_SCHEMA_VERSION, _RESULT_KEYS) or not isinstance(value.get("intents"), list):
         return value
     intents, hook_id = value["intents"], registration.get("hook_id")
     if len(intents) > 1:
-        raise StopDispatch(LoopxDivergence(
-            f"hook {hook_id}'s result with {len(intents)} intents judged as one result (RFC: 1..n intents)",
-            f"loopx {loopx_version()} takes at most one intent per hook result; hook {hook_id} proposed {len(intents)}",
-        ))
+        raise StopDispatch(
+            LoopxDivergence(
+                f"hook {hook_id}'s result with {len(intents)} intents judged as one result (RFC: 1..n intents)",
+                f"loopx {loopx_version()} takes at most one intent per hook result; hook {hook_id} proposed {len(intents)}",
+            )
+        )
     intent: Any = intents[0] if intents else None
     result_hook, capability = hook_id, registration.get("capability_id")
     if _is_rfc(intent, INTENT_SCHEMA_VERSION, _INTENT_KEYS):

@@ -136,9 +136,7 @@ class TriggerReducer:
         try:
             plain = to_plain(snapshot)
         except CanonicalError as exc:
-            raise TriggerRejected(
-                TRIGGER_SNAPSHOT_REJECTED, exc.path, "snapshot is not plain JSON"
-            ) from None
+            raise TriggerRejected(TRIGGER_SNAPSHOT_REJECTED, exc.path, "snapshot is not plain JSON") from None
         except Exception:  # a hostile Mapping whose keys() or __getitem__ misbehaves
             raise TriggerRejected(TRIGGER_SNAPSHOT_REJECTED, "$", "snapshot could not be read") from None
         _expect_fields(
@@ -165,9 +163,7 @@ class TriggerReducer:
         reducer._completed = completed
         for i, item in enumerate(plain["decisions"]):
             decision = _decision_from_json(item, f"$.decisions[{i}]")
-            _expect(
-            decision.intent_id not in reducer._decisions, f"$.decisions[{i}]", "duplicate intent_id"
-        )
+            _expect(decision.intent_id not in reducer._decisions, f"$.decisions[{i}]", "duplicate intent_id")
             reducer._decisions[decision.intent_id] = decision
         return reducer
 
@@ -214,9 +210,7 @@ def _checked_intent(intent: Any) -> dict[str, Any]:
     problem = payload_problem(plain["payload"])
     if problem is not None:
         raise _reject_intent("$.payload" + problem[0][1:], problem[1])
-    expected = compute_intent_id(
-        plain["source_dispatch_id"], INTENT_KIND, POLICY_VERSION, plain["payload"]
-    )
+    expected = compute_intent_id(plain["source_dispatch_id"], INTENT_KIND, POLICY_VERSION, plain["payload"])
     if plain["intent_id"] != expected:
         raise _reject_intent("$.intent_id", "intent_id does not match its semantic inputs")
     return plain
@@ -241,9 +235,7 @@ def _decision_from_json(item: Any, path: str) -> TriggerDecision:
     return TriggerDecision(item["intent_id"], item["report_due"], item["reason"], count)
 
 
-def _expect_fields(
-    plain: Any, fields: tuple[str, ...], code: str, *, exact: bool = True, path: str = "$"
-) -> None:
+def _expect_fields(plain: Any, fields: tuple[str, ...], code: str, *, exact: bool = True, path: str = "$") -> None:
     if type(plain) is not dict:
         raise TriggerRejected(code, path, "must be an object")
     for name in fields:
