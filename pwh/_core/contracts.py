@@ -14,7 +14,7 @@ from pwh._core import codes
 from pwh._core.boundary import BoundaryScanner
 from pwh._core.canonical import CanonicalError, dumps_plain, to_plain
 from pwh._core.codes import Rejection, json_path
-from pwh._core.identity import intent_id
+from pwh._core.identity import plain_intent_id
 from pwh._core.schemas import schema_rejections, validator
 
 POST_WRITEBACK_EVENT_KINDS: tuple[str, ...] = ("todo_completed", "replan_recorded")
@@ -208,27 +208,46 @@ def _result(
     except CanonicalError as exc:
         return None, b"", [Rejection(code, exc.path, exc.reason)]
     raw = dumps_plain(plain)
-    if len(raw) > budget["max_result_bytes"]:
-        return None, raw, [
-            Rejection(code, "$", f"serialised result is over the {budget['max_result_bytes']}-byte budget")
-        ]
+    over = _size_rejections(raw, budget)
+    if over:
+        return None, raw, over
     if not isinstance(plain, dict):
         return None, raw, [Rejection(code, "$", "a hook result must be a JSON object")]
     found = schema_rejections(validator("hook_result"), plain, code)
     if found:
         return None, raw, found
+    found = _cross_field_rejections(plain, registration, dispatch, payload_validators)
+    return (None if found else plain), raw, found
+
+
+def _size_rejections(raw: bytes, budget: Mapping[str, Any]) -> list[Rejection]:
+    """The result's own byte budget, over its canonical bytes."""
+    if len(raw) > budget["max_result_bytes"]:
+        return [
+            Rejection(codes.RESULT_CONTRACT_REJECTED, "$", f"serialised result is over the {budget['max_result_bytes']}-byte budget")
+        ]
+    return []
+
+
+def _cross_field_rejections(
+    plain: dict[str, Any], registration: Mapping[str, Any], dispatch: str, payload_validators: Mapping[str, Any]
+) -> list[Rejection]:
+    """The rules a plain, schema-valid result must keep that the schemas cannot say: the intent
+    count under the hook's budget, every intent bound to this hook, dispatch and kind, no intent
+    twice."""
+    code = codes.RESULT_CONTRACT_REJECTED
+    budget = registration["budget"]
     intents = plain["intents"]
     if len(intents) > budget["max_intents_per_dispatch"]:
-        return None, raw, [
-            Rejection(code, "$.intents", f"more than {budget['max_intents_per_dispatch']} intents")
-        ]
+        return [Rejection(code, "$.intents", f"more than {budget['max_intents_per_dispatch']} intents")]
+    found: list[Rejection] = []
     seen: set[str] = set()
     for i, intent in enumerate(intents):
         found.extend(_intent_rejections(intent, i, registration, dispatch, payload_validators))
         if intent["intent_id"] in seen:
             found.append(Rejection(code, json_path(("intents", i, "intent_id")), "duplicate intent"))
         seen.add(intent["intent_id"])
-    return (None if found else plain), raw, found
+    return found
 
 
 def _payload_rejections(check: Any, payload: Any, code: str, at: tuple[Any, ...]) -> list[Rejection]:
@@ -264,7 +283,7 @@ def _intent_rejections(
         out.append(Rejection(code, json_path(at + ("intent_kind",)), "not an intent kind the hook registered"))
     else:
         out.extend(_payload_rejections(payload_validators[kind], intent["payload"], code, at + ("payload",)))
-    expected_id = intent_id(dispatch, kind, intent["policy_version"], intent["payload"])
+    expected_id = plain_intent_id(dispatch, kind, intent["policy_version"], intent["payload"])  # the payload is a plain copy
     if intent["intent_id"] != expected_id:
         out.append(
             Rejection(code, json_path(at + ("intent_id",)), "does not equal the digest of its semantic inputs")
