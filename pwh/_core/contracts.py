@@ -3,6 +3,11 @@ rules the schemas cannot say (SPEC §2, §4 ADM).
 
 Each validator returns a list of :class:`Rejection` (empty means valid) and never raises for bad
 input: a hostile packet gets a stable code and a JSON path, never a traceback.
+
+A provider's answer has one check, :func:`check_result` (the contract and the public boundary):
+cheap first, a one-pass accept of a valid, clean result, and only when that does not accept, the
+general path that says why. Both apply the same rules; each rule the schemas cannot say is stated
+once, here.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pwh._core.boundary import BoundaryScanner
 from pwh._core.canonical import CanonicalError, dumps_plain, to_plain
 from pwh._core.codes import Rejection, json_path
 from pwh._core.identity import plain_intent_id
+from pwh._core.result_shape import ResultShape
 from pwh._core.schemas import schema_rejections, validator
 
 POST_WRITEBACK_EVENT_KINDS: tuple[str, ...] = ("todo_completed", "replan_recorded")
@@ -234,7 +240,7 @@ def _cross_field_rejections(
 ) -> list[Rejection]:
     """The rules a plain, schema-valid result must keep that the schemas cannot say: the intent
     count under the hook's budget, every intent bound to this hook, dispatch and kind, no intent
-    twice."""
+    twice. Both ways through the result check (:func:`check_result`) ask this one function."""
     code = codes.RESULT_CONTRACT_REJECTED
     budget = registration["budget"]
     intents = plain["intents"]
@@ -291,3 +297,72 @@ def _intent_rejections(
     if intent["budget"]["max_result_bytes"] > registration["budget"]["max_result_bytes"]:
         out.append(Rejection(code, json_path(at + ("budget", "max_result_bytes")), "over the hook's budget"))
     return out
+
+
+# -- the one result check -----------------------------------------------------------------------
+
+_SHAPE = ResultShape()
+
+
+def check_result(
+    result: Any,
+    *,
+    registration: Mapping[str, Any],
+    dispatch: str,
+    payload_validators: Mapping[str, Any],
+    scanner: BoundaryScanner,
+) -> tuple[dict[str, Any], bytes] | Rejection:
+    """RES and the public boundary, as one check: ``(plain_result, canonical_bytes)`` for a result
+    that may be recorded, else the first :class:`Rejection`.
+
+    Cheap first: :func:`accept_clean_result` accepts a result that is certainly valid and certainly
+    clean in one pass. Only a result it does not accept takes the general path,
+    :func:`validate_result` and then the full scan (:func:`judge_validated_result`), which decides
+    the same and says why. The dispatcher takes these two steps through its own seams
+    (``_accept_fast``, ``_judge_in_full``), so a test adapter can replace either one.
+    """
+    accepted = accept_clean_result(result, registration, dispatch, payload_validators, scanner)
+    if accepted is not None:
+        return accepted
+    plain, raw, rejected = validate_result(
+        result, registration=registration, dispatch=dispatch, payload_validators=payload_validators
+    )
+    return judge_validated_result(plain, raw, rejected, scanner)
+
+
+def accept_clean_result(
+    result: Any,
+    registration: Mapping[str, Any],
+    dispatch: str,
+    payload_validators: Mapping[str, Any],
+    scanner: BoundaryScanner,
+) -> tuple[dict[str, Any], bytes] | None:
+    """The early exit of :func:`check_result`: ``(plain_result, canonical_bytes)`` when ``result``
+    is certainly valid and certainly clean (the full scan of the copy would find nothing), else
+    ``None``, never a rejection. The copy and the schema check are one pass
+    (pwh/_core/result_shape.py); the byte budget and the cross-field rules are the general
+    path's own functions, applied to that copy."""
+    budget = registration["budget"]
+    plain = _SHAPE.copy(result, budget["max_result_bytes"])
+    if plain is None:
+        return None
+    raw = dumps_plain(plain)
+    if _size_rejections(raw, budget) or _cross_field_rejections(plain, registration, dispatch, payload_validators):
+        return None
+    if not _SHAPE.clean(plain, scanner):
+        return None
+    return plain, raw
+
+
+def judge_validated_result(
+    plain: dict[str, Any] | None, raw: bytes, rejected: list[Rejection], scanner: BoundaryScanner
+) -> tuple[dict[str, Any], bytes] | Rejection:
+    """The general path's verdict on what :func:`validate_result` returned: its first rejection,
+    else the public-boundary scan of the copy, whose first finding rejects the result at its path."""
+    if plain is None:
+        return rejected[0]
+    leak = scanner.scan_value(plain)
+    if leak:
+        reason = f"result carries a {leak[0].category.replace('_', ' ')}"
+        return Rejection(codes.RESULT_CONTRACT_REJECTED, leak[0].path, reason)
+    return plain, raw

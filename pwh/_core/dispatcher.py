@@ -19,14 +19,15 @@ from pwh._core.boundary import BoundaryScanner
 from pwh._core.codes import Rejection
 from pwh._core.contracts import (
     SIDECAR_SCHEMA_VERSION,
+    accept_clean_result,
     admissibility,
     build_hook_input,
+    judge_validated_result,
     validate_hook_input,
     validate_registration,
     validate_result,
     validate_source,
 )
-from pwh._core.fastresult import FastResults
 from pwh._core.freeze import freeze
 from pwh._core.identity import plain_dispatch_id
 from pwh._core.journal import CONFLICT, FINAL_STATUSES, REPLAYED, Journal, JournalError
@@ -35,8 +36,6 @@ from pwh._core.profile import Profile
 from pwh._core.registry import InstalledHook, Registry, private_id_rejections
 from pwh._core.process_runner import default_runner
 from pwh._core.runner import RAISED, TIMED_OUT, Call, CallVerdict
-
-_FAST_RESULTS = FastResults()
 
 
 @dataclass
@@ -284,7 +283,8 @@ class Dispatcher:
             return self._fail(pending, codes.PRODUCER_FAILED)
         if verdict.kind == TIMED_OUT:
             return self._fail(pending, codes.PRODUCER_TIMED_OUT)
-        # Certainly valid and clean, in one pass; else the full checks decide and say why.
+        # The one result check (contracts.check_result) through its two seams: certainly valid and
+        # clean, in one pass; only if not, the general path decides and says why.
         accepted = self._accept_fast(verdict.value, reg, did) or self._judge_in_full(verdict.value, reg, did)
         if type(accepted) is Rejection:
             return self._fail(pending, codes.RESULT_CONTRACT_REJECTED, accepted)
@@ -331,20 +331,14 @@ class Dispatcher:
         return cached
 
     def _accept_fast(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any], bytes] | None:
-        """The one-pass check of a result that is valid and clean (pwh/_core/fastresult.py), or None."""
-        return _FAST_RESULTS.accept(value, reg, did, self.registry.catalog.validators, self.scanner)
+        """The result check's early exit: a result that is certainly valid and clean, in one pass, or None."""
+        return accept_clean_result(value, reg, did, self.registry.catalog.validators, self.scanner)
 
     def _judge_in_full(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any], bytes] | Rejection:
-        """The general path: the contract (with every rejection's path and reason), then the
-        public-boundary scan of the copy."""
+        """The result check's general path: the contract (with every rejection's path and reason),
+        then the public-boundary scan of the copy."""
         plain, raw, rejected = self._validate(value, reg, did)
-        if plain is None:
-            return rejected[0]
-        leak = self.scanner.scan_value(plain)
-        if leak:
-            reason = f"result carries a {leak[0].category.replace('_', ' ')}"
-            return Rejection(codes.RESULT_CONTRACT_REJECTED, leak[0].path, reason)
-        return plain, raw
+        return judge_validated_result(plain, raw, rejected, self.scanner)
 
     def _validate(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any] | None, bytes, list[Rejection]]:
         return validate_result(value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators)

@@ -1,13 +1,17 @@
-"""A fast accept-only check for a hook result that is valid, the usual case.
+"""The hook-result and intent schemas read into a one-pass copy: the early exit's first step in the
+result check (:func:`pwh._core.contracts.check_result`).
 
-:func:`pwh._core.contracts.validate_result` copies an untrusted answer (``to_plain``), validates it
-against the JSON Schemas, then checks each intent's bindings, budget and digest: general code
-that pays path bookkeeping and a call per node. :class:`FastResults` applies the same rules,
-specialised to the hook-result and intent schemas (read from ``pwh/schemas/``, not restated), in
-one pass. It never rejects: whatever it is not sure of (a float where an integer is due, a tuple,
-a read-only view, a dict key that is not an exact string, any rule broken) returns ``None``, and
-the general path decides and explains. A property test holds it to accepting only what
-``validate_result`` accepts, with the same copy and the same bytes.
+The check's general path copies an untrusted answer with paths (``to_plain``) and validates the
+copy against the JSON Schemas (jsonschema, to say why): general code that pays path bookkeeping
+and a call per node. :class:`ResultShape` does both at once for the shipped hook-result and intent
+schemas, their constants, patterns and bounds read from ``pwh/schemas/``, not restated. It never
+rejects: whatever it is not sure of (a float where an integer is due, a tuple, a read-only view, a
+dict key that is not an exact string, any schema rule broken) returns ``None``, and the general
+path decides and explains. It knows no registration and no dispatch: the rules beyond the schemas
+(the byte budget, the intent count, bindings, digests, duplicates) are stated once, in the
+contracts, and the early exit applies them to this copy as the general path does to its own. A
+property test (tests/test_result_check.py) holds the early exit to accepting only what the
+general path accepts, with the same copy and the same bytes.
 
 If the shipped schemas ever stop having the shape this module knows, it switches itself off
 (``enabled`` is false) rather than guess; a test asserts it is on for the shipped schemas.
@@ -16,13 +20,11 @@ If the shipped schemas ever stop having the shape this module knows, it switches
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from pwh._core.boundary import BoundaryScanner
-from pwh._core.canonical import QuickCopyUnsure, dumps_plain, quick_copy
-from pwh._core.identity import plain_intent_id
-from pwh._core.schemas import is_valid, load_schema
+from pwh._core.canonical import QuickCopyUnsure, quick_copy
+from pwh._core.schemas import load_schema
 
 _RESULT_KEYS = ("schema_version", "status", "intents")
 _INTENT_KEYS = (
@@ -39,8 +41,8 @@ _STATUS_RULE = (
 )
 
 
-class FastResults:
-    """The accept-only check; build once, share across dispatches (it holds no per-call state)."""
+class ResultShape:
+    """The one-pass copy; build once, share (it holds no per-call state)."""
 
     def __init__(self) -> None:
         try:
@@ -90,30 +92,23 @@ class FastResults:
         self.keys = _RESULT_KEYS + _INTENT_KEYS + tuple(self._bounds)  # every key outside a payload
         self._scope_max = int(scope["maxItems"])
 
-    def accept(
-        self,
-        value: Any,
-        registration: Mapping[str, Any],
-        dispatch: str,
-        payload_validators: Mapping[str, Any],
-        scanner: BoundaryScanner,
-    ) -> tuple[dict[str, Any], bytes] | None:
-        """``(plain_result, canonical_bytes)`` when ``value`` is certainly valid and certainly
-        clean (``scanner.scan_value`` of the copy would find nothing), else ``None``."""
+    def copy(self, value: Any, max_bytes: int) -> dict[str, Any] | None:
+        """The plain copy ``to_plain(value, max_bytes=max_bytes)`` would make, when ``value``
+        certainly satisfies the hook-result schema (and the intent schema in each intent), else
+        ``None``. ``max_bytes`` stops a huge payload early: an over-budget answer is left to the
+        general path, which says so."""
         if not self.enabled or type(value) is not dict:
             return None
         try:
-            accepted = self._accept(value, registration, dispatch, payload_validators)
-        except Exception:  # noqa: BLE001 - unsure, too deep, a payload validator that fails: the full check decides
+            return self._result(value, [max_bytes])
+        except Exception:  # noqa: BLE001 - unsure, too deep, over the budget: the general path decides
             return None
-        if accepted is not None and not self._clean(accepted[0], scanner):
-            return None
-        return accepted
 
-    def _clean(self, plain: dict[str, Any], scanner: BoundaryScanner) -> bool:
-        """The scan, knowing the shape: every key but a payload's is one of the schemas' own, and
-        every string but a payload's is a token, so each is judged alone (memoised); only the
-        payloads are walked. A finding of any kind means 'unsure': the full scan then says where."""
+    def clean(self, plain: dict[str, Any], scanner: BoundaryScanner) -> bool:
+        """Whether ``scanner.scan_value(plain)`` would find nothing, for a copy this class made,
+        knowing its shape: every key but a payload's is one of the schemas' own, and every string
+        but a payload's is a token, so each is judged alone (memoised); only the payloads are
+        walked. A finding of any kind means 'unsure': the full scan then says where."""
         if not scanner.keys_clean(self.keys):
             return False
         texts = [plain["schema_version"], plain["status"]]
@@ -126,11 +121,7 @@ class FastResults:
                 return False
         return scanner.texts_clean(texts)
 
-    def _accept(
-        self, value: dict[Any, Any], registration: Mapping[str, Any], dispatch: str, payload_validators: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], bytes] | None:
-        budget = registration["budget"]
-        room = [budget["max_result_bytes"]]
+    def _result(self, value: dict[Any, Any], room: list[int]) -> dict[str, Any] | None:
         result = _fields(value, len(_RESULT_KEYS))
         version, status, intents = result.get("schema_version"), result.get("status"), result.get("intents")
         if type(version) is not str or version != self._result_version:
@@ -139,32 +130,19 @@ class FastResults:
             return None
         intents = list(intents)
         count = len(intents)
-        if count > self._max_intents or count > budget["max_intents_per_dispatch"]:
+        if count > self._max_intents:
             return None
         if (count == 0) != (status == "not_applicable"):
             return None
         copies: list[dict[str, Any]] = []
-        seen: set[str] = set()
         for item in intents:
-            copy = self._intent(item, registration, dispatch, payload_validators, room)
-            if copy is None or copy["intent_id"] in seen:
+            copy = self._intent(item, room)
+            if copy is None:
                 return None
-            seen.add(copy["intent_id"])
             copies.append(copy)
-        plain = {key: (copies if key == "intents" else field) for key, field in result.items()}
-        raw = dumps_plain(plain)
-        if len(raw) > budget["max_result_bytes"]:
-            return None
-        return plain, raw
+        return {key: (copies if key == "intents" else field) for key, field in result.items()}
 
-    def _intent(
-        self,
-        item: Any,
-        registration: Mapping[str, Any],
-        dispatch: str,
-        payload_validators: Mapping[str, Any],
-        room: list[int],
-    ) -> dict[str, Any] | None:
+    def _intent(self, item: Any, room: list[int]) -> dict[str, Any] | None:
         if type(item) is not dict:
             return None
         intent = _fields(item, len(_INTENT_KEYS))
@@ -177,15 +155,6 @@ class FastResults:
             text = intent.get(key)
             if type(text) is not str or patterns[key].search(text) is None:
                 return None
-        if (
-            intent["hook_id"] != registration["hook_id"]
-            or intent["capability_id"] != registration["capability_id"]
-            or intent["source_dispatch_id"] != dispatch
-        ):
-            return None
-        kind = intent["intent_kind"]
-        if kind not in registration["intent_kinds"] or kind not in payload_validators:
-            return None
         limits = intent.get("budget")
         if type(limits) is not dict:
             return None
@@ -194,8 +163,6 @@ class FastResults:
             number = limits.get(key)
             if type(number) is not int or not low <= number <= high:
                 return None
-        if limits["max_result_bytes"] > registration["budget"]["max_result_bytes"]:
-            return None
         scope = intent.get("requested_write_scope")
         if type(scope) is not list:
             return None
@@ -210,12 +177,8 @@ class FastResults:
         payload = intent.get("payload")
         if type(payload) is not dict:
             return None
-        payload = quick_copy(payload, 3, room)  # the depth to_plain gives it: result 0, intents 1, intent 2
-        if not is_valid(payload_validators[kind], payload):
-            return None
-        if intent["intent_id"] != plain_intent_id(dispatch, kind, intent["policy_version"], payload):
-            return None
-        intent["payload"], intent["budget"], intent["requested_write_scope"] = payload, limits, scope
+        intent["payload"] = quick_copy(payload, 3, room)  # the depth to_plain gives it: result 0, intents 1, intent 2
+        intent["budget"], intent["requested_write_scope"] = limits, scope
         return intent
 
 
