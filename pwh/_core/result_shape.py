@@ -20,6 +20,7 @@ If the shipped schemas ever stop having the shape this module knows, it switches
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import Any
 
 from pwh._core.boundary import BoundaryScanner
@@ -73,10 +74,11 @@ class ResultShape:
             self._consts[key] = iprops[key]["const"]
         assert type(self._consts["schema_version"]) is str and type(self._consts["failure_policy"]) is str
         assert self._consts["grants_new_action_authority"] is False and self._consts["external_write_performed"] is False
-        self._patterns = {}
+        searches = []
         for key in _TOKENS:
             assert set(iprops[key]) == {"type", "pattern"} and iprops[key]["type"] == "string"
-            self._patterns[key] = re.compile(iprops[key]["pattern"])
+            searches.append(re.compile(iprops[key]["pattern"]).search)
+        self._searches = tuple(searches)  # in the order of _TOKENS
         assert iprops["payload"] == {"type": "object"}
         budget = iprops["budget"]
         assert set(budget) == {"type", "properties", "required", "additionalProperties"} and budget["additionalProperties"] is False
@@ -113,17 +115,18 @@ class ResultShape:
             return False
         texts = [plain["schema_version"], plain["status"]]
         for intent in plain["intents"]:
-            texts.extend(intent[key] for key in _TOKENS)
-            texts.append(intent["schema_version"])
-            texts.append(intent["failure_policy"])
+            texts.extend(_texts_of(intent))
             texts.extend(intent["requested_write_scope"])
             if not scanner.quickly_clean(intent["payload"]):
                 return False
         return scanner.texts_clean(texts)
 
+    # A key the schemas require that is missing raises KeyError (the copy is then 'unsure'): with
+    # exactly as many keys as the schema names, all of them present means no other key is.
+
     def _result(self, value: dict[Any, Any], room: list[int]) -> dict[str, Any] | None:
         result = _fields(value, len(_RESULT_KEYS))
-        version, status, intents = result.get("schema_version"), result.get("status"), result.get("intents")
+        version, status, intents = result["schema_version"], result["status"], result["intents"]
         if type(version) is not str or version != self._result_version:
             return None
         if type(status) is not str or status not in self._statuses or type(intents) is not list:
@@ -140,30 +143,29 @@ class ResultShape:
             if copy is None:
                 return None
             copies.append(copy)
-        return {key: (copies if key == "intents" else field) for key, field in result.items()}
+        result["intents"] = copies  # ``result`` is this pass's own copy: the key keeps its place
+        return result
 
     def _intent(self, item: Any, room: list[int]) -> dict[str, Any] | None:
         if type(item) is not dict:
             return None
         intent = _fields(item, len(_INTENT_KEYS))
         for key, want in self._consts.items():
-            got = intent.get(key)
+            got = intent[key]
             if type(got) is not type(want) or got != want:
                 return None
-        patterns = self._patterns
-        for key in _TOKENS:
-            text = intent.get(key)
-            if type(text) is not str or patterns[key].search(text) is None:
+        for text, search in zip(_tokens_of(intent), self._searches):
+            if type(text) is not str or search(text) is None:
                 return None
-        limits = intent.get("budget")
+        limits = intent["budget"]
         if type(limits) is not dict:
             return None
         limits = _fields(limits, len(self._bounds))
         for key, (low, high) in self._bounds.items():
-            number = limits.get(key)
+            number = limits[key]
             if type(number) is not int or not low <= number <= high:
                 return None
-        scope = intent.get("requested_write_scope")
+        scope = intent["requested_write_scope"]
         if type(scope) is not list:
             return None
         scope = list(scope)
@@ -174,12 +176,16 @@ class ResultShape:
                 return None
         if len(set(scope)) != len(scope):
             return None
-        payload = intent.get("payload")
+        payload = intent["payload"]
         if type(payload) is not dict:
             return None
         intent["payload"] = quick_copy(payload, 3, room)  # the depth to_plain gives it: result 0, intents 1, intent 2
         intent["budget"], intent["requested_write_scope"] = limits, scope
         return intent
+
+
+_tokens_of = itemgetter(*_TOKENS)  # an intent's token strings, in the order of _TOKENS
+_texts_of = itemgetter(*_TOKENS, "schema_version", "failure_policy")  # every string of an intent outside its payload and scope
 
 
 def _fields(value: dict[Any, Any], expected: int) -> dict[str, Any]:
