@@ -68,12 +68,13 @@ class ResultShape:
         assert tuple(iprops) == _INTENT_KEYS and tuple(intent["required"]) == _INTENT_KEYS
         assert intent["additionalProperties"] is False and intent["type"] == "object"
         assert set(intent) <= {"$schema", "$id", "title", "description", "type", "properties", "required", "additionalProperties"}
-        self._consts = {}
+        consts = {}
         for key in _CONSTS:
             assert set(iprops[key]) == {"const"}
-            self._consts[key] = iprops[key]["const"]
-        assert type(self._consts["schema_version"]) is str and type(self._consts["failure_policy"]) is str
-        assert self._consts["grants_new_action_authority"] is False and self._consts["external_write_performed"] is False
+            consts[key] = iprops[key]["const"]
+        assert type(consts["schema_version"]) is str and type(consts["failure_policy"]) is str
+        assert consts["grants_new_action_authority"] is False and consts["external_write_performed"] is False
+        self._consts = tuple((key, type(want), want) for key, want in consts.items())
         searches = []
         for key in _TOKENS:
             assert set(iprops[key]) == {"type", "pattern"} and iprops[key]["type"] == "string"
@@ -83,15 +84,16 @@ class ResultShape:
         budget = iprops["budget"]
         assert set(budget) == {"type", "properties", "required", "additionalProperties"} and budget["additionalProperties"] is False
         assert tuple(budget["required"]) == ("max_attempts", "max_result_bytes") == tuple(budget["properties"])
-        self._bounds = {}
+        bounds = []
         for key, rule in budget["properties"].items():
             assert set(rule) == {"type", "minimum", "maximum"} and rule["type"] == "integer"
-            self._bounds[key] = (int(rule["minimum"]), int(rule["maximum"]))
+            bounds.append((key, int(rule["minimum"]), int(rule["maximum"])))
+        self._bounds = tuple(bounds)
         scope = iprops["requested_write_scope"]
         assert set(scope) == {"type", "items", "maxItems", "uniqueItems"} and scope["uniqueItems"] is True
         assert set(scope["items"]) == {"type", "pattern"} and scope["items"]["type"] == "string"
         self._scope_pattern = re.compile(scope["items"]["pattern"])
-        self.keys = _RESULT_KEYS + _INTENT_KEYS + tuple(self._bounds)  # every key outside a payload
+        self.keys = _RESULT_KEYS + _INTENT_KEYS + tuple(key for key, _, _ in self._bounds)  # every key outside a payload
         self._scope_max = int(scope["maxItems"])
 
     def copy(self, value: Any, max_bytes: int) -> dict[str, Any] | None:
@@ -150,9 +152,9 @@ class ResultShape:
         if type(item) is not dict:
             return None
         intent = _fields(item, len(_INTENT_KEYS))
-        for key, want in self._consts.items():
+        for key, kind, want in self._consts:
             got = intent[key]
-            if type(got) is not type(want) or got != want:
+            if type(got) is not kind or got != want:
                 return None
         for text, search in zip(_tokens_of(intent), self._searches):
             if type(text) is not str or search(text) is None:
@@ -161,7 +163,7 @@ class ResultShape:
         if type(limits) is not dict:
             return None
         limits = _fields(limits, len(self._bounds))
-        for key, (low, high) in self._bounds.items():
+        for key, low, high in self._bounds:
             number = limits[key]
             if type(number) is not int or not low <= number <= high:
                 return None
@@ -169,13 +171,14 @@ class ResultShape:
         if type(scope) is not list:
             return None
         scope = list(scope)
-        if len(scope) > self._scope_max:
-            return None
-        for entry in scope:
-            if type(entry) is not str or self._scope_pattern.search(entry) is None:
+        if scope:
+            if len(scope) > self._scope_max:
                 return None
-        if len(set(scope)) != len(scope):
-            return None
+            for entry in scope:
+                if type(entry) is not str or self._scope_pattern.search(entry) is None:
+                    return None
+            if len(set(scope)) != len(scope):
+                return None
         payload = intent["payload"]
         if type(payload) is not dict:
             return None
