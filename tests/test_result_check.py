@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pwh._core import contracts
 from pwh._core.boundary import BoundaryScanner
 from pwh._core.canonical import CanonicalError, dumps_plain
-from pwh._core import contracts
 from pwh._core.codes import Rejection
 from pwh._core.contracts import accept_clean_result, check_result, judge_validated_result, validate_result
 from pwh._core.registry import Registry
@@ -31,9 +31,9 @@ from pwh._reliability.packets import (
     not_applicable,
     proposed,
     registration,
-    source,
     semantic_intents,
     semantic_results,
+    source,
 )
 
 REG = registration(intent_kinds=[STRICT_KIND, OPEN_KIND])

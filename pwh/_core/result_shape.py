@@ -75,11 +75,11 @@ class ResultShape:
         assert type(consts["schema_version"]) is str and type(consts["failure_policy"]) is str
         assert consts["grants_new_action_authority"] is False and consts["external_write_performed"] is False
         self._consts = tuple((key, type(want), want) for key, want in consts.items())
-        searches = []
+        tokens = []
         for key in _TOKENS:
             assert set(iprops[key]) == {"type", "pattern"} and iprops[key]["type"] == "string"
-            searches.append(re.compile(iprops[key]["pattern"]).search)
-        self._searches = tuple(searches)  # in the order of _TOKENS
+            tokens.append((key, re.compile(iprops[key]["pattern"]).search))
+        self._tokens = tuple(tokens)
         assert iprops["payload"] == {"type": "object"}
         budget = iprops["budget"]
         assert set(budget) == {"type", "properties", "required", "additionalProperties"} and budget["additionalProperties"] is False
@@ -105,7 +105,7 @@ class ResultShape:
             return None
         try:
             return self._result(value, [max_bytes])
-        except Exception:  # noqa: BLE001 - unsure, too deep, over the budget: the general path decides
+        except Exception:  # unsure, too deep, over the budget: the general path decides
             return None
 
     def clean(self, plain: dict[str, Any], scanner: BoundaryScanner) -> bool:
@@ -156,7 +156,8 @@ class ResultShape:
             got = intent[key]
             if type(got) is not kind or got != want:
                 return None
-        for text, search in zip(_tokens_of(intent), self._searches):
+        for key, search in self._tokens:
+            text = intent[key]
             if type(text) is not str or search(text) is None:
                 return None
         limits = intent["budget"]
@@ -187,7 +188,6 @@ class ResultShape:
         return intent
 
 
-_tokens_of = itemgetter(*_TOKENS)  # an intent's token strings, in the order of _TOKENS
 _texts_of = itemgetter(*_TOKENS, "schema_version", "failure_policy")  # every string of an intent outside its payload and scope
 
 
