@@ -19,14 +19,15 @@ from pwh._core.boundary import BoundaryScanner
 from pwh._core.codes import Rejection
 from pwh._core.contracts import (
     SIDECAR_SCHEMA_VERSION,
+    accept_clean_result,
     admissibility,
     build_hook_input,
+    judge_validated_result,
     validate_hook_input,
     validate_registration,
     validate_result,
     validate_source,
 )
-from pwh._core.fastresult import FastResults
 from pwh._core.freeze import freeze
 from pwh._core.identity import plain_dispatch_id
 from pwh._core.journal import CONFLICT, FINAL_STATUSES, REPLAYED, Journal, JournalError
@@ -35,8 +36,6 @@ from pwh._core.process_runner import default_runner
 from pwh._core.profile import Profile
 from pwh._core.registry import InstalledHook, Registry, private_id_rejections
 from pwh._core.runner import RAISED, TIMED_OUT, Call, CallVerdict
-
-_FAST_RESULTS = FastResults()
 
 
 @dataclass
@@ -113,10 +112,7 @@ class Dispatcher:
         if refusal is not None:
             return DispatchOutcome(receipt_id, event_kind, False, refusal.code, refusal)
         hooks = self._admitted_hooks(event_kind)
-        ids = {
-            h.hook_id: plain_dispatch_id(receipt_id, h.hook_id, h.registration["schema_version"], event_kind)
-            for h in hooks
-        }
+        ids = {h.hook_id: plain_dispatch_id(receipt_id, h.hook_id, h.registration["schema_version"], event_kind) for h in hooks}
         try:
             prior = self.journal.get_many(ids.values()) if consult_journal else {}
         except JournalError as exc:
@@ -190,11 +186,7 @@ class Dispatcher:
     # -- steps (small methods, so a broken test adapter can replace exactly one rule) ------
 
     def _admitted_hooks(self, event_kind: str) -> list[InstalledHook]:
-        return [
-            h
-            for h in self.registry.hooks()
-            if event_kind in h.registration["event_kinds"] and self.profile.admits(h.hook_id)
-        ]
+        return [h for h in self.registry.hooks() if event_kind in h.registration["event_kinds"] and self.profile.admits(h.hook_id)]
 
     def _prepare_hook(
         self,
@@ -273,9 +265,7 @@ class Dispatcher:
         hook, did = pending.hook, pending.dispatch_id
         return HookOutcome(hook.hook_id, did, "failed", code, (), False, pending.attempts, False), None
 
-    def _finish_hook(
-        self, pending: _Pending, verdict: CallVerdict, tally: _Tally
-    ) -> tuple[HookOutcome, dict[str, Any] | None]:
+    def _finish_hook(self, pending: _Pending, verdict: CallVerdict, tally: _Tally) -> tuple[HookOutcome, dict[str, Any] | None]:
         """Judge the provider's answer: its contract, the public boundary, the dispatch ceilings.
         The attempt it counts is the one :meth:`_reserve_attempts` stored before the call."""
         hook, did, reg = pending.hook, pending.dispatch_id, pending.hook.registration
@@ -284,7 +274,8 @@ class Dispatcher:
             return self._fail(pending, codes.PRODUCER_FAILED)
         if verdict.kind == TIMED_OUT:
             return self._fail(pending, codes.PRODUCER_TIMED_OUT)
-        # Certainly valid and clean, in one pass; else the full checks decide and say why.
+        # The one result check (contracts.check_result) through its two seams: certainly valid and
+        # clean, in one pass; only if not, the general path decides and says why.
         accepted = self._accept_fast(verdict.value, reg, did) or self._judge_in_full(verdict.value, reg, did)
         if type(accepted) is Rejection:
             return self._fail(pending, codes.RESULT_CONTRACT_REJECTED, accepted)
@@ -302,9 +293,7 @@ class Dispatcher:
         )
         return self._from_receipt(receipt, replayed=False, recorded=False), receipt
 
-    def _fail(
-        self, pending: _Pending, code: str, rejection: Rejection | None = None
-    ) -> tuple[HookOutcome, dict[str, Any]]:
+    def _fail(self, pending: _Pending, code: str, rejection: Rejection | None = None) -> tuple[HookOutcome, dict[str, Any]]:
         rejection = self._public(rejection) if rejection is not None else None
         hook, did, tried = pending.hook, pending.dispatch_id, pending.attempts
         receipt = self._receipt(hook, did, pending.source, "failed", code, [], None, tried)
@@ -331,20 +320,14 @@ class Dispatcher:
         return cached
 
     def _accept_fast(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any], bytes] | None:
-        """The one-pass check of a result that is valid and clean (pwh/_core/fastresult.py), or None."""
-        return _FAST_RESULTS.accept(value, reg, did, self.registry.catalog.validators, self.scanner)
+        """The result check's early exit: a result that is certainly valid and clean, in one pass, or None."""
+        return accept_clean_result(value, reg, did, self.registry.catalog.validators, self.scanner)
 
     def _judge_in_full(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any], bytes] | Rejection:
-        """The general path: the contract (with every rejection's path and reason), then the
-        public-boundary scan of the copy."""
+        """The result check's general path: the contract (with every rejection's path and reason),
+        then the public-boundary scan of the copy."""
         plain, raw, rejected = self._validate(value, reg, did)
-        if plain is None:
-            return rejected[0]
-        leak = self.scanner.scan_value(plain)
-        if leak:
-            reason = f"result carries a {leak[0].category.replace('_', ' ')}"
-            return Rejection(codes.RESULT_CONTRACT_REJECTED, leak[0].path, reason)
-        return plain, raw
+        return judge_validated_result(plain, raw, rejected, self.scanner)
 
     def _validate(self, value: Any, reg: Mapping[str, Any], did: str) -> tuple[dict[str, Any] | None, bytes, list[Rejection]]:
         return validate_result(value, registration=reg, dispatch=did, payload_validators=self.registry.catalog.validators)
@@ -388,9 +371,7 @@ class Dispatcher:
         tally.hooks += 1
         tally.intents += len(receipt["intents"])
 
-    def _record(
-        self, receipt_id: str, event_kind: str, outcomes: list[HookOutcome], writes: list[dict[str, Any]]
-    ) -> DispatchOutcome:
+    def _record(self, receipt_id: str, event_kind: str, outcomes: list[HookOutcome], writes: list[dict[str, Any]]) -> DispatchOutcome:
         if not writes:
             return DispatchOutcome(receipt_id, event_kind, True, hooks=tuple(outcomes))
         try:
@@ -406,8 +387,14 @@ class Dispatcher:
                 kept = self._from_receipt(result.stored, replayed=False, recorded=True)
                 final.append(
                     HookOutcome(
-                        outcome.hook_id, outcome.dispatch_id, "failed", codes.INTENT_CONFLICT, kept.intents,
-                        False, kept.attempts, True,
+                        outcome.hook_id,
+                        outcome.dispatch_id,
+                        "failed",
+                        codes.INTENT_CONFLICT,
+                        kept.intents,
+                        False,
+                        kept.attempts,
+                        True,
                         Rejection(codes.INTENT_CONFLICT, "$", "a different result is already recorded"),
                     )
                 )

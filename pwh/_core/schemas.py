@@ -118,12 +118,6 @@ def _fast(check: Draft202012Validator) -> Any:
     return _FAST[key][1]
 
 
-def is_valid(check: Draft202012Validator, value: Any) -> bool:
-    """Whether ``value`` satisfies ``check``'s schema: the compiled predicate where there is one."""
-    fast = _fast(check)
-    return fast(value) if fast is not None else check.is_valid(value)
-
-
 def schema_rejections(check: Draft202012Validator, value: Any, code: str, prefix: tuple[Any, ...] = ()) -> list[Rejection]:
     """Every schema violation in ``value`` as a :class:`Rejection`, sorted by path, at most
     :data:`MAX_ERRORS` of them. A valid value costs one compiled check, not a jsonschema walk."""
