@@ -28,21 +28,12 @@ from pwh._core.canonical import QuickCopyUnsure, quick_copy
 from pwh._core.schemas import load_schema
 
 _RESULT_KEYS = ("schema_version", "status", "intents")
-_INTENT_KEYS = (
-    "schema_version",
-    "intent_id",
-    "hook_id",
-    "capability_id",
-    "source_dispatch_id",
-    "intent_kind",
-    "operation",
-    "policy_version",
-    "payload",
-    "budget",
-    "requested_write_scope",
-    "failure_policy",
-    "grants_new_action_authority",
-    "external_write_performed",
+_INTENT_KEYS = tuple(
+    """
+    schema_version intent_id hook_id capability_id source_dispatch_id intent_kind operation
+    policy_version payload budget requested_write_scope failure_policy grants_new_action_authority
+    external_write_performed
+    """.split()
 )
 _TOKENS = ("intent_id", "hook_id", "capability_id", "source_dispatch_id", "intent_kind", "operation", "policy_version")
 _CONSTS = ("schema_version", "failure_policy", "grants_new_action_authority", "external_write_performed")

@@ -40,31 +40,13 @@ from typing import Any
 
 from pwh._reliability.rig import KEYS, Tally
 
-ORDER = (
-    "bad_registration",
-    "bad_source",
-    "bad_result",
-    "bad_intent",
-    "hostile_exception",
-    "hostile_timeout",
-    "hostile_value",
-    "hostile_object",
-    "hostile_mutation",
-    "hostile_network",
-    "hostile_environment",
-    "hostile_file",
-    "journal_disk_full",
-    "journal_read_only",
-    "journal_corrupt",
-    "journal_lock",
-    "journal_two_processes",
-    "leak_source",
-    "leak_projection",
-    "leak_result",
-    "leak_exception",
-    "leak_packet",
-    "scanner_false_positives",
-    "scanner_corpus",
+ORDER = tuple(
+    """
+    bad_registration bad_source bad_result bad_intent hostile_exception hostile_timeout hostile_value
+    hostile_object hostile_mutation hostile_network hostile_environment hostile_file journal_disk_full
+    journal_read_only journal_corrupt journal_lock journal_two_processes leak_source leak_projection
+    leak_result leak_exception leak_packet scanner_false_positives scanner_corpus
+    """.split()
 )
 MUST_BE_ZERO = ("uncaught", "leaked", "primary_changed", "false_positives")
 

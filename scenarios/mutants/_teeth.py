@@ -35,10 +35,12 @@ from ._in_process import InProcess
 from ._registry import mutant
 
 _RESULT_KEYS = ("schema_version", "status", "intents")
-_INTENT_KEYS = (
-    "schema_version", "intent_id", "hook_id", "capability_id", "source_dispatch_id", "intent_kind",
-    "operation", "policy_version", "payload", "budget", "requested_write_scope", "failure_policy",
-    "grants_new_action_authority", "external_write_performed",
+_INTENT_KEYS = tuple(
+    """
+    schema_version intent_id hook_id capability_id source_dispatch_id intent_kind operation
+    policy_version payload budget requested_write_scope failure_policy grants_new_action_authority
+    external_write_performed
+    """.split()
 )
 
 

@@ -51,48 +51,17 @@ _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 # A word containing one of these names a secret, whatever surrounds it ("dbpassword", "passwordHash").
 _CONTAINED = ("password", "passwd", "passphrase", "passcode")
 # A word ending in one of these names a secret ("clientsecret", "accesstoken", "oauth", "setcookie").
-_ENDINGS = (
-    "secret",
-    "secrets",
-    "token",
-    "tokens",
-    "apikey",
-    "apikeys",
-    "accesskey",
-    "privatekey",
-    "secretkey",
-    "signingkey",
-    "credential",
-    "credentials",
-    "cookie",
-    "cookies",
-    "authorization",
-    "auth",
-    "pwd",
-    "privkey",
+_ENDINGS = tuple(
+    """
+    secret secrets token tokens apikey apikeys accesskey privatekey secretkey signingkey credential
+    credentials cookie cookies authorization auth pwd privkey
+    """.split()
 )
 # Whole words that name a secret on their own.
 _WORDS = frozenset(
-    {
-        "pass",
-        "pw",
-        "pwd",
-        "pword",
-        "bearer",
-        "jwt",
-        "creds",
-        "cred",
-        "pin",
-        "otp",
-        "totp",
-        "hotp",
-        "psk",
-        "sas",
-        "dsn",
-        "mfa",
-        "pat",
-        "privkey",
-    }
+    """
+    pass pw pwd pword bearer jwt creds cred pin otp totp hotp psk sas dsn mfa pat privkey
+    """.split()
 )
 # Two or three consecutive words that name a secret ("api key", "session id", "connection string").
 _PHRASES = frozenset(
@@ -138,258 +107,37 @@ _PHRASES = frozenset(
 )
 # "<one of these> key" names a secret ("appKey", "wallet_key", "rsa-key"); a bare "key" does not.
 _KEY_KINDS = frozenset(
-    {
-        "api",
-        "app",
-        "access",
-        "secret",
-        "private",
-        "priv",
-        "signing",
-        "encryption",
-        "encrypt",
-        "master",
-        "auth",
-        "session",
-        "client",
-        "account",
-        "shared",
-        "ssh",
-        "deploy",
-        "hmac",
-        "storage",
-        "license",
-        "tls",
-        "ssl",
-        "pgp",
-        "gpg",
-        "service",
-        "consumer",
-        "crypto",
-        "root",
-        "admin",
-        "subscription",
-        "webhook",
-        "jwt",
-        "aes",
-        "rsa",
-        "ed25519",
-        "ecdsa",
-        "wallet",
-        "sas",
-        "server",
-        "personal",
-        "bot",
-    }
+    """
+    api app access secret private priv signing encryption encrypt master auth session client account
+    shared ssh deploy hmac storage license tls ssl pgp gpg service consumer crypto root admin
+    subscription webhook jwt aes rsa ed25519 ecdsa wallet sas server personal bot
+    """.split()
 )
 # "<one of these> key" is a data structure's key or a public key, not a secret.
 _PUBLIC_KEY_KINDS = frozenset(
-    {
-        "sort",
-        "cache",
-        "partition",
-        "primary",
-        "foreign",
-        "idempotency",
-        "dedup",
-        "dedupe",
-        "lookup",
-        "map",
-        "dict",
-        "hash",
-        "range",
-        "row",
-        "object",
-        "translation",
-        "i18n",
-        "group",
-        "routing",
-        "message",
-        "cursor",
-        "join",
-        "composite",
-        "unique",
-        "index",
-        "natural",
-        "surrogate",
-        "shard",
-        "sharding",
-        "bucket",
-        "s3",
-        "compound",
-        "candidate",
-        "alternate",
-        "event",
-        "state",
-        "config",
-        "setting",
-        "settings",
-        "registry",
-        "record",
-        "entry",
-        "item",
-        "field",
-        "column",
-        "table",
-        "cluster",
-        "tenant",
-        "public",
-        "pub",
-        "verify",
-        "verification",
-        "sig",
-        "host",
-        "known",
-        "dispatch",
-        "intent",
-        "receipt",
-        "hook",
-        "capability",
-        "schema",
-        "segment",
-        "fact",
-        "todo",
-        "goal",
-        "agent",
-        "turn",
-        "trace",
-        "span",
-        "request",
-        "correlation",
-        "lock",
-        "order",
-        "sequence",
-        "seq",
-        "version",
-        "content",
-        "kv",
-        "json",
-        "yaml",
-        "metadata",
-        "label",
-        "tag",
-        "name",
-        "the",
-        "a",
-        "by",
-        "of",
-    }
+    """
+    sort cache partition primary foreign idempotency dedup dedupe lookup map dict hash range row object
+    translation i18n group routing message cursor join composite unique index natural surrogate shard
+    sharding bucket s3 compound candidate alternate event state config setting settings registry record
+    entry item field column table cluster tenant public pub verify verification sig host known dispatch
+    intent receipt hook capability schema segment fact todo goal agent turn trace span request
+    correlation lock order sequence seq version content kv json yaml metadata label tag name the a by of
+    """.split()
 )
 # A word before "token" that makes it a pagination or sync cursor, not a credential.
 _CURSOR_WORDS = frozenset({"page", "pagination", "continuation", "cursor", "sync", "resume", "next", "prev", "delta", "change"})
 # A last word that makes the key metadata about a secret rather than the secret itself.
 _QUALIFIERS = frozenset(
-    {
-        "count",
-        "counts",
-        "len",
-        "length",
-        "size",
-        "limit",
-        "limits",
-        "max",
-        "min",
-        "budget",
-        "budgets",
-        "type",
-        "types",
-        "kind",
-        "kinds",
-        "name",
-        "names",
-        "label",
-        "hint",
-        "policy",
-        "policies",
-        "ttl",
-        "expiry",
-        "expires",
-        "expiration",
-        "expired",
-        "age",
-        "lifetime",
-        "field",
-        "fields",
-        "scheme",
-        "format",
-        "version",
-        "ref",
-        "refs",
-        "required",
-        "enabled",
-        "disabled",
-        "present",
-        "provided",
-        "configured",
-        "rotated",
-        "rotation",
-        "strength",
-        "algorithm",
-        "alg",
-        "usage",
-        "used",
-        "remaining",
-        "rate",
-        "estimate",
-        "method",
-        "methods",
-        "mode",
-        "provider",
-        "providers",
-        "status",
-        "state",
-        "realm",
-        "endpoint",
-        "endpoints",
-        "url",
-        "urls",
-        "uri",
-        "server",
-        "service",
-        "level",
-        "error",
-        "errors",
-        "file",
-        "path",
-        "dir",
-        "location",
-        "store",
-        "vault",
-        "manager",
-        "source",
-        "rule",
-        "rules",
-        "schema",
-        "index",
-        "position",
-        "offset",
-        "window",
-        "per",
-        "cost",
-        "quota",
-        "pattern",
-        "regex",
-        "validator",
-        "check",
-        "checked",
-        "valid",
-        "invalid",
-        "recorded",
-        "values",
-        "flag",
-        "flags",
-        "policy_version",
-        "class",
-        "prefix",
-        "suffix",
-        "docs",
-        "doc",
-        "description",
-        "help",
-        "spec",
-        "dispatch",
-        "limiter",
-    }
+    """
+    count counts len length size limit limits max min budget budgets type types kind kinds name names
+    label hint policy policies ttl expiry expires expiration expired age lifetime field fields scheme
+    format version ref refs required enabled disabled present provided configured rotated rotation
+    strength algorithm alg usage used remaining rate estimate method methods mode provider providers
+    status state realm endpoint endpoints url urls uri server service level error errors file path dir
+    location store vault manager source rule rules schema index position offset window per cost quota
+    pattern regex validator check checked valid invalid recorded values flag flags policy_version class
+    prefix suffix docs doc description help spec dispatch limiter
+    """.split()
 )
 # A first word that makes the key a quantity ("max_tokens", "num_tokens").
 _QUANTITY_FIRST = frozenset({"max", "min", "num", "n", "total", "count", "number", "avg", "mean"})
@@ -437,26 +185,10 @@ def is_secret_key(name: str) -> bool:
 
 
 # A bare key-ish word that cannot be a secret term: checked before the regex below on hot-path text.
-_STEMS = (
-    "pass",
-    "pw",
-    "secret",
-    "key",
-    "token",
-    "auth",
-    "cred",
-    "cookie",
-    "bearer",
-    "session",
-    "pin",
-    "otp",
-    "psk",
-    "sas",
-    "dsn",
-    "jwt",
-    "conn",
-    "mfa",
-    "pat",
+_STEMS = tuple(
+    """
+    pass pw secret key token auth cred cookie bearer session pin otp psk sas dsn jwt conn mfa pat
+    """.split()
 )
 
 # --------------------------------------------------------------------------------------------
@@ -464,34 +196,10 @@ _STEMS = (
 # --------------------------------------------------------------------------------------------
 
 _PLACEHOLDERS = frozenset(
-    [
-        "false",
-        "true",
-        "null",
-        "none",
-        "nil",
-        "redacted",
-        "omitted",
-        "hidden",
-        "masked",
-        "required",
-        "optional",
-        "string",
-        "empty",
-        "unset",
-        "undefined",
-        "n/a",
-        "na",
-        "tbd",
-        "todo",
-        "placeholder",
-        "example",
-        "changeme",
-        "secret",
-        "password",
-        "token",
-        "value",
-    ]
+    """
+    false true null none nil redacted omitted hidden masked required optional string empty unset
+    undefined n/a na tbd todo placeholder example changeme secret password token value
+    """.split()
 )
 
 
