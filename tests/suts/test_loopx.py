@@ -29,14 +29,13 @@ from fakes._packets import (  # noqa: E402
     registration,
     source,
 )
+from pwh import load_sut  # noqa: E402
 from pwh._harness.divergences import observed_divergences, render  # noqa: E402
 from pwh._harness.rules import RULE_IDS  # noqa: E402
 from pwh._suts.loopx.map import (  # noqa: E402
     EVENT_KINDS,
     MAPPING,
     Binding,
-    LoopxDivergence,
-    StopDispatch,
     registration_problems,
     to_loopx_event_kind,
     to_loopx_result,
@@ -222,20 +221,48 @@ def test_one_intent_crosses_and_comes_back_whole() -> None:
     assert to_rfc_intent(loopx_intent, receipt, carried, binding) == intent
 
 
-def test_two_intents_stop_the_dispatch_as_a_divergence() -> None:
+def test_two_intents_cross_as_a_list_for_loopx_to_judge() -> None:
+    """LoopX's result has one intent slot; several intents cross as a list in it, so LoopX's own
+    check (requiredObject) answers, rather than the adapter stopping the dispatch."""
     hook_input = {"dispatch_id": "pwh_" + "b" * 64, "hook_id": "a.pair", "capability_id": "a", "source": {"receipt_id": "r"}}
     two = proposed(intent_for(hook_input, {"note_ref": "x"}), intent_for(hook_input, {"note_ref": "y"}))
-    with pytest.raises(StopDispatch) as stop:
-        to_loopx_result(two, registration("a.pair"), Binding(hook_input["dispatch_id"], "pwr_1"), lambda h, i: None)
-    assert isinstance(stop.value.error, LoopxDivergence) and "proposed 2" in stop.value.error.seen
+    out = to_loopx_result(two, registration("a.pair"), Binding(hook_input["dispatch_id"], "pwr_1"), lambda h, i: None)
+    assert isinstance(out["intent"], list) and [i["payload"] for i in out["intent"]] == [{"note_ref": "x"}, {"note_ref": "y"}]
+    one = to_loopx_result(
+        proposed(two["intents"][0]), registration("a.pair"), Binding(hook_input["dispatch_id"], "pwr_1"), lambda h, i: None
+    )
+    assert isinstance(one["intent"], dict)
 
 
-def test_an_intent_claim_loopx_cannot_carry_is_unsupported() -> None:
+@pytest.mark.parametrize("claim", ["external_write_performed", "grants_new_action_authority"])
+def test_an_intent_claim_crosses_as_the_field_it_is(claim: str) -> None:
+    """A claim LoopX has no field for crosses when it is made (LoopX's exact-field check then
+    rejects it), and false, LoopX's own construction, crosses as nothing."""
     hook_input = {"dispatch_id": "pwh_" + "c" * 64, "hook_id": "a.writer", "capability_id": "a", "source": {"receipt_id": "r"}}
-    claim = proposed(intent_for(hook_input, external_write_performed=True))
-    with pytest.raises(StopDispatch) as stop:
-        to_loopx_result(claim, registration("a.writer"), Binding(hook_input["dispatch_id"], "pwr_1"), lambda h, i: None)
-    assert isinstance(stop.value.error, Unsupported) and "external-write" in stop.value.error.reason
+    binding = Binding(hook_input["dispatch_id"], "pwr_1")
+    claimed = to_loopx_result(proposed(intent_for(hook_input, **{claim: True})), registration("a.writer"), binding, lambda h, i: None)
+    assert claimed["intent"][claim] is True
+    plain = to_loopx_result(proposed(intent_for(hook_input)), registration("a.writer"), binding, lambda h, i: None)
+    assert claim not in plain["intent"]
+
+
+def test_loopx_rejects_a_claim_and_a_list_of_intents_itself() -> None:
+    """Through LoopX itself: the claim and the two-intent result end as LoopX's contract_rejected,
+    the provider called once, nothing recorded."""
+    sut = load_sut("loopx")
+    try:
+        for name, answer in (
+            ("a.claim", lambda given: proposed(intent_for(given, external_write_performed=True))),
+            ("a.pair", lambda given: proposed(intent_for(given, {"note_ref": "x"}), intent_for(given, {"note_ref": "y"}))),
+        ):
+            assert sut.install(registration(name), answer) == []
+        outcome = sut.dispatch(source(1))
+        assert {h.hook_id: (h.status, h.failure_code) for h in outcome.hooks} == {
+            "a.claim": ("failed", "result_contract_rejected"),
+            "a.pair": ("failed", "result_contract_rejected"),
+        }
+    finally:
+        sut.close()
 
 
 def test_registration_flaws_loopx_can_see_are_left_to_loopx() -> None:
@@ -260,3 +287,12 @@ def test_the_readme_table_is_the_one_this_run_generates(loopx_gate: dict[str, An
     assert readme_block(verdict) in readme, (
         "README's LoopX verdict table is stale: regenerate with pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
     )
+
+
+def test_the_source_field_loopx_names_is_the_rejections_path() -> None:
+    from pwh._suts.loopx.map import source_rejection_path
+
+    assert source_rejection_path(ValueError("source.identity.goal_id must be a non-empty string")) == "$.goal_id"
+    assert source_rejection_path(ValueError("source.identity.turn_instance_id must be a non-empty string")) == "$.turn_instance_id"
+    assert source_rejection_path(ValueError("source.nothing_we_map is wrong")) == "$"
+    assert source_rejection_path(ValueError("something else")) == "$" and source_rejection_path(None) == "$"

@@ -47,6 +47,7 @@ from pwh._suts.loopx.map import (
     reference_dispatch_id_for,
     registration_problems,
     row,
+    source_rejection_path,
     to_loopx_event_kind,
     to_loopx_id,
     to_loopx_result,
@@ -189,9 +190,10 @@ class LoopxSUT:
         try:
             with RUNTIME.request_scope():
                 result = self._lx.dispatch_post_writeback_hooks([h.loopx for h in self._hooks], source=loopx_source, runtime_root=self.root)
-        except self._lx.PostWritebackSourceRejected:
+        except self._lx.PostWritebackSourceRejected as rejected:
             reason = f"loopx rejected the source packet ({row('dispatch.source_rejected').loopx})"
-            return DispatchOutcome(receipt_id, event_kind, False, codes.SOURCE_REJECTED, Rejection(codes.SOURCE_REJECTED, "$", reason))
+            at = source_rejection_path(rejected.__cause__)
+            return DispatchOutcome(receipt_id, event_kind, False, codes.SOURCE_REJECTED, Rejection(codes.SOURCE_REJECTED, at, reason))
         except StopDispatch as stop:
             raise stop.error from None
         except Exception as exc:  # shown compactly in the report, never as a traceback

@@ -12,20 +12,25 @@ and the translations read the table rather than repeat it. The rules the rows fo
   those beside LoopX's receipt so the harness sees a whole RFC intent; LoopX judges none of them.
   Anything else is a case LoopX cannot express: :class:`~pwh._suts.seam.Unsupported`, with the row's
   note as the reason.
-- Where the harness's case cannot be put to LoopX without hiding how LoopX differs (a result
-  with two intents), the dispatch stops with :class:`LoopxDivergence`, so the scenario fails.
+- A claim LoopX has no field for (an intent granting authority or reporting an external write)
+  crosses as the field it is when it is made (``claim``), so LoopX's own exact-field check judges
+  it; several intents cross as a list in LoopX's one-intent slot, which LoopX judges the same way.
+- Where the harness's case cannot be put to LoopX without hiding how LoopX differs, the dispatch
+  stops with :class:`LoopxDivergence`, so the scenario fails.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 from pwh._core import codes
+from pwh._core.codes import json_path
 from pwh._core.contracts import (
     HOOK_INPUT_SCHEMA_VERSION,
     INTENT_SCHEMA_VERSION,
@@ -42,6 +47,7 @@ from pwh._suts.seam import Unsupported
 
 EXPECTED_LOOPX = "2.1.1"
 CARRIED = "carried"  # LoopX has no place for it; the adapter keeps an RFC-valid value beside LoopX's receipt
+CLAIM = "the claim itself, when made"  # LoopX has no such field: false crosses as nothing, any other value as the field it is
 SAME_AS_EFFECT_ID = "<the receipt's effect_id>"
 ID_PREFIX = "pwh."  # see the ``registration.capability_id`` row
 _ON = Profile(phase_enabled=True).to_json()  # LoopX's one mode: the default profile, phase on
@@ -161,7 +167,8 @@ MAPPING: tuple[Row, ...] = (
     Row("result.schema_version", "schema_version", "via the schema rows; a result that is not an RFC result crosses untouched"),
     Row("result.status.proposed", "intent", ""),
     Row("result.status.not_applicable", "not_applicable", ""),
-    Row("result.intents", "intent", "one intent object or null; a result with 2+ intents stops the dispatch as a divergence"),
+    Row("result.intents", "intent", "one intent object or null; 2+ intents cross as a list in the same slot, which LoopX judges: "
+        "requiredObject(result.intent) refuses a list (capability_hooks.ts:821, runtime_decode.ts:11), so it takes one intent per result"),
     # -- RFC intent -> LoopX capability intent --------------------------------------------------------
     Row("intent.schema_version", "schema_version", "via the schema rows; an intent that is not an RFC intent crosses untouched"),
     Row("intent.intent_id", "idempotency_key", "opaque; LoopX does not check it against a digest"),
@@ -177,11 +184,14 @@ MAPPING: tuple[Row, ...] = (
         "no policy version in its intents (LoopX versions the policy per registration, default v0): the adapter carries an RFC-valid one"),
     Row("intent.budget", CARRIED, "no budget in its intents: one over the RFC's bounds or the hook's own budget cannot be put to it"),
     Row("intent.failure_policy", None, "no failure policy in a LoopX intent: only isolate is expressible", only="isolate"),
-    Row("intent.grants_new_action_authority", None,
-        "no authority claim in a LoopX intent (it grants nothing by construction): an intent claiming authority cannot be put to it",
+    Row("intent.grants_new_action_authority", CLAIM,
+        "no authority field in a LoopX intent (it grants nothing by construction): false crosses as nothing; any other value "
+        "crosses as the field it is, which LoopX's exact-field intent check rejects (capability_hooks.ts:822, "
+        "requireExactFields over CAPABILITY_INTENT_FIELDS: contract_rejected)",
         only=False),
-    Row("intent.external_write_performed", None,
-        "no external-write claim in a LoopX intent (effect-free by construction): an intent claiming a write cannot be put to it",
+    Row("intent.external_write_performed", CLAIM,
+        "no external-write field in a LoopX intent (effect-free by construction): false crosses as nothing; any other value "
+        "crosses as the field it is, which LoopX's exact-field intent check rejects (capability_hooks.ts:822)",
         only=False),
     # -- statuses and failure codes (LoopX's on the right; a LoopX code without a row crosses verbatim) --
     Row("status.proposed", "intent_recorded", "sidecar receipt status"),
@@ -198,7 +208,9 @@ MAPPING: tuple[Row, ...] = (
     Row("code.dispatch_budget_exhausted", None, "no dispatch budget"),
     Row("install.duplicate_hook_id", "duplicate_hook_id", "reported as registration_rejected at $.hook_id"),
     Row("install.rejected", "registration_or_input_rejected", "reported as registration_rejected at $: LoopX names no field"),
-    Row("dispatch.source_rejected", "PostWritebackSourceRejected", "reported as not admitted, source_rejected at $: LoopX names no field"),
+    Row("dispatch.source_rejected", "PostWritebackSourceRejected",
+        "reported as not admitted, source_rejected at the field LoopX's typed cause names (EffectRuntimeRejected, "
+        "'source.identity.<field> ...', capability_hooks.py:967-980), mapped back by the source rows; at $ when it names none"),
     Row("dispatch.not_admitted", "runtime_failure in the preflight phase", "reported as not admitted, with LoopX's runtime_result_invalid"),
 )
 # fmt: on
@@ -315,6 +327,23 @@ def to_loopx_source(source: Any) -> Any:
     return out
 
 
+_NAMED_SOURCE_FIELD = re.compile(r"^source\.([a-z_]+(?:\.[a-z_]+)*) ")
+
+
+def source_rejection_path(cause: BaseException | None) -> str:
+    """The RFC path of the source field LoopX's typed source rejection names, or ``$``. LoopX's
+    runtime names it in its message (``source.identity.goal_id must be a non-empty string``:
+    ``EffectRuntimeRejected``, the ``__cause__`` of ``PostWritebackSourceRejected``,
+    capability_hooks.py:967-980); the source rows map LoopX's field back to the receipt's."""
+    match = _NAMED_SOURCE_FIELD.match(str(cause)) if cause is not None else None
+    if match is None:
+        return "$"
+    for concept, r in family("source.").items():
+        if r.loopx == match.group(1):
+            return json_path((concept,))
+    return "$"
+
+
 def registration_problems(registration: Mapping[str, Any], known_kinds: frozenset[str]) -> list[tuple[str, Row | None]]:
     """The RFC flaws of ``registration`` that sit in fields LoopX has no place for (their rows)."""
     found = []
@@ -394,6 +423,10 @@ def envelope_problem(intent: Mapping[str, Any], registration: Mapping[str, Any])
 def to_loopx_intent(intent: Mapping[str, Any], binding: Binding) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, r in family("intent.").items():
+        if r.loopx == CLAIM:
+            if intent[key] is not r.only:  # false is LoopX's construction; a claim crosses for LoopX to judge
+                out[key] = intent[key]
+            continue
         if r.loopx in (None, CARRIED) or r.loopx.startswith("result."):
             continue
         value = intent[key]
@@ -430,22 +463,20 @@ def to_loopx_result(value: Any, registration: Mapping[str, Any], binding: Bindin
     if not _is_rfc(value, RESULT_SCHEMA_VERSION, _RESULT_KEYS) or not isinstance(value.get("intents"), list):
         return value
     intents, hook_id = value["intents"], registration.get("hook_id")
-    if len(intents) > 1:
-        raise StopDispatch(
-            LoopxDivergence(
-                f"hook {hook_id}'s result with {len(intents)} intents judged as one result (RFC: 1..n intents)",
-                f"loopx {loopx_version()} takes at most one intent per hook result; hook {hook_id} proposed {len(intents)}",
-            )
-        )
-    intent: Any = intents[0] if intents else None
     result_hook, capability = hook_id, registration.get("capability_id")
-    if _is_rfc(intent, INTENT_SCHEMA_VERSION, _INTENT_KEYS):
-        problem = envelope_problem(intent, registration)
-        if problem is not None:
-            raise StopDispatch(lacks(problem))
-        result_hook, capability = intent["hook_id"], intent["capability_id"]
-        carry(str(intent["hook_id"]), intent)
-        intent = to_loopx_intent(intent, binding)
+    translated: list[Any] = []
+    for one in intents:
+        if _is_rfc(one, INTENT_SCHEMA_VERSION, _INTENT_KEYS):
+            problem = envelope_problem(one, registration)
+            if problem is not None:
+                raise StopDispatch(lacks(problem))
+            if not translated:
+                result_hook, capability = one["hook_id"], one["capability_id"]
+                carry(str(one["hook_id"]), one)
+            one = to_loopx_intent(one, binding)
+        translated.append(one)
+    # One intent crosses as LoopX's one intent; several as a list in that slot, for LoopX to judge.
+    intent: Any = (translated[0] if len(translated) == 1 else translated) if translated else None
     status = value["status"]
     return {
         "schema_version": SCHEMAS[RESULT_SCHEMA_VERSION],
@@ -468,7 +499,7 @@ def to_rfc_intent(
         if r.loopx == CARRIED:
             if key in carried:
                 out[key] = carried[key]
-        elif r.loopx is None:
+        elif r.loopx is None or r.loopx == CLAIM:
             out[key] = r.only
         elif r.loopx.startswith("result."):
             value = receipt.get(r.loopx.removeprefix("result."))
