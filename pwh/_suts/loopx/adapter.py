@@ -306,8 +306,19 @@ class LoopxSUT:
         for failure in result.get("failures", []):
             failures.setdefault(failure.get("hook_id"), []).append(failure.get("error_code"))
         replayed = set(result.get("replayed_hooks", []))
+        # A hook registered for other event kinds is one LoopX never admitted: it answers for it
+        # with registration_or_input_rejected and no receipt (capability_hooks.py's per-hook
+        # filter), which is no outcome of this dispatch, not an admitted hook's failure.
+        unadmitted = {
+            h.loopx.hook_id
+            for h in self._hooks
+            if event_kind not in (h.registration.get("event_kinds") or ())
+            and failures.get(h.loopx.hook_id) == ["registration_or_input_rejected"]
+            and h.loopx.hook_id not in mine
+        }
         hooks = tuple(
-            self._hook_outcome(h, mine.get(h), failures.get(h, []), h in replayed) for h in sorted({h.loopx.hook_id for h in self._hooks})
+            self._hook_outcome(h, mine.get(h), failures.get(h, []), h in replayed)
+            for h in sorted({h.loopx.hook_id for h in self._hooks} - unadmitted)
         )
         journal_error = codes.JOURNAL_WRITE_FAILED if any(h.failure_code == codes.JOURNAL_WRITE_FAILED for h in hooks) else None
         runtime = result.get("runtime_failure")
