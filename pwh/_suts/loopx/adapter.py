@@ -28,6 +28,7 @@ from typing import Any
 
 from pwh._core import codes
 from pwh._core.codes import Rejection
+from pwh._core.crash import DISPATCH_AFTER_PROVIDER, DISPATCH_BEFORE_CHECKPOINT, JOURNAL_AFTER_RECORD, SimulatedCrash
 from pwh._core.outcome import DispatchOutcome, HookOutcome
 from pwh._core.profile import CORE_CEILINGS, Profile
 from pwh._core.registry import IntentKindCatalog, RegistrationRejected
@@ -83,6 +84,7 @@ class _Provider:
         self.sut._learn(event_id)
         binding = self.sut._binding(self.registration, event_id)
         value = self._watched(to_rfc_input(loopx_input, self.registration, binding))
+        self.sut._crash_if_armed(DISPATCH_AFTER_PROVIDER)  # a BaseException: LoopX isolates only Exception
         return to_loopx_result(value, self.registration, binding, self.sut._carry)
 
     def _watched(self, hook_input: dict[str, Any]) -> Any:
@@ -143,6 +145,7 @@ class LoopxSUT:
         self.root.mkdir(parents=True, exist_ok=True)
         self._catalog = IntentKindCatalog()
         self._hooks: list[_Hook] = []
+        self._armed: str | None = None  # the crash point armed for the next dispatch
         self._current: dict[str, Any] | None = None
         self._notes = self._load_notes()
 
@@ -188,8 +191,10 @@ class LoopxSUT:
         before = self._receipt_files()
         self._current = {"receipt_id": receipt_id, "event_kind": event_kind, "event_id": None}
         try:
+            self._crash_if_armed(DISPATCH_BEFORE_CHECKPOINT)
             with RUNTIME.request_scope():
                 result = self._lx.dispatch_post_writeback_hooks([h.loopx for h in self._hooks], source=loopx_source, runtime_root=self.root)
+            self._crash_if_armed(JOURNAL_AFTER_RECORD)  # LoopX has returned: its receipts are written
         except self._lx.PostWritebackSourceRejected as rejected:
             reason = f"loopx rejected the source packet ({row('dispatch.source_rejected').loopx})"
             at = source_rejection_path(rejected.__cause__)
@@ -209,14 +214,25 @@ class LoopxSUT:
 
     @property
     def crash_points(self) -> tuple[str, ...]:
-        return ()
+        """The points the adapter can crash LoopX's dispatch at from Python: before it is called,
+        as a provider returns (inside LoopX's call), and after it returns. Inside LoopX's receipt
+        write (its Node transaction) there is no Python to crash from."""
+        return (DISPATCH_BEFORE_CHECKPOINT, DISPATCH_AFTER_PROVIDER, JOURNAL_AFTER_RECORD)
 
     def arm_crash(self, point: str) -> None:
-        raise lacks("seam.arm_crash")
+        if point not in self.crash_points:
+            raise lacks("seam.arm_crash")
+        self._armed = point
+
+    def _crash_if_armed(self, point: str) -> None:
+        if self._armed == point:
+            self._armed = None
+            raise SimulatedCrash(point)
 
     def restart(self) -> None:
         """LoopX keeps nothing in memory between dispatches; reload the bridge notes from disk."""
         self._current = None
+        self._armed = None
         self._notes = self._load_notes()
 
     def journal_records(self) -> list[dict[str, Any]]:

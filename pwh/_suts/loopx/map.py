@@ -72,7 +72,10 @@ MAPPING: tuple[Row, ...] = (
         "validator at install time, with a provider of its own, and reports that verdict"),
     Row("seam.set_profile", None, "no execution profile: LoopX dispatches whenever it is called, i.e. the phase is always on"),
     Row("seam.redeliver", None, "no way to deliver a dispatch past LoopX's own receipt check, as a racing second dispatcher would"),
-    Row("seam.arm_crash", None, "no crash points inside its dispatch (the orchestrator's own primary crash points still apply)"),
+    Row("seam.arm_crash", "the adapter's own points around and inside dispatch_post_writeback_hooks",
+        "no crash point inside its receipt write, which runs in its Node transaction (post_writeback_hook_transaction.ts); "
+        "the adapter crashes it before LoopX is called, as a provider returns (SimulatedCrash is a BaseException, which "
+        "LoopX's isolation of Exception lets through) and after LoopX returns"),
     Row("seam.inject_fault", None, "no fault-injection seam for its receipt store"),
     Row("seam.register_intent_kind", None,
         "no intent-kind catalog and no payload schemas: a kind is only a token in a registration, so a schema conflict "
