@@ -210,7 +210,63 @@ class LoopxSUT:
             self._save_notes()
 
     def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
-        raise lacks("seam.redeliver")
+        """A racing second dispatcher through LoopX's own two-phase transaction: it planned before
+        the first dispatcher's receipts existed (a preflight over no receipt store), ran every
+        provider, and finalizes late against the receipts the first one wrote, which LoopX compares
+        with the new outcome: a replay or a conflict (post_writeback_hook_transaction.ts)."""
+        receipt_id = source.get("receipt_id") if isinstance(source, Mapping) else None
+        event_kind = source.get("event_kind") if isinstance(source, Mapping) else None
+        loopx_source = to_loopx_source(source)
+        before = self._receipt_files()
+        self._current = {"receipt_id": receipt_id, "event_kind": event_kind, "event_id": None}
+        try:
+            with RUNTIME.request_scope():
+                result = self._late_finalize(loopx_source)
+        except StopDispatch as stop:
+            raise stop.error from None
+        except Exception as exc:  # shown compactly in the report, never as a traceback
+            raise LoopxDivergence(
+                "LoopX's transaction to return its result", f"loopx {loopx_version()} raised {type(exc).__name__}"
+            ) from None
+        else:
+            return self._outcome(receipt_id, event_kind, result, before)
+        finally:
+            self._current = None
+            self._save_notes()
+
+    def _late_finalize(self, loopx_source: Any) -> Mapping[str, Any]:
+        from loopx.control_plane.effect_runtime import effect_runtime_result
+
+        transaction = "capability_hook.post_writeback.transaction"
+        registrations = [h.loopx for h in self._hooks]
+        base = {
+            "schema_version": "loopx_post_writeback_hook_transaction_request_v0",
+            "runtime_root": str(self.root.resolve()),
+            "source": loopx_source,
+            "hook_input": None,
+            "registrations": [r.contract() for r in registrations],
+        }
+        preflight: dict[str, Any] = {"phase": "preflight", "transaction_id": None, "provider_outcomes": []}
+        unplanned = effect_runtime_result(transaction, {**base, **preflight, "runtime_root": None})  # as before any receipt
+        current = effect_runtime_result(transaction, {**base, **preflight})  # the transaction that finalizes late
+        if not isinstance(unplanned, Mapping) or not isinstance(current, Mapping) or not isinstance(current.get("transaction_id"), str):
+            raise ValueError("loopx's preflight gave no plan or transaction")
+        stored = {r.get("hook_id"): r for r in map(_json_object, self._receipt_files().values()) if r is not None}
+        planned_now = {p.get("hook_id"): p for p in current.get("provider_plan") or ()}
+        by_key = {(r.hook_id, r.capability_id): r for r in registrations}
+        outcomes = []
+        for plan in unplanned.get("provider_plan") or ():
+            registration = by_key.get((plan.get("hook_id"), plan.get("capability_id")))
+            outcome, _ = self._lx._post_writeback_provider_outcome(plan, registration=registration, unavailable_status=None)
+            hook_id = plan.get("hook_id")
+            attempts = (planned_now.get(hook_id) or stored.get(hook_id) or {}).get("attempt_count", plan.get("attempt_count"))
+            outcomes.append({**outcome, "attempt_count": attempts})
+        finalized = effect_runtime_result(
+            transaction, {**base, "phase": "finalize", "transaction_id": current["transaction_id"], "provider_outcomes": outcomes}
+        )
+        if not isinstance(finalized, Mapping) or not isinstance(finalized.get("dispatch"), Mapping):
+            raise ValueError("loopx's finalize gave no dispatch")
+        return finalized["dispatch"]
 
     @property
     def crash_points(self) -> tuple[str, ...]:

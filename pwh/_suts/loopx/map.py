@@ -71,7 +71,10 @@ MAPPING: tuple[Row, ...] = (
         "LoopX has no install step: it validates registrations on every dispatch, so the adapter asks LoopX's own "
         "validator at install time, with a provider of its own, and reports that verdict"),
     Row("seam.set_profile", None, "no execution profile: LoopX dispatches whenever it is called, i.e. the phase is always on"),
-    Row("seam.redeliver", None, "no way to deliver a dispatch past LoopX's own receipt check, as a racing second dispatcher would"),
+    Row("seam.redeliver", "a late finalize of its two-phase transaction",
+        "planned by a preflight over no receipt store (as before the first dispatcher's receipts existed), every provider "
+        "run, then finalized against the receipts the first one wrote, which LoopX compares: replay or conflict "
+        "(post_writeback_hook_transaction.ts, the finalize over a stored receipt)"),
     Row("seam.arm_crash", "the adapter's own points around and inside dispatch_post_writeback_hooks",
         "no crash point inside its receipt write, which runs in its Node transaction (post_writeback_hook_transaction.ts); "
         "the adapter crashes it before LoopX is called, as a provider returns (SimulatedCrash is a BaseException, which "
