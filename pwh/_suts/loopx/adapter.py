@@ -298,7 +298,18 @@ class LoopxSUT:
         return [self._to_rfc_record(record) for n in names if (record := files[n]) is not None]
 
     def inject_fault(self, fault: str) -> None:
-        raise lacks("seam.inject_fault")
+        """A corrupted record is one flipped byte in the middle of the newest receipt file (LoopX
+        keeps one JSON file a receipt and no checksum of its own); an unwritable store cannot be
+        made for a process that may write anywhere, so that fault stays inexpressible."""
+        if fault != "journal_record_corrupted":
+            raise lacks("seam.inject_fault")
+        files = sorted(self.root.glob("goals/*/post_writeback_hooks/*.json"), key=lambda f: (f.stat().st_mtime_ns, f.name))
+        if not files:
+            raise lacks("seam.inject_fault")
+        newest = files[-1]
+        data = bytearray(newest.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        newest.write_bytes(bytes(data))
 
     def close(self) -> None:
         if not getattr(self, "_open", False):
