@@ -58,7 +58,7 @@ from pwh._suts.loopx.map import (
     to_rfc_record,
 )
 from pwh._suts.loopx.runtime import RUNTIME, RuntimeUnavailable
-from pwh._suts.seam import PrimaryAccess, Producer, SUTLoadError, Unsupported
+from pwh._suts.seam import PrimaryAccess, Producer, SUTLoadError
 
 # How long past its own timeout_ms the adapter watches a producer before concluding that LoopX,
 # which has no timeout, would keep waiting for it.
@@ -117,6 +117,27 @@ class _Provider:
         return box.get("value")
 
 
+def _probe_source(kind: str) -> dict[str, Any]:
+    """The committed source packet of an install-time probe (runtime_root=None: nothing persists)."""
+    return {
+        "schema_version": SCHEMAS["pwh_primary_receipt_v0"],
+        "event_kind": kind,
+        "status": "committed",
+        "durable": True,
+        "identity": {
+            "goal_id": "goal_probe",
+            "agent_id": "agent_probe",
+            "todo_id": "todo_probe",
+            "turn_instance_id": "turn_probe",
+            "effect_id": "effect_probe",
+        },
+        "state_version": "rev_probe",
+        "receipt_id": "receipt_probe",
+        "committed_at": "1970-01-01T00:00:00Z",
+        "projection": {},
+    }
+
+
 def _sentinel(hook_input: Mapping[str, Any]) -> dict[str, Any]:
     """The provider of an install-time probe: the harness's own provider is never called there."""
     return {}
@@ -162,10 +183,7 @@ class LoopxSUT:
 
     def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
         if not isinstance(registration, Mapping):
-            raise Unsupported(
-                f"loopx {loopx_version()} takes registrations as PostWritebackHookRegistration "
-                "objects: a registration that is not an object cannot be offered to it"
-            )
+            return self._probe_not_an_object(registration)
         problems = registration_problems(registration, self._catalog.kinds)
         if problems:
             concept, known = problems[0]
@@ -340,31 +358,33 @@ class LoopxSUT:
         same = [h.loopx for h in self._hooks if h.loopx.hook_id == candidate.hook_id]
         kinds = candidate.event_kinds
         kind = kinds[0] if isinstance(kinds, tuple) and kinds and isinstance(kinds[0], str) else EVENT_KINDS["todo_completed"]
-        probe_source = {
-            "schema_version": SCHEMAS["pwh_primary_receipt_v0"],
-            "event_kind": kind,
-            "status": "committed",
-            "durable": True,
-            "identity": {
-                "goal_id": "goal_probe",
-                "agent_id": "agent_probe",
-                "todo_id": "todo_probe",
-                "turn_instance_id": "turn_probe",
-                "effect_id": "effect_probe",
-            },
-            "state_version": "rev_probe",
-            "receipt_id": "receipt_probe",
-            "committed_at": "1970-01-01T00:00:00Z",
-            "projection": {},
-        }
         with RUNTIME.request_scope():
             result = self._lx.dispatch_post_writeback_hooks(
-                [replace(r, producer=_sentinel) for r in (*same, candidate)], source=probe_source, runtime_root=None
+                [replace(r, producer=_sentinel) for r in (*same, candidate)], source=_probe_source(kind), runtime_root=None
             )
         found = {f.get("error_code") for f in result.get("failures", []) if f.get("hook_id") == candidate.hook_id}
         if row("install.duplicate_hook_id").loopx in found:
             return [Rejection(codes.REGISTRATION_REJECTED, "$.hook_id", "loopx reports duplicate_hook_id")]
         if row("install.rejected").loopx in found:
+            return [Rejection(codes.REGISTRATION_REJECTED, "$", "loopx rejected the registration; it names no field")]
+        return []
+
+    def _probe_not_an_object(self, registration: Any) -> list[Rejection]:
+        """A registration that is not an object, offered to LoopX as it is (its dispatcher takes
+        any sequence of registrations): LoopX's own answer decides, a raise out of its dispatcher
+        included, which is shown as the divergence it is."""
+        try:
+            with RUNTIME.request_scope():
+                result = self._lx.dispatch_post_writeback_hooks(
+                    [registration], source=_probe_source(EVENT_KINDS["todo_completed"]), runtime_root=None
+                )
+        except Exception as exc:  # shown compactly in the report, never as a traceback
+            raise LoopxDivergence(
+                "a registration that is not an object rejected (registration_rejected) before any call",
+                f"loopx {loopx_version()} raised {type(exc).__name__} out of dispatch_post_writeback_hooks",
+                clause="§6: core validates every registration",
+            ) from None
+        if any(f.get("error_code") == row("install.rejected").loopx for f in result.get("failures", [])):
             return [Rejection(codes.REGISTRATION_REJECTED, "$", "loopx rejected the registration; it names no field")]
         return []
 
