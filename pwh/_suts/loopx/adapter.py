@@ -17,6 +17,7 @@ receipts first appeared (LoopX's files have none). They only translate; they dec
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import tempfile
@@ -45,6 +46,7 @@ from pwh._suts.loopx.map import (
     lacks,
     loopx_version,
     plain_copy,
+    put_path,
     reference_dispatch_id_for,
     registration_problems,
     row,
@@ -117,6 +119,38 @@ class _Provider:
         return box.get("value")
 
 
+# Registration flaws LoopX's Python type cannot hold but its TypeScript validator judges: the
+# contract it hands that validator carries them (dispatch_post_writeback_hooks takes any object
+# with a contract(); capability_hooks.ts validates phase, failure_policy, the budget and the exact
+# field set). Other flaws stay inexpressible.
+_CONTRACT_FIELDS = frozenset({"phase", "failure_policy", "budget.max_invocations_per_dispatch"})
+
+
+def _contract_edits(registration: Mapping[str, Any], problems: list[tuple[str, Any]]) -> dict[str, Any] | None:
+    """``{contract path: the harness's value}`` for problems LoopX's contract can carry, ``{}``
+    for none, ``None`` when one of them cannot be put to LoopX."""
+    edits: dict[str, Any] = {}
+    for concept, known in problems:
+        field = concept.removeprefix("registration.")
+        if field in _CONTRACT_FIELDS or (known is None and field and "." not in field and field in registration):
+            edits[field] = get_path(registration, field)
+        else:
+            return None
+    return edits
+
+
+def _with_contract_edits(base: Any, edits: Mapping[str, Any]) -> Any:
+    """A registration type whose contract carries ``edits`` over LoopX's own."""
+
+    def contract(self: Any) -> dict[str, Any]:
+        out = base.contract(self)
+        for path, value in edits.items():
+            put_path(out, path, copy.deepcopy(value))
+        return out
+
+    return type("EditedContractRegistration", (base,), {"contract": contract})
+
+
 def _probe_source(kind: str) -> dict[str, Any]:
     """The committed source packet of an install-time probe (runtime_root=None: nothing persists)."""
     return {
@@ -185,11 +219,12 @@ class LoopxSUT:
         if not isinstance(registration, Mapping):
             return self._probe_not_an_object(registration)
         problems = registration_problems(registration, self._catalog.kinds)
-        if problems:
+        edits = _contract_edits(registration, problems)
+        if edits is None:
             concept, known = problems[0]
             raise lacks(known.harness if known else concept)
         reg = dict(registration)
-        loopx = self._to_loopx_registration(reg, _Provider(self, reg, producer))
+        loopx = self._to_loopx_registration(reg, _Provider(self, reg, producer), edits)
         rejected = self._probe(loopx)
         if not rejected:
             self._hooks.append(_Hook(reg, loopx))
@@ -339,7 +374,9 @@ class LoopxSUT:
 
     # -- registrations ----------------------------------------------------------------------------------
 
-    def _to_loopx_registration(self, reg: Mapping[str, Any], producer: Callable[[Mapping[str, Any]], Any]) -> Any:
+    def _to_loopx_registration(
+        self, reg: Mapping[str, Any], producer: Callable[[Mapping[str, Any]], Any], edits: Mapping[str, Any] | None = None
+    ) -> Any:
         def tokens(value: Any, convert: Callable[[Any], Any] = lambda v: v) -> Any:
             return tuple(convert(v) for v in value) if isinstance(value, (list, tuple)) else value
 
@@ -350,7 +387,9 @@ class LoopxSUT:
         fields["requested_read_scope"] = tokens(fields["requested_read_scope"])
         fields[str(row("registration.budget.max_result_bytes").loopx)] = get_path(reg, "budget.max_result_bytes")
         fields[str(row("registration.provider").loopx)] = producer
-        return self._lx.PostWritebackHookRegistration(**fields)
+        if not edits:
+            return self._lx.PostWritebackHookRegistration(**fields)
+        return _with_contract_edits(self._lx.PostWritebackHookRegistration, edits)(**fields)
 
     def _probe(self, candidate: Any) -> list[Rejection]:
         """LoopX's own verdict on ``candidate`` (beside any installed hook with its id), from a

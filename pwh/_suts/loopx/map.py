@@ -15,6 +15,8 @@ and the translations read the table rather than repeat it. The rules the rows fo
 - A claim LoopX has no field for (an intent granting authority or reporting an external write)
   crosses as the field it is when it is made (``claim``), so LoopX's own exact-field check judges
   it; several intents cross as a list in LoopX's one-intent slot, which LoopX judges the same way.
+  A registration flaw its Python type cannot hold (another phase or failure policy, an invalid
+  invocation budget, an extra field) crosses in the contract its TypeScript validator reads.
 - Where the harness's case cannot be put to LoopX without hiding how LoopX differs, the dispatch
   stops with :class:`LoopxDivergence`, so the scenario fails.
 """
@@ -139,17 +141,23 @@ MAPPING: tuple[Row, ...] = (
     Row("registration.capability_id", "capability_id",
         "namespaced as pwh.<id>: LoopX's token grammar needs 3..96 characters and the harness's fixtures use one-letter "
         "capability ids; a LoopX id is read back by dropping the prefix"),
-    Row("registration.phase", None, "no other phase: its registration type fixes post_writeback", only="post_writeback"),
+    Row("registration.phase", None,
+        "no other phase: its registration type fixes post_writeback; another phase crosses in the contract its validator "
+        "reads, which rejects it (capability_hooks.ts:646-656: exact fields, phase and failure_policy)", only="post_writeback"),
     Row("registration.event_kinds", "event_kinds", "via the event-kind rows"),
     Row("registration.intent_kinds", "intent_kinds", "tokens only: LoopX has no intent-kind catalog"),
     Row("registration.requested_read_scope", "requested_read_scope", "LoopX hands the source projection entries named by these tokens"),
     Row("registration.budget.max_result_bytes", "max_result_bytes", "LoopX admits 1024..65536"),
     Row("registration.budget.max_invocations_per_dispatch", None,
-        "no invocation budget: LoopX calls a hook once per dispatch and again on every replay until it succeeds (up to 10,000 attempts)"),
+        "no invocation budget of the hook's choosing: its registration type fixes 1 (contract(), and capability_hooks.ts:714-715 "
+        "rejects any other), and it calls a hook again on every replay until it succeeds (up to 10,000 attempts); an invalid "
+        "value crosses in the contract its validator reads, a valid one other than 1 is read as 1"),
     Row("registration.budget.max_intents_per_dispatch", None, "no intent budget: a LoopX result carries at most one intent"),
     Row("registration.budget.timeout_ms", None, "no producer timeout: LoopX waits for a provider as long as it runs"),
     Row("registration.budget", None, "no other budget fields: its budget has max_invocations_per_dispatch, max_input_bytes and max_result_bytes"),
-    Row("registration.failure_policy", None, "no other failure policy: its registration type fixes isolate", only="isolate"),
+    Row("registration.failure_policy", None,
+        "no other failure policy: its registration type fixes isolate; another crosses in the contract its validator reads, "
+        "which rejects it (capability_hooks.ts:651-656)", only="isolate"),
     Row("registration.provider", "producer", "called with LoopX's input translated to RFC terms; its result translated back"),
     # -- LoopX hook input -> RFC hook input (what the harness producer receives) --------------------
     Row("input.schema_version", "schema_version", "via the schema rows"),
