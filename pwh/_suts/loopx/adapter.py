@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pwh._core import codes
+from pwh._core.canonical import canonical_bytes
 from pwh._core.codes import Rejection
 from pwh._core.crash import DISPATCH_AFTER_PROVIDER, DISPATCH_BEFORE_CHECKPOINT, JOURNAL_AFTER_RECORD, SimulatedCrash
 from pwh._core.outcome import DispatchOutcome, HookOutcome
@@ -87,7 +88,10 @@ class _Provider:
         binding = self.sut._binding(self.registration, event_id)
         value = self._watched(to_rfc_input(loopx_input, self.registration, binding))
         self.sut._crash_if_armed(DISPATCH_AFTER_PROVIDER)  # a BaseException: LoopX isolates only Exception
-        return to_loopx_result(value, self.registration, binding, self.sut._carry)
+        translated = to_loopx_result(value, self.registration, binding, self.sut._carry)
+        if _budget_sides_differ(value, translated, get_path(self.registration, "budget.max_result_bytes")):
+            raise StopDispatch(lacks("result.bytes"))
+        return translated
 
     def _watched(self, hook_input: dict[str, Any]) -> Any:
         box: dict[str, Any] = {}
@@ -149,6 +153,26 @@ def _with_contract_edits(base: Any, edits: Mapping[str, Any]) -> Any:
         return out
 
     return type("EditedContractRegistration", (base,), {"contract": contract})
+
+
+def _json_size(value: Any, **options: Any) -> int | None:
+    try:
+        return len(json.dumps(value, ensure_ascii=False, allow_nan=False, **options).encode("utf-8"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _budget_sides_differ(rfc_result: Any, loopx_result: Any, budget: Any) -> bool:
+    """Whether the RFC result and its LoopX translation fall on either side of the byte budget:
+    the RFC's canonical bytes against LoopX's own measure (JSON.stringify's bytes)."""
+    if not isinstance(budget, int) or loopx_result is rfc_result:
+        return False
+    try:
+        rfc: int | None = len(canonical_bytes(rfc_result))  # what the RFC's budget counts
+    except Exception:  # not JSON: LoopX judges it alone
+        rfc = None
+    loopx = _json_size(loopx_result, separators=(",", ":"))
+    return rfc is not None and loopx is not None and (rfc > budget) != (loopx > budget)
 
 
 def _probe_source(kind: str) -> dict[str, Any]:

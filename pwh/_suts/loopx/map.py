@@ -182,6 +182,9 @@ MAPPING: tuple[Row, ...] = (
     Row("result.schema_version", "schema_version", "via the schema rows; a result that is not an RFC result crosses untouched"),
     Row("result.status.proposed", "intent", ""),
     Row("result.status.not_applicable", "not_applicable", ""),
+    Row("result.bytes", None,
+        "no byte budget over the RFC result: LoopX measures its own result shape (capability_hooks.ts:807-810), which "
+        "the translation makes smaller, so a result whose two sizes fall on either side of the budget cannot be put to it"),
     Row("result.intents", "intent", "one intent object or null; 2+ intents cross as a list in the same slot, which LoopX judges: "
         "requiredObject(result.intent) refuses a list (capability_hooks.ts:821, runtime_decode.ts:11), so it takes one intent per result"),
     # -- RFC intent -> LoopX capability intent --------------------------------------------------------
