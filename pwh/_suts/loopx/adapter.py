@@ -34,6 +34,7 @@ from pwh._core.crash import DISPATCH_AFTER_PROVIDER, DISPATCH_BEFORE_CHECKPOINT,
 from pwh._core.outcome import DispatchOutcome, HookOutcome
 from pwh._core.profile import CORE_CEILINGS, Profile
 from pwh._core.registry import IntentKindCatalog, RegistrationRejected
+from pwh._core.schemas import load_schema
 from pwh._suts.loopx.map import (
     CARRIED,
     ENVELOPE,
@@ -128,6 +129,7 @@ class _Provider:
 # with a contract(); capability_hooks.ts validates phase, failure_policy, the budget and the exact
 # field set). Other flaws stay inexpressible.
 _CONTRACT_FIELDS = frozenset({"phase", "failure_policy", "budget.max_invocations_per_dispatch"})
+_RFC_REGISTRATION_FIELDS = frozenset(load_schema("registration")["properties"])
 
 
 def _contract_edits(registration: Mapping[str, Any], problems: list[tuple[str, Any]]) -> dict[str, Any] | None:
@@ -138,6 +140,11 @@ def _contract_edits(registration: Mapping[str, Any], problems: list[tuple[str, A
         field = concept.removeprefix("registration.")
         if field in _CONTRACT_FIELDS or (known is None and field and "." not in field and field in registration):
             edits[field] = get_path(registration, field)
+        elif known is None and concept == "registration":  # a field whose name the path withholds (a private key)
+            extra = {k: v for k, v in registration.items() if isinstance(k, str) and k not in _RFC_REGISTRATION_FIELDS}
+            if not extra:
+                return None
+            edits.update(extra)
         else:
             return None
     return edits
