@@ -118,7 +118,9 @@ MAPPING: tuple[Row, ...] = (
     Row(f"schema.{SIDECAR_SCHEMA_VERSION}", "loopx_post_writeback_capability_hook_receipt_v0", "the sidecar receipt"),
     # -- committed receipt -> LoopX source packet --------------------------------------------------
     Row("source.schema_version", "schema_version", "via the schema rows"),
-    Row("source.receipt_id", "receipt_id", "LoopX derives its source event id (pwr_...) from it"),
+    Row("source.receipt_id", "receipt_id",
+        "LoopX derives its source event id (pwr_...) from it and keeps only that; a receipt id the public boundary "
+        "refuses is read back as that hashed id, as LoopX holds it, never as the raw value"),
     Row("source.event_kind", "event_kind", "via the event-kind rows"),
     Row("source.step_status", "status", "LoopX admits committed, appended and receipt_repaired"),
     Row("source.durable_checkpoint", "durable", ""),
