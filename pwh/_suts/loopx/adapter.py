@@ -17,7 +17,6 @@ receipts first appeared (LoopX's files have none). They only translate; they dec
 
 from __future__ import annotations
 
-import copy
 import json
 import shutil
 import tempfile
@@ -28,19 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from pwh._core import codes
-from pwh._core.boundary import BoundaryScanner
-from pwh._core.canonical import canonical_bytes
 from pwh._core.codes import Rejection
 from pwh._core.crash import DISPATCH_AFTER_PROVIDER, DISPATCH_BEFORE_CHECKPOINT, JOURNAL_AFTER_RECORD, SimulatedCrash
 from pwh._core.outcome import DispatchOutcome, HookOutcome
 from pwh._core.profile import CORE_CEILINGS, Profile
 from pwh._core.registry import IntentKindCatalog, RegistrationRejected
-from pwh._core.schemas import load_schema
+from pwh._suts.loopx.crossing import budget_sides_differ, contract_edits, is_private, probe_source, with_contract_edits
 from pwh._suts.loopx.map import (
     CARRIED,
     ENVELOPE,
     EVENT_KINDS,
-    SCHEMAS,
     Binding,
     LoopxDivergence,
     StopDispatch,
@@ -49,7 +45,6 @@ from pwh._suts.loopx.map import (
     lacks,
     loopx_version,
     plain_copy,
-    put_path,
     reference_dispatch_id_for,
     registration_problems,
     row,
@@ -91,7 +86,7 @@ class _Provider:
         value = self._watched(to_rfc_input(loopx_input, self.registration, binding))
         self.sut._crash_if_armed(DISPATCH_AFTER_PROVIDER)  # a BaseException: LoopX isolates only Exception
         translated = to_loopx_result(value, self.registration, binding, self.sut._carry)
-        if _budget_sides_differ(value, translated, get_path(self.registration, "budget.max_result_bytes")):
+        if budget_sides_differ(value, translated, get_path(self.registration, "budget.max_result_bytes")):
             raise StopDispatch(lacks("result.bytes"))
         return translated
 
@@ -123,94 +118,6 @@ class _Provider:
         if "error" in box:
             raise box["error"]
         return box.get("value")
-
-
-# Registration flaws LoopX's Python type cannot hold but its TypeScript validator judges: the
-# contract it hands that validator carries them (dispatch_post_writeback_hooks takes any object
-# with a contract(); capability_hooks.ts validates phase, failure_policy, the budget and the exact
-# field set). Other flaws stay inexpressible.
-_CONTRACT_FIELDS = frozenset({"phase", "failure_policy", "budget.max_invocations_per_dispatch"})
-_RFC_REGISTRATION_FIELDS = frozenset(load_schema("registration")["properties"])
-
-
-def _contract_edits(registration: Mapping[str, Any], problems: list[tuple[str, Any]]) -> dict[str, Any] | None:
-    """``{contract path: the harness's value}`` for problems LoopX's contract can carry, ``{}``
-    for none, ``None`` when one of them cannot be put to LoopX."""
-    edits: dict[str, Any] = {}
-    for concept, known in problems:
-        field = concept.removeprefix("registration.")
-        if field in _CONTRACT_FIELDS or (known is None and field and "." not in field and field in registration):
-            edits[field] = get_path(registration, field)
-        elif known is None and concept == "registration":  # a field whose name the path withholds (a private key)
-            extra = {k: v for k, v in registration.items() if isinstance(k, str) and k not in _RFC_REGISTRATION_FIELDS}
-            if not extra:
-                return None
-            edits.update(extra)
-        else:
-            return None
-    return edits
-
-
-def _with_contract_edits(base: Any, edits: Mapping[str, Any]) -> Any:
-    """A registration type whose contract carries ``edits`` over LoopX's own."""
-
-    def contract(self: Any) -> dict[str, Any]:
-        out = base.contract(self)
-        for path, value in edits.items():
-            put_path(out, path, copy.deepcopy(value))
-        return out
-
-    return type("EditedContractRegistration", (base,), {"contract": contract})
-
-
-_SCANNER = BoundaryScanner()
-
-
-def _is_private(receipt_id: Any) -> bool:
-    """Whether a harness receipt id is a value the public boundary refuses (LoopX never shows it:
-    its inputs and receipts carry only its hashed pwr_ id, so the adapter must not put it back)."""
-    return isinstance(receipt_id, str) and bool(_SCANNER.scan_value(receipt_id, "$.receipt_id"))
-
-
-def _json_size(value: Any, **options: Any) -> int | None:
-    try:
-        return len(json.dumps(value, ensure_ascii=False, allow_nan=False, **options).encode("utf-8"))
-    except (TypeError, ValueError, RecursionError):
-        return None
-
-
-def _budget_sides_differ(rfc_result: Any, loopx_result: Any, budget: Any) -> bool:
-    """Whether the RFC result and its LoopX translation fall on either side of the byte budget:
-    the RFC's canonical bytes against LoopX's own measure (JSON.stringify's bytes)."""
-    if not isinstance(budget, int) or loopx_result is rfc_result:
-        return False
-    try:
-        rfc: int | None = len(canonical_bytes(rfc_result))  # what the RFC's budget counts
-    except Exception:  # not JSON: LoopX judges it alone
-        rfc = None
-    loopx = _json_size(loopx_result, separators=(",", ":"))
-    return rfc is not None and loopx is not None and (rfc > budget) != (loopx > budget)
-
-
-def _probe_source(kind: str) -> dict[str, Any]:
-    """The committed source packet of an install-time probe (runtime_root=None: nothing persists)."""
-    return {
-        "schema_version": SCHEMAS["pwh_primary_receipt_v0"],
-        "event_kind": kind,
-        "status": "committed",
-        "durable": True,
-        "identity": {
-            "goal_id": "goal_probe",
-            "agent_id": "agent_probe",
-            "todo_id": "todo_probe",
-            "turn_instance_id": "turn_probe",
-            "effect_id": "effect_probe",
-        },
-        "state_version": "rev_probe",
-        "receipt_id": "receipt_probe",
-        "committed_at": "1970-01-01T00:00:00Z",
-        "projection": {},
-    }
 
 
 def _sentinel(hook_input: Mapping[str, Any]) -> dict[str, Any]:
@@ -260,7 +167,7 @@ class LoopxSUT:
         if not isinstance(registration, Mapping):
             return self._probe_not_an_object(registration)
         problems = registration_problems(registration, self._catalog.kinds)
-        edits = _contract_edits(registration, problems)
+        edits = contract_edits(registration, problems)
         if edits is None:
             concept, known = problems[0]
             raise lacks(known.harness if known else concept)
@@ -279,16 +186,24 @@ class LoopxSUT:
                 raise lacks(f"profile.{key}")
 
     def dispatch(self, source: Mapping[str, Any], *, primary: PrimaryAccess | None = None) -> DispatchOutcome:
+        return self._deliver(source, self._dispatch_once, "LoopX's dispatch to return its result")
+
+    def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
+        """A racing second dispatcher through LoopX's own two-phase transaction: it planned before
+        the first dispatcher's receipts existed (a preflight over no receipt store), ran every
+        provider, and finalizes late against the receipts the first one wrote, which LoopX compares
+        with the new outcome: a replay or a conflict (post_writeback_hook_transaction.ts)."""
+        return self._deliver(source, self._late_finalize, "LoopX's transaction to return its result")
+
+    def _deliver(self, source: Mapping[str, Any], run: Callable[[Any], Mapping[str, Any]], awaited: str) -> DispatchOutcome:
+        """One delivery of ``source`` by ``run`` (given LoopX's source packet), read back as RFC outcomes."""
         receipt_id = source.get("receipt_id") if isinstance(source, Mapping) else None
         event_kind = source.get("event_kind") if isinstance(source, Mapping) else None
         loopx_source = to_loopx_source(source)
         before = self._receipt_files()
         self._current = {"receipt_id": receipt_id, "event_kind": event_kind, "event_id": None}
         try:
-            self._crash_if_armed(DISPATCH_BEFORE_CHECKPOINT)
-            with RUNTIME.request_scope():
-                result = self._lx.dispatch_post_writeback_hooks([h.loopx for h in self._hooks], source=loopx_source, runtime_root=self.root)
-            self._crash_if_armed(JOURNAL_AFTER_RECORD)  # LoopX has returned: its receipts are written
+            result = run(loopx_source)
         except self._lx.PostWritebackSourceRejected as rejected:
             reason = f"loopx rejected the source packet ({row('dispatch.source_rejected').loopx})"
             at = source_rejection_path(rejected.__cause__)
@@ -296,39 +211,25 @@ class LoopxSUT:
         except StopDispatch as stop:
             raise stop.error from None
         except Exception as exc:  # shown compactly in the report, never as a traceback
-            raise LoopxDivergence("LoopX's dispatch to return its result", f"loopx {loopx_version()} raised {type(exc).__name__}") from None
+            raise LoopxDivergence(awaited, f"loopx {loopx_version()} raised {type(exc).__name__}") from None
         else:
             return self._outcome(receipt_id, event_kind, result, before)
         finally:
             self._current = None
             self._save_notes()
 
-    def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
-        """A racing second dispatcher through LoopX's own two-phase transaction: it planned before
-        the first dispatcher's receipts existed (a preflight over no receipt store), ran every
-        provider, and finalizes late against the receipts the first one wrote, which LoopX compares
-        with the new outcome: a replay or a conflict (post_writeback_hook_transaction.ts)."""
-        receipt_id = source.get("receipt_id") if isinstance(source, Mapping) else None
-        event_kind = source.get("event_kind") if isinstance(source, Mapping) else None
-        loopx_source = to_loopx_source(source)
-        before = self._receipt_files()
-        self._current = {"receipt_id": receipt_id, "event_kind": event_kind, "event_id": None}
-        try:
-            with RUNTIME.request_scope():
-                result = self._late_finalize(loopx_source)
-        except StopDispatch as stop:
-            raise stop.error from None
-        except Exception as exc:  # shown compactly in the report, never as a traceback
-            raise LoopxDivergence(
-                "LoopX's transaction to return its result", f"loopx {loopx_version()} raised {type(exc).__name__}"
-            ) from None
-        else:
-            return self._outcome(receipt_id, event_kind, result, before)
-        finally:
-            self._current = None
-            self._save_notes()
+    def _dispatch_once(self, loopx_source: Any) -> Mapping[str, Any]:
+        self._crash_if_armed(DISPATCH_BEFORE_CHECKPOINT)
+        with RUNTIME.request_scope():
+            result = self._lx.dispatch_post_writeback_hooks([h.loopx for h in self._hooks], source=loopx_source, runtime_root=self.root)
+        self._crash_if_armed(JOURNAL_AFTER_RECORD)  # LoopX has returned: its receipts are written
+        return result
 
     def _late_finalize(self, loopx_source: Any) -> Mapping[str, Any]:
+        with RUNTIME.request_scope():
+            return self._late_finalize_in_scope(loopx_source)
+
+    def _late_finalize_in_scope(self, loopx_source: Any) -> Mapping[str, Any]:
         from loopx.control_plane.effect_runtime import effect_runtime_result
 
         transaction = "capability_hook.post_writeback.transaction"
@@ -430,7 +331,7 @@ class LoopxSUT:
         fields[str(row("registration.provider").loopx)] = producer
         if not edits:
             return self._lx.PostWritebackHookRegistration(**fields)
-        return _with_contract_edits(self._lx.PostWritebackHookRegistration, edits)(**fields)
+        return with_contract_edits(self._lx.PostWritebackHookRegistration, edits)(**fields)
 
     def _probe(self, candidate: Any) -> list[Rejection]:
         """LoopX's own verdict on ``candidate`` (beside any installed hook with its id), from a
@@ -440,7 +341,7 @@ class LoopxSUT:
         kind = kinds[0] if isinstance(kinds, tuple) and kinds and isinstance(kinds[0], str) else EVENT_KINDS["todo_completed"]
         with RUNTIME.request_scope():
             result = self._lx.dispatch_post_writeback_hooks(
-                [replace(r, producer=_sentinel) for r in (*same, candidate)], source=_probe_source(kind), runtime_root=None
+                [replace(r, producer=_sentinel) for r in (*same, candidate)], source=probe_source(kind), runtime_root=None
             )
         found = {f.get("error_code") for f in result.get("failures", []) if f.get("hook_id") == candidate.hook_id}
         if row("install.duplicate_hook_id").loopx in found:
@@ -456,7 +357,7 @@ class LoopxSUT:
         try:
             with RUNTIME.request_scope():
                 result = self._lx.dispatch_post_writeback_hooks(
-                    [registration], source=_probe_source(EVENT_KINDS["todo_completed"]), runtime_root=None
+                    [registration], source=probe_source(EVENT_KINDS["todo_completed"]), runtime_root=None
                 )
         except Exception as exc:  # shown compactly in the report, never as a traceback
             raise LoopxDivergence(
@@ -481,7 +382,7 @@ class LoopxSUT:
         for intent in result.get("intents", []):
             self._learn(get_path(intent, "source_receipt_id"))
         event_id = (self._current or {}).get("event_id") or self._event_id_of(receipt_id)
-        if _is_private(receipt_id):  # LoopX handles only its hashed id of a receipt: the outcome names that
+        if is_private(receipt_id):  # LoopX handles only its hashed id of a receipt: the outcome names that
             receipt_id = event_id
         mine = {r.get("hook_id"): r for r in after.values() if r is not None and event_id and r.get("source_receipt_id") == event_id}
         for receipt in sorted(changed, key=lambda r: (str(r.get("hook_id")), str(r.get("dispatch_id")))):
@@ -539,7 +440,7 @@ class LoopxSUT:
 
     def _to_rfc_record(self, receipt: Mapping[str, Any]) -> dict[str, Any]:
         event = self._notes["events"].get(receipt.get("source_receipt_id"), {})
-        if _is_private(event.get("receipt_id")):  # LoopX holds only its hashed id: so does its record, read back
+        if is_private(event.get("receipt_id")):  # LoopX holds only its hashed id: so does its record, read back
             event = {**event, "receipt_id": receipt.get("source_receipt_id")}
         key = f"{receipt.get('hook_id')}|{get_path(receipt, 'intent.idempotency_key')}"
         return to_rfc_record(receipt, event, self._notes["carried"].get(key, {}))
