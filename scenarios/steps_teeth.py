@@ -275,10 +275,10 @@ def forged_receipt(world: World, hook_id: str) -> None:
     _install(world, hook_id, body)
 
 
-@given(parsers.re(rf"hook {HOOK} proposes an intent counting past the integers a binary64 number holds"))
-def counts_past_binary64(world: World, hook_id: str) -> None:
-    # 2**53 + 1, the first integer a binary64 number cannot hold; JSON bounds no integer.
-    _install(world, hook_id, lambda i, c: proposed(intent_for(i, {"note_ref": "counted", "score": 9007199254740993})))
+@given(parsers.re(rf"hook {HOOK} proposes an intent whose score is the integer (?P<n>-?[0-9]+)"))
+def scores_an_integer(world: World, hook_id: str, n: str) -> None:
+    value = int(n)  # an exact integer (JSON bounds none), never the nearest binary64 number
+    _install(world, hook_id, lambda i, c: proposed(intent_for(i, {"note_ref": "counted", "score": value})))
 
 
 @given(parsers.re(rf"hook {HOOK} proposes one intent and keeps its answer"))

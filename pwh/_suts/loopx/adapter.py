@@ -227,9 +227,9 @@ class LoopxSUT:
 
     def _late_finalize(self, loopx_source: Any) -> Mapping[str, Any]:
         with RUNTIME.request_scope():
-            return self._late_finalize_in_scope(loopx_source)
+            return self._finalize_late(loopx_source)
 
-    def _late_finalize_in_scope(self, loopx_source: Any) -> Mapping[str, Any]:
+    def _finalize_late(self, loopx_source: Any) -> Mapping[str, Any]:
         from loopx.control_plane.effect_runtime import effect_runtime_result
 
         transaction = "capability_hook.post_writeback.transaction"
@@ -246,15 +246,17 @@ class LoopxSUT:
         current = effect_runtime_result(transaction, {**base, **preflight})  # the transaction that finalizes late
         if not isinstance(unplanned, Mapping) or not isinstance(current, Mapping) or not isinstance(current.get("transaction_id"), str):
             raise ValueError("loopx's preflight gave no plan or transaction")
-        stored = {r.get("hook_id"): r for r in map(_json_object, self._receipt_files().values()) if r is not None}
-        planned_now = {p.get("hook_id"): p for p in current.get("provider_plan") or ()}
+        # The attempt count the late finalize carries: the current plan's, else the stored receipt's
+        # of the same dispatch (never another receipt of the same hook).
+        stored = {r.get("dispatch_id"): r for r in map(_json_object, self._receipt_files().values()) if r is not None}
+        planned_now = {p.get("dispatch_id"): p for p in current.get("provider_plan") or ()}
         by_key = {(r.hook_id, r.capability_id): r for r in registrations}
         outcomes = []
         for plan in unplanned.get("provider_plan") or ():
             registration = by_key.get((plan.get("hook_id"), plan.get("capability_id")))
             outcome, _ = self._lx._post_writeback_provider_outcome(plan, registration=registration, unavailable_status=None)
-            hook_id = plan.get("hook_id")
-            attempts = (planned_now.get(hook_id) or stored.get(hook_id) or {}).get("attempt_count", plan.get("attempt_count"))
+            dispatch_id = plan.get("dispatch_id")
+            attempts = (planned_now.get(dispatch_id) or stored.get(dispatch_id) or {}).get("attempt_count", plan.get("attempt_count"))
             outcomes.append({**outcome, "attempt_count": attempts})
         finalized = effect_runtime_result(
             transaction, {**base, "phase": "finalize", "transaction_id": current["transaction_id"], "provider_outcomes": outcomes}

@@ -11,12 +11,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pwh._core.boundary import BoundaryScanner
+from pwh._core.boundary import scan_value
 from pwh._core.canonical import canonical_bytes
 from pwh._core.schemas import load_schema
 from pwh._suts.loopx.map import SCHEMAS, get_path, put_path
 
-__all__ = ["budget_sides_differ", "contract_edits", "is_private", "json_size", "probe_source", "with_contract_edits"]
+__all__ = ["budget_sides_differ", "contract_edits", "is_private", "probe_source", "with_contract_edits"]
 
 
 # Registration flaws LoopX's Python type cannot hold but its TypeScript validator judges: the
@@ -57,33 +57,24 @@ def with_contract_edits(base: Any, edits: Mapping[str, Any]) -> Any:
     return type("EditedContractRegistration", (base,), {"contract": contract})
 
 
-_SCANNER = BoundaryScanner()
-
-
 def is_private(receipt_id: Any) -> bool:
     """Whether a harness receipt id is a value the public boundary refuses (LoopX never shows it:
     its inputs and receipts carry only its hashed pwr_ id, so the adapter must not put it back)."""
-    return isinstance(receipt_id, str) and bool(_SCANNER.scan_value(receipt_id, "$.receipt_id"))
-
-
-def json_size(value: Any, **options: Any) -> int | None:
-    try:
-        return len(json.dumps(value, ensure_ascii=False, allow_nan=False, **options).encode("utf-8"))
-    except (TypeError, ValueError, RecursionError):
-        return None
+    return isinstance(receipt_id, str) and bool(scan_value(receipt_id, "$.receipt_id"))
 
 
 def budget_sides_differ(rfc_result: Any, loopx_result: Any, budget: Any) -> bool:
     """Whether the RFC result and its LoopX translation fall on either side of the byte budget:
-    the RFC's canonical bytes against LoopX's own measure (JSON.stringify's bytes)."""
+    the RFC's canonical bytes against LoopX's own measure (JSON.stringify's bytes). A result that
+    is not JSON is LoopX's alone to judge."""
     if not isinstance(budget, int) or loopx_result is rfc_result:
         return False
     try:
-        rfc: int | None = len(canonical_bytes(rfc_result))  # what the RFC's budget counts
-    except Exception:  # not JSON: LoopX judges it alone
-        rfc = None
-    loopx = json_size(loopx_result, separators=(",", ":"))
-    return rfc is not None and loopx is not None and (rfc > budget) != (loopx > budget)
+        rfc = len(canonical_bytes(rfc_result))
+        loopx = len(json.dumps(loopx_result, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+    except (TypeError, ValueError, RecursionError):  # CanonicalError is a ValueError
+        return False
+    return (rfc > budget) != (loopx > budget)
 
 
 def probe_source(kind: str) -> dict[str, Any]:
