@@ -17,24 +17,17 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pwh import CrashPlan, DispatchOutcome
 
-from ._host import (
-    FakeHost,
-    HostResultRejected,
-    TurnPlan,
-    build_host_request,
-    make_host_result,
-    read_host_output,
-    validate_host_result,
-)
+from ._host import FakeHost, TurnPlan, build_host_request, make_host_result
 from ._ids import SeededIds, StepClock
 from ._primary import WRITEBACK_FAILED, PrimaryHandle, PrimaryStore, WritebackFailed
 from ._providers import CapabilityCatalog, ProviderRegistry, ProviderState
+from ._turn import TestbedTurn
 
 PRIMARY_BEFORE_WRITEBACK = "primary.before_writeback"
 PRIMARY_INSIDE_WRITEBACK = "primary.inside_writeback"
@@ -66,6 +59,7 @@ class TurnResult:
     path: str | None = None
     receipt: dict[str, Any] | None = None
     dispatch: DispatchOutcome | None = None
+    judged_by: Literal["sut", "testbed"] = "testbed"  # whose validation judged the host's output: "sut" (its turn seam) or "testbed"
     spend: dict[str, Any] | None = None
     primary_uses: list[str] = field(default_factory=list)
 
@@ -120,8 +114,13 @@ class FakeOrchestrator:
         *,
         seed: int = 0,
         segment_size: int = 3,
+        turn: Any = None,
     ) -> None:
         self.sut = sut
+        # The host's output is judged by the SUT's turn seam when it offers that operation
+        # (seed 003 then judges the SUT's code), by the testbed otherwise.
+        self.turn = turn if turn is not None and "accept_host_output" in turn.operations else TestbedTurn()
+        self.turn_judged_by: Literal["sut", "testbed"] = "testbed" if isinstance(self.turn, TestbedTurn) else "sut"
         self._own_dir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="pwh-orch-")) if workdir is None else Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -180,19 +179,20 @@ class FakeOrchestrator:
         resolution = self.catalog.resolve(capability, self.providers)
         if not resolution.ok:
             return self._done(TurnResult("provider_unavailable", plan.turn_key, resolution.status, "$.provider"))
-        request = build_host_request(plan)
-        raw = FakeHost([output]).execute(request)
+        raw = FakeHost([output]).execute(build_host_request(plan))
+        verdict = self.turn.accept_host_output(asdict(plan), raw)
+        by = self.turn_judged_by
+        if not verdict.accepted:
+            return self._done(TurnResult("validation_rejected", plan.turn_key, verdict.code, verdict.path, judged_by=by))
+        if verdict.event_kind is None:
+            return self._done(TurnResult("not_material", plan.turn_key, judged_by=by))
         try:
-            validated = validate_host_result(read_host_output(raw), request)
-        except HostResultRejected as exc:
-            return self._done(TurnResult("validation_rejected", plan.turn_key, exc.code, exc.path))
-        if validated.event_kind is None:
-            return self._done(TurnResult("not_material", plan.turn_key))
-        try:
-            receipt = self._write_back(plan, validated.event_kind, list(validated.evidence), fail_writeback, plan_effect_id)
+            receipt = self._write_back(plan, verdict.event_kind, list(verdict.evidence), fail_writeback, plan_effect_id)
         except WritebackFailed as exc:
-            return self._done(TurnResult("writeback_failed", plan.turn_key, exc.code, exc.path))
-        return self._done(self._after_commit(plan.turn_key, receipt))
+            return self._done(TurnResult("writeback_failed", plan.turn_key, exc.code, exc.path, judged_by=by))
+        result = self._after_commit(plan.turn_key, receipt)
+        result.judged_by = by
+        return self._done(result)
 
     def complete_todo(self, **kw: Any) -> TurnResult:
         """A Turn whose host returns a valid completion with its lifecycle."""

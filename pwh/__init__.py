@@ -42,6 +42,7 @@ from pwh._core.schemas import SCHEMA_NAMES, load_schema
 from pwh._harness.rules import RULE_IDS, RULES, Rule
 from pwh._suts.reference import ReferenceSUT
 from pwh._suts.seam import FAULTS, SUT, PrimaryAccess, SUTLoadError, Unsupported, load_sut
+from pwh._suts.turn_seam import HostVerdict, ProviderAnswer, RequestView, TurnContracts, turn_contracts_of
 
 __all__ = [
     "__version__",
@@ -91,6 +92,12 @@ __all__ = [
     "PrimaryAccess",
     "FAULTS",
     "Unsupported",
+    # the turn seam (seed 003)
+    "TurnContracts",
+    "HostVerdict",
+    "ProviderAnswer",
+    "RequestView",
+    "turn_contracts_of",
     "SUTLoadError",
     "load_sut",
     "ReferenceSUT",

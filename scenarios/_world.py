@@ -21,6 +21,7 @@ from fakes._orchestrator import FakeOrchestrator, TurnResult
 from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, registration
 from fakes._scheduler import FakeScheduler, GovernedAdmission
 from fakes._sink import FakeSink
+from fakes._turn import TestbedTurn
 from pwh import (
     CanonicalError,
     DispatchOutcome,
@@ -28,6 +29,7 @@ from pwh import (
     Rejection,
     SimulatedCrash,
     Unsupported,
+    turn_contracts_of,
 )
 from pwh._core.canonical import to_plain
 
@@ -194,10 +196,39 @@ class SeamRecorder:
         return call
 
 
+class TurnSeamRecorder:
+    """The SUT's turn seam as the world hands it on, noting which operations answered (a
+    normal return; an ``Unsupported`` or any failure is not an answer)."""
+
+    def __init__(self, contracts: Any) -> None:
+        self._contracts = contracts
+        self.name = contracts.name
+        self.operations = frozenset(contracts.operations)
+        self.answered: set[str] = set()
+
+    def register_provider(self, provider_id: str, flags: Mapping[str, bool]) -> Any:
+        return self._answer("register_provider", provider_id, flags)
+
+    def build_host_request(self, plan: Mapping[str, Any]) -> Any:
+        return self._answer("build_host_request", plan)
+
+    def accept_host_output(self, plan: Mapping[str, Any], raw: bytes) -> Any:
+        return self._answer("accept_host_output", plan, raw)
+
+    def _answer(self, operation: str, *args: Any) -> Any:
+        result = getattr(self._contracts, operation)(*args)
+        self.answered.add(operation)
+        return result
+
+
 class World:
     SEED = 7
 
-    def __init__(self, sut: Any, workdir: Path) -> None:
+    def __init__(self, sut: Any, workdir: Path, *, turn_seam: bool = False) -> None:
+        # A seed-003 scenario reaches the SUT's turn seam when it offers one (else the testbed's).
+        contracts = turn_contracts_of(sut) if turn_seam else None
+        self.turn_seam = TurnSeamRecorder(contracts) if contracts is not None else None
+        self._testbed_turn = TestbedTurn()
         self._appending = SharedFlag()  # the orchestrator's 'inside the rollout append' flag, mirrored for workers
         self.seam = SeamRecorder(sut, lambda: self._orch is not None and self._orch.rollout.appending, self._appending)
         self.sut = self.seam
@@ -232,8 +263,17 @@ class World:
     @property
     def orch(self) -> FakeOrchestrator:
         if self._orch is None:
-            self._orch = FakeOrchestrator(self.sut, self.workdir / "primary", seed=self.SEED, segment_size=self.segment_size)
+            self._orch = FakeOrchestrator(
+                self.sut, self.workdir / "primary", seed=self.SEED, segment_size=self.segment_size, turn=self.turn_seam
+            )
         return self._orch
+
+    def turn(self, operation: str) -> tuple[Any, str]:
+        """Who answers a turn-seam ``operation`` here, and whose answer a check of it judges:
+        the SUT's turn seam (``"sut"``) when it offers the operation, else the testbed."""
+        if self.turn_seam is not None and operation in self.turn_seam.operations:
+            return self.turn_seam, "sut"
+        return self._testbed_turn, "testbed"
 
     def set_profile(self, **changes: Any) -> None:
         self.profile = self.profile.with_(**changes)
@@ -390,7 +430,12 @@ class World:
     def judgement(self) -> dict[str, Any]:
         """What the gate needs to count this scenario: whether the SUT was reached at all, whether
         a check judged its answer, and every profile divergence."""
-        return {"reached": bool(self.seam.reached), "judged_sut": self.judged_sut(), "divergences": list(self.ledger.divergences)}
+        return {
+            "reached": bool(self.seam.reached),
+            "judged_sut": self.judged_sut(),
+            "turn_judged": self.turn_seam is not None and bool(self.turn_seam.answered) and self.ledger.sut_checks > 0,
+            "divergences": list(self.ledger.divergences),
+        }
 
     def judged_sut(self) -> bool:
         """Whether this scenario judged the implementation: it answered at least one seam call and
@@ -448,7 +493,9 @@ class World:
         """The same Turn script against an orchestrator with no hooks at all."""
         if self.crashes:
             raise AssertionError("a crashed run has no no-hooks baseline to compare with")
-        base = FakeOrchestrator(NoHooksSUT(), self.workdir / "baseline", seed=self.SEED, segment_size=self.segment_size)
+        base = FakeOrchestrator(
+            NoHooksSUT(), self.workdir / "baseline", seed=self.SEED, segment_size=self.segment_size, turn=self.turn_seam
+        )
         done: list[TurnResult] = []
         for action, kw in self.script:
             done.append(_run(base, action, kw, done))

@@ -28,6 +28,13 @@ from .steps_turns import *  # noqa: F403
 
 SUT_ENV = "PWH_SUT"
 
+# The seed-003 rows: their scenarios reach the SUT's turn seam when it offers one.
+SEED003_ROWS = frozenset(rule.id for rule in RULES if rule.group != "matrix")
+
+
+def _row_tags(request: pytest.FixtureRequest) -> set[str]:
+    return {mark.name for mark in request.node.iter_markers()}
+
 
 def pytest_configure(config: pytest.Config) -> None:
     AdapterGuard.install(config)  # an adapter's SystemExit or KeyboardInterrupt fails its scenario, not the run
@@ -54,7 +61,7 @@ def guard() -> Iterator[object]:
 @pytest.fixture
 def world(request: pytest.FixtureRequest, sut_name: str, tmp_path: Path, guard: object) -> Iterator[World]:
     sut = load_sut(sut_name)
-    w = World(sut, tmp_path)
+    w = World(sut, tmp_path, turn_seam=bool(_row_tags(request) & SEED003_ROWS))
     w.guard = guard  # type: ignore[attr-defined]
     try:
         yield w

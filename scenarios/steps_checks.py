@@ -423,13 +423,14 @@ def turn_stopped(world: World, stage: str, code: str) -> None:
         f"{wanted} with {code}",
         f"{world.last.stage} with {world.last.code}",
         rfc="§12 M03; seed 003 (the Turn's own validation)",
-        about="testbed",
+        about=world.last.judged_by,
     )
 
 
 @then("no primary writeback was made")
 def no_writeback(world: World) -> None:
-    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="§12 M03; seed 003", about="testbed")
+    about = world.last.judged_by if world.turns else "testbed"
+    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="§12 M03; seed 003", about=about)
 
 
 @then(parsers.parse("{n:d} primary writebacks are committed"))

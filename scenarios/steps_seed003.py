@@ -1,10 +1,14 @@
 """Steps for seed 003's Capability / Provider / Host rules (PRV-1, HST-1..6, REC-1) and its
-failure-and-recovery table. They drive the fake orchestrator's own registry and host path."""
+failure-and-recovery table. Provider registration, the host request and the host output's
+validation go through the SUT's turn seam where it offers that operation (the check then judges
+the SUT); everything else, and every operation a SUT does not offer, runs on pwh's testbed and
+its checks are testbed self-checks."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from typing import Any
 
 from pytest_bdd import given, parsers, then, when
@@ -25,6 +29,8 @@ from fakes._sink import (
     blind_retry_recover,
     recover_effect,
 )
+from fakes._turn import TestbedTurn
+from pwh._suts.turn_seam import PLAN_BOUNDS
 
 from ._expect import expect, expect_equal
 from ._world import World
@@ -38,28 +44,29 @@ FLAGS = ("declared", "installed", "enabled", "ready")
 @when(parsers.re(r"a provider is registered with (?P<flags>[a-z, ]+) set and (?P<unset>[a-z, ]+) unset"))
 def register_provider(world: World, flags: str, unset: str) -> None:
     on = {f.strip() for f in flags.replace(" and ", ",").split(",") if f.strip()}
-    state = ProviderState(**{f: f in on for f in FLAGS})
-    registry = ProviderRegistry()
-    world.provider_registry = registry  # type: ignore[attr-defined]
-    try:
-        registry.register("report_renderer", "periodic_report", state)
-        world.provider_error = None  # type: ignore[attr-defined]
-    except FakeRejected as exc:
-        world.provider_error = exc  # type: ignore[attr-defined]
+    turn, about = world.turn("register_provider")
+    world.provider_answer = turn.register_provider("report_renderer", {f: f in on for f in FLAGS})  # type: ignore[attr-defined]
+    world.provider_about = about  # type: ignore[attr-defined]
 
 
 @then(parsers.re(r'the registry rejects the provider at "(?P<path>[$.a-z_]+)"'))
 def provider_rejected(world: World, path: str) -> None:
-    err = world.provider_error  # type: ignore[attr-defined]
-    expect(err is not None, f"registration refused at {path}", "the provider was registered", rfc="seed 003 PRV-1", about="testbed")
-    expect_equal((err.code, err.path), ("provider_lifecycle_rejected", path), "rejection", rfc="seed 003 PRV-1", about="testbed")
-    expect("report_renderer" not in world.provider_registry, "nothing registered", "a record exists", rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
+    answer, about = world.provider_answer, world.provider_about  # type: ignore[attr-defined]
+    expect(
+        not answer.registered,
+        f"registration refused ({path} out of order)",
+        f"registered at {answer.stage}",
+        rfc="seed 003 PRV-1",
+        about=about,
+    )
+    expect_equal(answer.path, path, "the lifecycle flag the rejection names", profile="the JSON path a rejection names", about=about)
 
 
 @then(parsers.re(r'the provider is registered at stage "(?P<stage>[a-z]+)"'))
 def provider_stage(world: World, stage: str) -> None:
-    expect(world.provider_error is None, "the provider registered", world.provider_error, rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
-    expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage", rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
+    answer, about = world.provider_answer, world.provider_about  # type: ignore[attr-defined]
+    expect(answer.registered, "the provider registered", f"refused at {answer.path}", rfc="seed 003 PRV-1", about=about)
+    expect_equal(answer.stage, stage, "stage", rfc="seed 003 PRV-1", about=about)
 
 
 @when(parsers.re(r"the provider is moved straight from declared to (?P<target>enabled|ready)"))
@@ -105,7 +112,15 @@ def repair_provider(world: World) -> None:
     if registry.stage(TURN_PROVIDER) == "installed":
         registry.enable(TURN_PROVIDER)
     registry.mark_ready(TURN_PROVIDER)
-    world.act("complete_todo")
+    # Provider resolution is the testbed's (no turn seam offers it), so the Turn that shows the
+    # repair worked runs wholly on the testbed: this scenario judges resolution, not validation.
+    orch = world.orch
+    offered = orch.turn, orch.turn_judged_by
+    orch.turn, orch.turn_judged_by = TestbedTurn(), "testbed"
+    try:
+        world.act("complete_todo")
+    finally:
+        orch.turn, orch.turn_judged_by = offered
 
 
 @then(parsers.re(r'the recovery hint is "(?P<hint>[a-z_]+)"'))
@@ -119,32 +134,36 @@ def recovery_hint(world: World, hint: str) -> None:
 
 @when("the orchestrator builds the host request for a Turn")
 def build_request(world: World) -> None:
-    world.host_request = build_host_request(world.orch.plan())  # type: ignore[attr-defined]
+    turn, about = world.turn("build_host_request")
+    world.host_request = turn.build_host_request(asdict(world.orch.plan()))  # type: ignore[attr-defined]
+    world.host_request_about = about  # type: ignore[attr-defined]
 
 
 @then(parsers.re(r'the request allows only the phases "(?P<phases>[a-z_, ]+)"'))
 def request_phases(world: World, phases: str) -> None:
-    wanted = [p.strip() for p in phases.split(",")]
-    expect_equal(world.host_request["allowed_phases"], wanted, "allowed phases", rfc="seed 003 HST-1", about="testbed")  # type: ignore[attr-defined]
+    wanted = tuple(p.strip() for p in phases.split(","))
+    view = world.host_request  # type: ignore[attr-defined]
+    expect_equal(view.allowed_phases, wanted, "allowed phases", rfc="seed 003 HST-1", about=world.host_request_about)  # type: ignore[attr-defined]
 
 
 @then("the request carries route, Todo, gate, scope, output schema, evidence requirements and stop and resume conditions")
 def request_fields(world: World) -> None:
-    request = world.host_request  # type: ignore[attr-defined]
-    for key in ("route", "todo_id", "gate", "scope", "output_schema", "evidence_requirements", "stop_conditions", "resume_conditions"):
-        expect(
-            key in request and request[key] not in (None, ""),
-            f"the request to carry {key}",
-            sorted(request),
-            rfc="seed 003 HST-1",
-            about="testbed",
-        )
+    view = world.host_request  # type: ignore[attr-defined]
+    missing = [bound for bound in PLAN_BOUNDS if bound not in view.carries]
+    expect(
+        not missing,
+        "the request to carry every bound of the Turn",
+        f"missing: {missing}",
+        rfc="seed 003 HST-1",
+        about=world.host_request_about,  # type: ignore[attr-defined]
+    )
 
 
 @then("the request has no state-write entry anywhere")
 def request_no_write(world: World) -> None:
-    bad = [p for p in _key_paths(world.host_request) if any(w in p.lower() for w in REQUEST_FORBIDDEN_KEYS)]  # type: ignore[attr-defined]
-    expect(not bad, "no state-write, commit, journal, spend or callback entry", bad, rfc="seed 003 HST-1", about="testbed")
+    view = world.host_request  # type: ignore[attr-defined]
+    bad = [p for p in view.key_paths if any(w in p.lower() for w in REQUEST_FORBIDDEN_KEYS)]
+    expect(not bad, "no state-write, commit, journal, spend or callback entry", bad, rfc="seed 003 HST-1", about=world.host_request_about)  # type: ignore[attr-defined]
 
 
 @when("the fake host is handed a request that carries a journal write entry")
@@ -236,21 +255,21 @@ def host_answers(world: World, candidate: str) -> None:
 
 @then(parsers.re(r"the Turn commits a (?P<kind>todo_completed|progress_recorded|replan_recorded) writeback"))
 def turn_commits(world: World, kind: str) -> None:
-    expect(world.last.committed, "the Turn to commit", f"{world.last.stage} ({world.last.code})", rfc="seed 003 HST-3", about="testbed")
-    expect_equal((world.last.receipt or {}).get("event_kind"), kind, "event kind", rfc="seed 003 HST-3", about="testbed")
+    about = world.last.judged_by
+    expect(world.last.committed, "the Turn to commit", f"{world.last.stage} ({world.last.code})", rfc="seed 003 HST-3", about=about)
+    expect_equal((world.last.receipt or {}).get("event_kind"), kind, "event kind", rfc="seed 003 HST-3", about=about)
 
 
 @then("the Turn writes nothing back")
 def writes_nothing(world: World) -> None:
-    expect(
-        world.last.stage == "not_material", "a non-material Turn with no writeback", world.last.stage, rfc="seed 003 HST-4", about="testbed"
-    )
-    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="seed 003 HST-4", about="testbed")
+    about = world.last.judged_by
+    expect(world.last.stage == "not_material", "a non-material Turn with no writeback", world.last.stage, rfc="seed 003 HST-4", about=about)
+    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="seed 003 HST-4", about=about)
 
 
 @then(parsers.re(r'the rejection names "(?P<path>[^"]+)"'))
 def rejection_names(world: World, path: str) -> None:
-    expect_equal(world.last.path, path, "rejected JSON path", profile="the fake's code names and paths", about="testbed")
+    expect_equal(world.last.path, path, "rejected JSON path", profile="the JSON path a rejection names", about=world.last.judged_by)
 
 
 # -- REC-1 and failure-table row 7 ----------------------------------------------------------------
@@ -306,15 +325,3 @@ def effect_count(world: World, n: str) -> None:
 @then(parsers.re(r"the effect was (?P<neg>not )?retried"))
 def retried(world: World, neg: str | None) -> None:
     expect_equal(world.rec_retried > 0, not neg, "a retry happened", rfc="seed 003 REC-1", about="testbed")  # type: ignore[attr-defined]
-
-
-def _key_paths(value: Any, prefix: str = "$") -> list[str]:
-    out: list[str] = []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out.append(f"{prefix}.{k}")
-            out.extend(_key_paths(v, f"{prefix}.{k}"))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out.extend(_key_paths(v, f"{prefix}[{i}]"))
-    return out

@@ -88,20 +88,22 @@ def judge_scenario(s: dict[str, Any]) -> dict[str, Any]:
     j = s.get("judgement") or {}
     outcome = s.get("outcome", "passed")
     divergences = j.get("divergences", [])
+    primary_turn = not any(RULES_BY_ID[t].group in SUT_GROUPS for t in s.get("tags", []) if t in RULES_BY_ID)
     if outcome == "skipped":
         counts_for = "sut"
     elif outcome == "failed":
         about = s.get("failed_about")
         counts_for = "testbed" if about == "testbed" or (about is None and not j.get("reached")) else "sut"
-    elif not any(RULES_BY_ID[t].group in SUT_GROUPS for t in s.get("tags", []) if t in RULES_BY_ID):
-        # A seed-003 rule judges the primary Turn's contracts, which only pwh's fakes implement
-        # here: its passes are self-checks, though a SUT that broke one of its checks still failed.
-        counts_for = "testbed"
+    elif primary_turn:
+        # A seed-003 rule judges the primary Turn's contracts: its pass counts for the SUT only
+        # when the SUT's own turn seam answered and a check read that answer.
+        counts_for = "sut" if j.get("turn_judged") else "testbed"
     else:
         counts_for = "sut" if j.get("judged_sut") else "testbed"
     rfc = {"passed": "pass", "failed": "fail", "skipped": "skip"}.get(outcome, "fail")
     profile = "divergence" if rfc == "pass" and divergences else rfc
-    return {**s, "rfc": rfc, "profile": profile, "counts_for": counts_for, "divergences": divergences}
+    seam = "testbed" if counts_for == "testbed" else ("turn" if primary_turn else "dispatcher")
+    return {**s, "rfc": rfc, "profile": profile, "counts_for": counts_for, "seam": seam, "divergences": divergences}
 
 
 def rows_of(judged: list[dict[str, Any]], selected: list[str] | None) -> dict[str, dict[str, Any]]:
@@ -116,8 +118,6 @@ def rows_of(judged: list[dict[str, Any]], selected: list[str] | None) -> dict[st
         divergent = sum(1 for s in sut if s["profile"] == "divergence")
         if not mine or counts["failed"]:
             status = "fail"
-        elif rule.group not in SUT_GROUPS:
-            status = "self-check"
         elif not sut:
             status = "self-check" if rule.group not in SUT_GROUPS else "skip"
         elif counts["skipped"] or not counts["passed"]:
@@ -133,6 +133,7 @@ def rows_of(judged: list[dict[str, Any]], selected: list[str] | None) -> dict[st
             "scenarios": len(mine),
             **counts,
             "divergences": divergent,
+            "seams": sorted({s["seam"] for s in sut}) or ["testbed"],
             "self_checks": {"scenarios": len(own), "passed": len(own) - self_failed, "failed": self_failed},
         }
     return rows
@@ -184,6 +185,7 @@ def _public_scenario(s: dict[str, Any]) -> dict[str, Any]:
         "rfc",
         "profile",
         "counts_for",
+        "seam",
         "divergences",
         "expected",
         "seen",

@@ -132,7 +132,12 @@ class _Recorder:
             for d in raw.get("divergences", [])
             if isinstance(d, dict)
         ]
-        return {"reached": bool(raw.get("reached")), "judged_sut": bool(raw.get("judged_sut")), "divergences": divergences}
+        return {
+            "reached": bool(raw.get("reached")),
+            "judged_sut": bool(raw.get("judged_sut")),
+            "turn_judged": bool(raw.get("turn_judged")),
+            "divergences": divergences,
+        }
 
     def _safe(self, text: str) -> str:
         text = text[:400]

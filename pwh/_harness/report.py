@@ -71,6 +71,9 @@ def summary_lines(verdict: dict[str, Any]) -> list[str]:
         f"testbed self-checks (pwh's own fakes; never a pass of the SUT): {own['scenarios']} scenario(s), "
         f"{own['passed']} passed, {own['failed']} failed",
     ]
+    through_turn = [rule.id for rule in RULES if "turn" in verdict["rows"].get(rule.id, {}).get("seams", ())]
+    if through_turn:
+        lines.append(f"judged through the SUT's own turn seam (seed 003's primary-Turn code): {', '.join(through_turn)}")
     return lines
 
 
@@ -237,13 +240,13 @@ def markdown_report(verdict: dict[str, Any]) -> str:
         "readings where the documents are silent (exact code names, JSON paths, …). A scenario that only exercised pwh's "
         "fakes is a testbed self-check, listed apart and never counted as a pass of the SUT.",
         "",
-        "| row | case | required outcome | scenarios | passed | failed | skipped | self-checks | RFC | profile |",
-        "|---|---|---|---:|---:|---:|---:|---:|---|---|",
+        "| row | case | required outcome | seam | scenarios | passed | failed | skipped | self-checks | RFC | profile |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for rule in _rules(verdict):
         r = verdict["rows"][rule.id]
         out.append(
-            f"| [{rule.id}](#{rule.id.lower()}) | {_md(rule.case)} | {_md(rule.required)} | {r['scenarios']} | "
+            f"| [{rule.id}](#{rule.id.lower()}) | {_md(rule.case)} | {_md(rule.required)} | {', '.join(r.get('seams', ()))} | {r['scenarios']} | "
             f"{r['passed']} | {r['failed']} | {r['skipped']} | {r['self_checks']['scenarios']} | {STATUS_MARK[r['rfc']]} | {STATUS_MARK[r['profile']]} |"
         )
     if "coverage" in verdict:

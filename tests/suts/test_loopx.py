@@ -84,6 +84,17 @@ def test_the_gate_judges_every_row(loopx_gate: dict[str, Any]) -> None:
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
+def test_seed003_rows_run_through_loopxs_own_primary_turn_code(loopx_gate: dict[str, Any]) -> None:
+    """Every seed-003 row a turn-seam operation reaches judges LoopX's registry, request builder
+    and host validator; recovery by readback and a Turn's provider resolution (no LoopX entry a
+    Python caller reaches) stay self-checks."""
+    rows = loopx_gate["verdict"]["rows"]
+    seed003 = {r for r in rows if r.startswith(("PRV-", "HST-", "FT-", "REC-"))}
+    through_loopx = {r for r in seed003 if rows[r]["seams"] == ["turn"]}
+    assert seed003 - through_loopx == {"REC-1", "FT-7", "FT-1", "FT-2"}
+    assert all(rows[r]["rfc"] == "self-check" for r in ("REC-1", "FT-7", "FT-1", "FT-2"))
+
+
 def test_observed_divergences_equal_the_committed_file(loopx_gate: dict[str, Any]) -> None:
     """A difference is what a LoopX release (or a harness change) fixed or broke: review it, then
     regenerate the file."""

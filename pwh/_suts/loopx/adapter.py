@@ -154,6 +154,12 @@ class LoopxSUT:
 
     # -- seam -------------------------------------------------------------------------------------
 
+    def turn_contracts(self) -> Any:
+        """Seed 003 through LoopX's own primary-Turn code (:mod:`.turn`)."""
+        from pwh._suts.loopx.turn import LoopxTurn
+
+        return LoopxTurn(self.workdir / "turn")
+
     def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
         """LoopX has no catalog: the kind is kept for the adapter's RFC checks, and a case only a
         catalog could decide is Unsupported."""

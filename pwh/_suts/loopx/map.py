@@ -232,6 +232,33 @@ MAPPING: tuple[Row, ...] = (
         "reported as not admitted, source_rejected at the field LoopX's typed cause names (EffectRuntimeRejected, "
         "'source.identity.<field> ...', capability_hooks.py:967-980), mapped back by the source rows; at $ when it names none"),
     Row("dispatch.not_admitted", "runtime_failure in the preflight phase", "reported as not admitted, with LoopX's runtime_result_invalid"),
+    # -- the turn seam (seed 003: the primary Turn's contracts) ------------------------------------
+    Row("turn.register_provider", "loopx.capabilities.registry.CapabilityRegistry.register_provider",
+        "an extension-origin provider with all four lifecycle flags given; its refusals (registry.py: installed but "
+        "undeclared, enabled but uninstalled, ready but disabled) name the flag that is out of order"),
+    Row("turn.advance_provider", None,
+        "no lifecycle transition: LoopX's registry takes a provider's four flags once, at registration, and has no "
+        "install, enable or ready step afterwards, so a skipped step cannot be put to it (testbed self-check)"),
+    Row("turn.resolve_provider", None,
+        "no provider resolution for a Turn: the registry records provider_state but resolves no Turn's provider, so the "
+        "failure table's not-installed and not-ready rows stay testbed self-checks"),
+    Row("turn.build_host_request", "executor.build_loopx_turn_host_request",
+        "over a plan whose turn_envelope carries the Turn's bounds as LoopX's planner would (the Todo as "
+        "action.selected_todo); the request's result_contract names the phases a host may complete"),
+    Row("turn.accept_host_output", "executor._run_host, then executor.validate_loopx_turn_host_result",
+        "the candidate, rendered as a LoopX host result of the same byte length, is the stdout of a host process LoopX's "
+        "own bridge reads with HOST_RESULT_MAX_BYTES = 12_000; the validator's errors map onto seed 003's classes"),
+    Row("turn.effect_ref", None,
+        "no effect reference in its host request or result: LoopX 2.1.1 binds a host result to its Turn by turn_key "
+        "alone (validate_loopx_turn_host_result), so a result bound to another effect cannot be put to it"),
+    Row("turn.followup", None,
+        "no follow-up in its host result: LoopX 2.1.1 checks only that a completion lifecycle adapter is configured "
+        "(completion_lifecycle_configured); the follow-up comes from its completion_intent callback after validation"),
+    Row("turn.path_delta", None,
+        "no path delta list in a material result: LoopX's path delta is a path_delta_mode with an agent vision document"),
+    Row("turn.recovery", None,
+        "no effect provider to crash: its recovery by readback (turn_journal_effect_readback.ts) runs inside its Node "
+        "Turn journal, which no Python entry reaches (testbed self-check)"),
 )
 # fmt: on
 
