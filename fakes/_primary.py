@@ -113,6 +113,15 @@ class PrimaryStore:
     def receipts(self) -> list[dict[str, Any]]:
         return [json.loads(r[0]) for r in self.db.execute("SELECT receipt FROM writebacks ORDER BY seq")]
 
+    def receipt_ids_read_apart(self) -> list[str]:
+        """The committed receipt ids, read through a connection of the caller's own (any thread or
+        forked process may call this, where the store's own connection may not be used)."""
+        db = sqlite3.connect(f"{Path(self.path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return [r[0] for r in db.execute("SELECT receipt_id FROM writebacks ORDER BY seq")]
+        finally:
+            db.close()
+
     def spend(self, receipt_id: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT spend FROM spends WHERE receipt_id = ?", (receipt_id,)).fetchone()
         return json.loads(row[0]) if row else None

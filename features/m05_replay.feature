@@ -74,3 +74,15 @@ Feature: M05 — replaying the primary writeback returns the same dispatch recei
     Then the dispatch reports the journal error "journal_record_corrupt"
     And hook "a.reporter" was called 1 time
     And the quota was spent exactly once for each committed receipt
+
+  @M05
+  Scenario: a sidecar record altered in storage but still well-formed is never replayed as authentic
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    And the newest sidecar record's payload is altered in storage, still well-formed
+    And the orchestrator replays that writeback
+    Then the replay does not return the altered intent as recorded
+    And the dispatch reports the journal error "journal_record_corrupt"
+    And hook "a.reporter" was called 1 time
+    And the quota was spent exactly once for each committed receipt

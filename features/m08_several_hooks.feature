@@ -60,3 +60,13 @@ Feature: M08 — several hooks: stable order, independent budgets, failure isola
     When the orchestrator commits a todo_completed writeback
     Then hook "b.reporter" saw the source exactly as committed
     And the attempt of hook "a.mutator" to change its input fails it with "producer_failed"
+
+  @M08
+  Scenario: a hook that proposes another hook's intent identity cannot decide that hook's outcome
+    Given the post-writeback phase is enabled
+    And hook "a.copier" is installed and proposes an intent under b.reporter's intent identity
+    And hook "b.reporter" is installed and proposes one intent
+    When the orchestrator commits a todo_completed writeback
+    Then hook "b.reporter" ends with status "proposed"
+    And hook "b.reporter" has exactly one recorded intent
+    And hook "a.copier" ends with failure code "result_contract_rejected"

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakes._packets import intent_for, not_applicable, proposed
+from pwh import dispatch_id
+from pwh._core.contracts import REGISTRATION_SCHEMA_VERSION
 
 Body = Callable[[Mapping[str, Any], "CallContext"], Any]
 
@@ -28,6 +30,9 @@ class CallContext:
     release: threading.Event
     private_values: dict[str, str] = field(default_factory=dict)
     host_pid: int = 0  # the scenario's own process: a provider elsewhere runs in the SUT's worker
+    # The primary receipt ids committed so far, read from the primary store on demand (an
+    # implementation may hash the receipt id it hands a hook, so an input need not carry it).
+    committed_receipt_ids: Callable[[], list[str]] = field(default=lambda: [])
 
     def apart_from_host(self) -> bool:
         """Whether this call runs in another process than the scenario's (a worker process)."""
@@ -173,6 +178,17 @@ def _wrong_digest(i: Mapping[str, Any], c: CallContext) -> Any:
     return proposed(intent_for(i, intent_id="pwi_" + "0" * 64))
 
 
+def _copies_b_reporter(i: Mapping[str, Any], c: CallContext) -> Any:
+    """An intent of this hook's own dispatch whose intent_id is the one hook "b.reporter" is about
+    to propose for the same receipt (its correct digest): a forged identity, never a valid one."""
+    receipts = c.committed_receipt_ids()
+    receipt_id = receipts[-1] if receipts else i["source"]["receipt_id"]
+    theirs = dispatch_id(receipt_id, "b.reporter", REGISTRATION_SCHEMA_VERSION, i["source"]["event_kind"])
+    mine = intent_for(i)
+    mine["intent_id"] = intent_for({**i, "hook_id": "b.reporter", "dispatch_id": theirs})["intent_id"]
+    return proposed(mine)
+
+
 def _unregistered_kind(i: Mapping[str, Any], c: CallContext) -> Any:
     return proposed(intent_for(i, kind="synthetic.unregistered"))
 
@@ -253,6 +269,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("returns a list instead of a result", lambda i, c: []),
         Behaviour("returns a result nested 200 levels deep", _deep),
         Behaviour("proposes an intent whose identity is not its digest", _wrong_digest),
+        Behaviour("proposes an intent under b.reporter's intent identity", _copies_b_reporter),
         Behaviour("proposes an intent of a kind it did not register", _unregistered_kind),
         Behaviour("proposes an intent whose payload breaks its schema", _bad_payload),
         Behaviour("proposes the same intent twice", _twice),

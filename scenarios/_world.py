@@ -329,9 +329,13 @@ class World:
             number = probe.calls + 1
             inside = orch.inside_append()
             log.note({"e": "call", "h": hook_id, "i": _plain_input(hook_input), "r": inside, "p": os.getpid()})
-            return body(hook_input, CallContext(number, self.release, self.private_values, host))  # type: ignore[arg-type]
+            context = CallContext(number, self.release, self.private_values, host, self._committed_receipt_ids)  # type: ignore[arg-type]
+            return body(hook_input, context)
 
         return produce
+
+    def _committed_receipt_ids(self) -> list[str]:
+        return self._orch.store.receipt_ids_read_apart() if self._orch is not None else []
 
     def inside_append(self) -> bool:
         """Whether the running provider was called inside the orchestrator's rollout-event append

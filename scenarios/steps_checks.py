@@ -11,8 +11,9 @@ from pytest_bdd import parsers, then
 
 from fakes import snapshot_difference
 from pwh import RFC_FAILURE_CODES, BoundaryScanner
+from pwh._core.journal import TAMPERED_VALUE
 
-from ._expect import expect, expect_code, expect_equal
+from ._expect import expect, expect_code, expect_equal, require
 from ._world import World
 
 HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
@@ -612,6 +613,21 @@ def journal_error(world: World, code: str) -> None:
         f"journal error {code} in the outcome",
         outcome.journal_error if outcome else "no outcome",
         profile="a journal fault is reported in the dispatch outcome under pwh's code",
+    )
+
+
+@then("the replay does not return the altered intent as recorded")
+def tampered_not_replayed(world: World) -> None:
+    # §9 asks that a replay return the stored receipt; that a record changed in storage is caught
+    # (the reference keeps a checksum of each) is pwh's reading: the RFC names no integrity check.
+    outcome = world.outcomes[-1] if world.outcomes else None
+    require(outcome is not None, "a replay outcome", "no outcome")
+    altered = [h.hook_id for h in outcome.hooks for i in h.intents if TAMPERED_VALUE in json.dumps(i.get("payload"))]  # type: ignore[union-attr]
+    expect(
+        not altered,
+        "no hook's replayed intent carries the altered payload",
+        f"replayed as recorded for {altered}",
+        profile="a record altered in storage is never replayed as authentic",
     )
 
 

@@ -162,6 +162,11 @@ def corrupt_record(world: World) -> None:
     world.sut.inject_fault("journal_record_corrupted")
 
 
+@when("the newest sidecar record's payload is altered in storage, still well-formed")
+def tamper_record(world: World) -> None:
+    world.sut.inject_fault("journal_record_tampered")
+
+
 @when("the profile then caps hook timeouts at 100 ms")
 def lower_ceiling(world: World) -> None:
     world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": 100})

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -93,6 +94,22 @@ def to_count(stored: Mapping[str, int], floors: Mapping[str, int], cap: int) -> 
     return prior
 
 
+TAMPERED_VALUE = "tampered"
+
+
+def tampered(blob: bytes) -> bytes | None:
+    """``blob`` (a stored record's JSON) with the first string value of its first intent's payload
+    replaced by :data:`TAMPERED_VALUE`, still well-formed; ``None`` when it holds no such value."""
+    try:
+        record = json.loads(blob)
+        payload = record["intents"][0]["payload"]
+        key = next(k for k, v in payload.items() if isinstance(v, str) and v != TAMPERED_VALUE)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, StopIteration):
+        return None
+    payload[key] = TAMPERED_VALUE
+    return dumps_plain(record)
+
+
 def _blob(value: Any) -> bytes:
     """Stored bytes as bytes; a column whose type was changed underneath decodes to something
     its checksum will not match."""
@@ -160,6 +177,11 @@ class Journal(ABC):
     @abstractmethod
     def corrupt_last_record(self) -> None:
         """Fault injection: flip one byte of the newest record in storage (JNL-5)."""
+
+    @abstractmethod
+    def tamper_last_record(self) -> None:
+        """Fault injection: change one payload value of the newest record in storage, leaving it
+        well-formed JSON (see :func:`tampered`); its checksum is left as it was."""
 
 
 # ``seq`` orders records as first recorded: a plain rowid key gives max + 1, and the journal never
@@ -409,6 +431,13 @@ class SQLiteJournal(Journal):
                 blob = bytearray(row[1])
                 blob[len(blob) // 2] ^= 0x01
                 self._db.execute("UPDATE sidecar_receipts SET receipt = ? WHERE seq = ?", (bytes(blob), row[0]))
+
+    def tamper_last_record(self) -> None:
+        with self._lock:
+            row = self._db.execute("SELECT seq, receipt FROM sidecar_receipts ORDER BY seq DESC LIMIT 1").fetchone()
+            changed = tampered(_blob(row[1])) if row is not None else None
+            if changed is not None:
+                self._db.execute("UPDATE sidecar_receipts SET receipt = ? WHERE seq = ?", (changed, row[0]))
 
     def damage(self, how: str) -> None:
         """Fault injection: change the files under the open connection as an operator or a

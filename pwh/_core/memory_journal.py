@@ -21,6 +21,7 @@ from pwh._core.journal import (
     RecordResult,
     _decode,
     checksum,
+    tampered,
     to_count,
 )
 
@@ -56,6 +57,13 @@ class MemoryJournal(Journal):
             flipped = bytearray(blob)
             flipped[len(flipped) // 2] ^= 0x01
             self.store.rows[did] = (seq, bytes(flipped), s)
+
+    def tamper_last_record(self) -> None:
+        if self.store.rows:
+            did, (seq, blob, s) = max(self.store.rows.items(), key=lambda kv: kv[1][0])
+            changed = tampered(blob)
+            if changed is not None:
+                self.store.rows[did] = (seq, changed, s)
 
     def get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         with _LOCK:

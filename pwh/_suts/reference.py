@@ -106,6 +106,8 @@ class ReferenceSUT:
             journal.make_read_only()
         elif fault == "journal_record_corrupted":
             journal.corrupt_last_record()
+        elif fault == "journal_record_tampered":
+            journal.tamper_last_record()
         elif fault.startswith("journal_file_") and isinstance(journal, SQLiteJournal):  # files only SQLite has
             journal.damage(fault.removeprefix("journal_file_"))
         else:

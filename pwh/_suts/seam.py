@@ -91,6 +91,7 @@ class SUT(Protocol):
 FAULTS: tuple[str, ...] = (
     "journal_unwritable",  # every later sidecar write fails (read-only or full file system)
     "journal_record_corrupted",  # the newest sidecar record no longer matches its checksum
+    "journal_record_tampered",  # a payload value of the newest record changed in storage, still well-formed
 )
 
 BUILTIN_SUTS: dict[str, str] = {

@@ -218,3 +218,24 @@ def test_two_processes_record_one_dispatch_exactly_once(tmp_path: Path) -> None:
     j = SQLiteJournal(path)
     assert len(j.records()) == 1
     j.close()
+
+
+def test_a_record_tampered_in_storage_still_parses_and_is_reported_corrupt(make) -> None:  # type: ignore[no-untyped-def]
+    j = make()
+    j.commit([{**receipt(1), "intents": [{"payload": {"note_ref": "note_1"}}]}])
+    j.tamper_last_record()
+    with pytest.raises(JournalError) as info:
+        one(j, 1)
+    assert info.value.code == "journal_record_corrupt"
+
+
+def test_tampering_changes_one_payload_string_and_keeps_the_json_well_formed() -> None:
+    import json
+
+    from pwh._core.journal import TAMPERED_VALUE, tampered
+
+    blob = json.dumps({"intents": [{"payload": {"n": 1, "note_ref": "note_1"}}]}).encode()
+    changed = tampered(blob)
+    assert changed is not None and json.loads(changed)["intents"][0]["payload"] == {"n": 1, "note_ref": TAMPERED_VALUE}
+    for nothing in (b"not json", json.dumps({"intents": []}).encode(), json.dumps({"intents": [{"payload": {"n": 1}}]}).encode()):
+        assert tampered(nothing) is None

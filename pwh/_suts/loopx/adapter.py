@@ -29,6 +29,7 @@ from typing import Any
 from pwh._core import codes
 from pwh._core.codes import Rejection
 from pwh._core.crash import DISPATCH_AFTER_PROVIDER, DISPATCH_BEFORE_CHECKPOINT, JOURNAL_AFTER_RECORD, SimulatedCrash
+from pwh._core.journal import TAMPERED_VALUE
 from pwh._core.outcome import DispatchOutcome, HookOutcome
 from pwh._core.profile import CORE_CEILINGS, Profile
 from pwh._core.registry import IntentKindCatalog, RegistrationRejected
@@ -302,14 +303,25 @@ class LoopxSUT:
 
     def inject_fault(self, fault: str) -> None:
         """A corrupted record is one flipped byte in the middle of the newest receipt file (LoopX
-        keeps one JSON file a receipt and no checksum of its own); an unwritable store cannot be
-        made for a process that may write anywhere, so that fault stays inexpressible."""
-        if fault != "journal_record_corrupted":
+        keeps one JSON file a receipt and no checksum of its own); a tampered one has the first
+        string value of its intent's payload changed, the file still well-formed JSON. An
+        unwritable store cannot be made for a process that may write anywhere, so that fault stays
+        inexpressible."""
+        if fault not in ("journal_record_corrupted", "journal_record_tampered"):
             raise lacks("seam.inject_fault")
         files = sorted(self.root.glob("goals/*/post_writeback_hooks/*.json"), key=lambda f: (f.stat().st_mtime_ns, f.name))
         if not files:
             raise lacks("seam.inject_fault")
         newest = files[-1]
+        if fault == "journal_record_tampered":
+            record = _json_object(newest.read_bytes())
+            payload = get_path(record, "intent.payload") if record is not None else None
+            key = next((k for k, v in payload.items() if isinstance(v, str)), None) if isinstance(payload, dict) else None
+            if key is None or not isinstance(payload, dict):
+                raise lacks("seam.inject_fault")
+            payload[key] = TAMPERED_VALUE
+            newest.write_text(json.dumps(record, ensure_ascii=False), "utf-8")
+            return
         data = bytearray(newest.read_bytes())
         data[len(data) // 2] ^= 0x01
         newest.write_bytes(bytes(data))

@@ -81,8 +81,8 @@ MAPPING: tuple[Row, ...] = (
         "no crash point inside its receipt write, which runs in its Node transaction (post_writeback_hook_transaction.ts); "
         "the adapter crashes it before LoopX is called, as a provider returns (SimulatedCrash is a BaseException, which "
         "LoopX's isolation of Exception lets through) and after LoopX returns"),
-    Row("seam.inject_fault", "one flipped byte in its newest receipt file (journal_record_corrupted only)",
-        "no way to make its receipt store unwritable to the process: only a corrupted record is expressible"),
+    Row("seam.inject_fault", "one flipped byte, or one changed payload value, in its newest receipt file",
+        "no way to make its receipt store unwritable to the process: only a corrupted or a tampered record is expressible"),
     Row("seam.register_intent_kind", None,
         "no intent-kind catalog and no payload schemas: a kind is only a token in a registration, so a schema conflict "
         "or an invalid schema cannot be put to it"),
