@@ -120,6 +120,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--features", metavar="DIR", help="feature files to check (default: the project's features/)")
     check.add_argument("--steps", default="scenarios", metavar="PACKAGE", help="the step library package (default: scenarios)")
     check.set_defaults(handler=_scenarios_check)
+    steps = scen_sub.add_parser(
+        "steps",
+        help="list every step of the library in readable form, with its parameters and allowed phrases",
+        epilog="exit codes: 0 listed; 2 the step library cannot be imported",
+    )
+    steps.add_argument("--steps", default="scenarios", metavar="PACKAGE", help="the step library package (default: scenarios)")
+    steps.add_argument("--json", action="store_true", help="print the catalog as JSON")
+    steps.set_defaults(handler=_scenarios_steps)
 
     bench = sub.add_parser("bench", help="measure dispatch cost beside the SQLite commit floor (and LoopX)")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions (a minute or two); every ratio is still reported")
@@ -146,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     importlib.import_module("pwh._harness.mutation").add_mutation_command(sub)
     importlib.import_module("pwh._harness.divergences").add_divergences_command(sub)
     importlib.import_module("pwh._harness.boundary_corpus").add_corpus_command(sub)
+    importlib.import_module("pwh._harness.verdicts").add_verdict_commands(sub)
     return p
 
 
@@ -317,7 +326,10 @@ def _scenarios_check(args: argparse.Namespace) -> int:
         modules = load_step_modules(args.steps)
     except ImportError as exc:
         raise UsageError(f"cannot import the step library {args.steps!r} ({type(exc).__name__})") from None
-    problems, per_rule = check(features, step_definitions(modules))
+    from pwh._harness.step_catalog import catalog, closest
+
+    known = catalog(modules)
+    problems, per_rule = check(features, step_definitions(modules), suggest=lambda kind, text: closest(kind, text, known))
     for problem in problems:
         print(problem)
     total = sum(per_rule.values())
@@ -325,6 +337,25 @@ def _scenarios_check(args: argparse.Namespace) -> int:
         print(f"pwh scenarios check: {len(problems)} problem(s)", file=sys.stderr)
         return EXIT_FAILED
     print(f"pwh scenarios check: ok — {total} scenarios across {len(per_rule)} rows and rules, every step defined")
+    return EXIT_OK
+
+
+def _scenarios_steps(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from pwh._harness.scenarios_check import load_step_modules
+    from pwh._harness.step_catalog import catalog, catalog_lines
+
+    try:
+        modules = load_step_modules(args.steps)
+    except ImportError as exc:
+        raise UsageError(f"cannot import the step library {args.steps!r} ({type(exc).__name__})") from None
+    steps = catalog(modules)
+    if args.json:
+        print(json.dumps([asdict(s) for s in steps], indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(catalog_lines(steps)))
+        print(f"\n{len(steps)} steps in {len({s.module for s in steps})} modules")
     return EXIT_OK
 
 

@@ -91,7 +91,7 @@ def readme_block(verdict: Mapping[str, Any]) -> str:
     from pwh._harness.report import verdict_table
 
     sut = str(verdict.get("sut", ""))
-    table = verdict_table(dict(verdict), failures=False)
+    table = verdict_table(dict(verdict), failures=False, covers=False)
     return f"{README_BEGIN.format(sut=sut)}\n```\n{table}```\n{README_END.format(sut=sut)}"
 
 

@@ -7,6 +7,7 @@ file of per-scenario results, from which every output here is built.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -46,6 +47,7 @@ class GateRun:
     returncode: int = 0
     selected: list[str] | None = None  # rows the run was limited to (--rows), else every row
     exitfirst: bool = False  # the run stopped at its first failing scenario (-x): later ones never ran
+    covers: dict[str, Any] = field(default_factory=dict)  # what the run was: features digest, commit, SUT version, time
 
     def judged(self) -> list[dict[str, Any]]:
         """Every scenario with its two verdicts and whom it counts for (see :func:`judge_scenario`)."""
@@ -64,8 +66,15 @@ class GateRun:
         }
         if self.selected is not None:
             out["selected_rows"] = list(self.selected)
-        if self.exitfirst and any(s["outcome"] == "failed" for s in self.scenarios):
+        stopped = self.exitfirst and any(s["outcome"] == "failed" for s in self.scenarios)
+        if stopped:
             out["stopped_at_first_failure"] = True
+        out["run"] = {
+            "rows": list(self.selected) if self.selected is not None else "all",
+            "partial": self.selected is not None or stopped,
+            "pwh_version": __version__,
+            **{k: self.covers.get(k) for k in ("features_digest", "pwh_commit", "sut_version", "generated_at")},
+        }
         if self.collection_errors:
             out["collection_errors"] = self.collection_errors
         if self.coverage is not None:
@@ -229,8 +238,14 @@ def run_gate(
     )
 
     refuse_bad_matrix(feature_dir)
-    sut_dir = _check_sut_loads(sut)
+    sut_dir, sut_version = _check_sut_loads(sut)
     root = project_root()
+    covers = {
+        "features_digest": features_digest(feature_dir),
+        "pwh_commit": pwh_commit(root),
+        "sut_version": sut_version,
+        "generated_at": generated_at(),
+    }
     with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=fast_tmp()) as tmp:
         results = Path(tmp) / "results.json"
         data_file = Path(tmp) / "coverage.data"
@@ -293,7 +308,40 @@ def run_gate(
             raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
         payload = json.loads(results.read_text("utf-8"))
         cov = _coverage_summary(data_file, root) if coverage else None
-    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst)
+    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst, covers)
+
+
+def features_digest(feature_dir: Path) -> str:
+    """``sha256:`` over every ``.feature`` file's path (relative, POSIX) and bytes, in path order:
+    two runs over the same features have the same digest, whatever directory holds them."""
+    h = hashlib.sha256()
+    for path in sorted(feature_dir.rglob("*.feature")):
+        data = path.read_bytes()
+        h.update(path.relative_to(feature_dir).as_posix().encode("utf-8") + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return "sha256:" + h.hexdigest()
+
+
+def pwh_commit(root: Path) -> str | None:
+    """The commit pwh runs from (``git rev-parse HEAD`` in its checkout), or ``None`` outside one."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and len(commit) == 40 and all(c in "0123456789abcdef" for c in commit) else None
+
+
+def generated_at() -> str:
+    """UTC time of the run, to the second; ``SOURCE_DATE_EPOCH`` (reproducible builds) pins it."""
+    import datetime as _dt
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    moment = _dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch.isdigit() else _dt.datetime.now(_dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
@@ -313,24 +361,35 @@ def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.
     return subprocess.CompletedProcess(cmd, child.returncode)
 
 
-def _check_sut_loads(sut: str) -> str | None:
+def _check_sut_loads(sut: str) -> tuple[str | None, str | None]:
     """Fail fast, with the adapter's own reason, when the SUT cannot even be constructed (a
     missing extra, a typo in module:factory), instead of failing every scenario the same way.
     ``load_sut`` and ``close_sut`` turn anything the adapter raises, ``SystemExit`` included,
     into a ``SUTLoadError`` naming it and the adapter's file:line.
 
     Returns the working directory when an explicit ``module:factory`` was found there (the child
-    must search it too, last), else ``None``: a built-in SUT never imports from the cwd."""
+    must search it too, last), else ``None`` (a built-in SUT never imports from the cwd); and the
+    adapter's ``version``, when it names a short, public-safe one."""
     from pwh._suts.seam import BUILTIN_SUTS, SUTLoadError, close_sut, load_sut
 
     builtin = sut in BUILTIN_SUTS
     if not builtin:
         searchable_cwd()
     try:
-        close_sut(load_sut(sut), sut)
+        adapter = load_sut(sut)
+        try:
+            version = getattr(adapter, "version", None)
+        except Exception:  # an adapter's own property failing: no version to state
+            version = None
+        close_sut(adapter, sut)
     except SUTLoadError as exc:
         raise GateError(str(exc)) from None
-    return None if builtin else adapter_dir_in_cwd(sut)
+    from pwh._harness.text_scan import scan_text
+
+    sut_dir = None if builtin else adapter_dir_in_cwd(sut)
+    if not (isinstance(version, str) and 0 < len(version) <= 64 and version.isprintable()):
+        return sut_dir, None
+    return sut_dir, (version if not scan_text(version) else None)
 
 
 # What the gate's child may import: the project, then whatever the user's own PYTHONPATH names,

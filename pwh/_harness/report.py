@@ -19,12 +19,31 @@ STATUS_MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "self-check": "se
 VERDICT_WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE", "divergence": "DIVERGENCE"}
 
 
-def verdict_table(verdict: dict[str, Any], *, failures: bool = True, rows: Sequence[str] | None = None) -> str:
+def covers_lines(verdict: dict[str, Any]) -> list[str]:
+    """What a verdict covers, in words: its rows, the features' digest, pwh's version and commit,
+    the SUT's version, when it ran; and, first, PARTIAL when it does not cover the whole matrix."""
+    run = verdict.get("run")
+    if not isinstance(run, dict):
+        return []
+    rows = "all rows" if run.get("rows") == "all" else "rows " + ", ".join(run.get("rows") or [])
+    commit = f" @ {run['pwh_commit'][:12]}" if run.get("pwh_commit") else ""
+    digest = run.get("features_digest") or "?"
+    sut = verdict["sut"] + (f" {run['sut_version']}" if run.get("sut_version") else "")
+    when = f" · {run['generated_at']}" if run.get("generated_at") else ""
+    lines = [f"covers: {rows} · features {digest[:19]}… · pwh {run.get('pwh_version')}{commit} · SUT {sut}{when}"]
+    if run.get("partial"):
+        why = "stopped at the first failing scenario" if verdict.get("stopped_at_first_failure") else "a row filter"
+        lines.insert(0, f"PARTIAL verdict ({why}): it says nothing about the rows or scenarios that did not run")
+    return lines
+
+
+def verdict_table(verdict: dict[str, Any], *, failures: bool = True, rows: Sequence[str] | None = None, covers: bool = True) -> str:
     """The terminal table: row · scenarios · passed · failed · skipped · self-checks · RFC ·
     profile (then, unless ``failures`` is false, each RFC failure and each profile divergence).
-    ``rows``: the run was limited to these rows, and the table says so in its title and summary."""
+    ``rows``: the run was limited to these rows, and the table says so in its title and summary.
+    ``covers``: a line saying what the verdict covers (left out of the README's stable copy)."""
     only = f" (rows {', '.join(rows)} only)" if rows else ""
-    lines = [f"pwh gate — SUT: {verdict['sut']}{only}", ""]
+    lines = [f"pwh gate — SUT: {verdict['sut']}{only}", *(covers_lines(verdict) if covers else []), ""]
     header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7} {'self':>4}  {'RFC':<6}  {'profile':<7}  case"
     lines += [header, "-" * len(header)]
     for rule in _rules(verdict):
@@ -231,6 +250,8 @@ def markdown_report(verdict: dict[str, Any]) -> str:
         "",
         f"RFC *Provider-Neutral Post-Writeback Capability Hooks v0*, Slice 2 validation matrix and seed-003 rules. "
         f"pwh {verdict['pwh_version']}.{selected}",
+        "",
+        *[f"*{_md(line)}*" if not line.startswith("PARTIAL") else f"**{_md(line)}**" for line in covers_lines(verdict)],
         "",
         f"**RFC verdict: {VERDICT_WORD[s['verdict']]}** · profile: {VERDICT_WORD[s['profile']]} "
         f"({s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped, {s['self_check_rows']} testbed only; "

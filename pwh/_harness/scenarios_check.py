@@ -1,7 +1,9 @@
 """``pwh scenarios check``: the feature files are well-formed for the gate.
 
-Every feature parses; every scenario carries exactly one known row or rule tag; every step
-(each Examples row rendered) matches a step definition of the library, of the right kind; and
+Every feature parses; every scenario carries exactly one known row or rule tag (free tags such
+as ``@wip`` or ``@slow`` may stand beside it; a tag that looks like a row but is none, ``@M99`` or
+``@m04``, is refused); every step (each Examples row rendered) matches a step definition of the
+library, of the right kind, and one that does not is given the closest steps that exist; and
 every row and rule has at least one scenario. Problems name the file and line.
 """
 
@@ -9,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -60,8 +63,17 @@ def load_step_modules(package: str) -> list[ModuleType]:
     return [importlib.import_module(f"{package}.{m}") for m in getattr(root, "STEP_MODULES", ())]
 
 
-def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) -> tuple[list[Problem], dict[str, int]]:
-    """All problems found, and the number of scenarios (Examples rows counted) per rule."""
+ROW_LIKE_TAG = re.compile(r"(?i)(?:M\d+|PRV-\d+|HST-\d+|REC-\d+|FT-\d+)")
+
+
+def check(
+    features_dir: Path,
+    steps: list[StepDef],
+    root: Path | None = None,
+    suggest: Callable[[str, str], list[str]] | None = None,
+) -> tuple[list[Problem], dict[str, int]]:
+    """All problems found, and the number of scenarios (Examples rows counted) per rule.
+    ``suggest(kind, text)`` names the closest steps for one that has no definition."""
     from pytest_bdd.parser import FeatureParser
 
     root = root or features_dir.parent
@@ -80,7 +92,7 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
         for template in feature.scenarios.values():
             tags = set(template.tags) | set(feature.tags)
             known = sorted(t for t in tags if t in RULE_IDS)
-            unknown = sorted(t for t in tags if t not in RULE_IDS)
+            unknown = sorted(t for t in tags if t not in RULE_IDS and ROW_LIKE_TAG.fullmatch(t))
             if len(known) != 1:
                 what = "no row or rule tag" if not known else f"{len(known)} row tags ({', '.join(known)})"
                 problems.append(Problem(shown, template.line_number, f"scenario {template.name!r} has {what}; it needs exactly one"))
@@ -88,7 +100,7 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
                 hint = (
                     f"tags are case-sensitive: @{tag.upper()}?"
                     if tag.upper() in RULE_IDS
-                    else "known: M01–M13, PRV-1, HST-1…HST-6, REC-1, FT-1…FT-7"
+                    else "it looks like a row but is none; known: M01–M13, PRV-1, HST-1…HST-6, REC-1, FT-1…FT-7"
                 )
                 problems.append(Problem(shown, template.line_number, f"unknown tag @{tag} ({hint})"))
             contexts = [c for ex in template.examples for c in ex.as_contexts()] or [{}]
@@ -96,7 +108,9 @@ def check(features_dir: Path, steps: list[StepDef], root: Path | None = None) ->
                 scenario = template.render(context)
                 for step in scenario.steps:
                     if not any(d.type == step.type and d.parser.is_matching(step.name) for d in steps):
-                        problems.append(Problem(shown, step.line_number, f"no step definition for {step.type}: {step.name!r}"))
+                        near = suggest(step.type, step.name) if suggest else []
+                        hint = ("; did you mean: " + " | ".join(repr(n) for n in near)) if near else ""
+                        problems.append(Problem(shown, step.line_number, f"no step definition for {step.type}: {step.name!r}{hint}"))
             if len(known) == 1:
                 per_rule[known[0]] += len(contexts)
     for rule, count in per_rule.items():

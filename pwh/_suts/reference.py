@@ -19,6 +19,7 @@ from pwh._core.outcome import DispatchOutcome
 from pwh._core.profile import Profile
 from pwh._core.registry import RegistrationRejected, Registry
 from pwh._suts.seam import PrimaryAccess, Producer, Unsupported
+from pwh._version import __version__
 
 SYNCHRONOUS_ENV = "PWH_SQLITE_SYNCHRONOUS"
 
@@ -41,6 +42,7 @@ class ReferenceSUT:
     """
 
     name = "reference"
+    version = __version__
     dispatcher_class: type[Dispatcher] = Dispatcher
     sqlite_journal_class: type[SQLiteJournal] = SQLiteJournal
     memory_journal_class: type[MemoryJournal] = MemoryJournal

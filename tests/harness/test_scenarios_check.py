@@ -36,17 +36,35 @@ def test_untagged_scenario_is_named_with_its_line(tmp_path: Path) -> None:
     ]
 
 
-def test_two_tags_and_unknown_tags_are_problems(tmp_path: Path) -> None:
-    text = "Feature: x\n\n  @M01 @M02 @WIP\n  Scenario: greedy\n    Given the post-writeback phase is enabled\n"
+def test_two_row_tags_and_row_like_tags_are_problems_but_free_tags_are_not(tmp_path: Path) -> None:
+    text = (
+        "Feature: x\n\n  @M01 @M02 @wip\n  Scenario: greedy\n    Given the post-writeback phase is enabled\n\n"
+        "  @M99 @m04 @slow\n  Scenario: lookalikes\n    Given the post-writeback phase is enabled\n\n"
+        "  @M04 @wip @slow\n  Scenario: free tags beside the row tag\n    Given the post-writeback phase is enabled\n"
+    )
     problems, _ = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path)
     messages = [p.message for p in problems]
-    assert any("2 row tags" in m for m in messages) and any("unknown tag @WIP" in m for m in messages)
+    assert any("2 row tags" in m for m in messages)
+    assert any("unknown tag @M99" in m for m in messages) and any("unknown tag @m04" in m and "@M04?" in m for m in messages)
+    assert not any("@wip" in m or "@slow" in m for m in messages)
+    assert not any(p.line == 11 for p in problems)  # the scenario with free tags beside its row tag is fine
 
 
 def test_undefined_step_is_named_with_its_line(tmp_path: Path) -> None:
     text = "Feature: x\n\n  @M01\n  Scenario: s\n    Given the post-writeback phase is enabled\n    When the moon is full\n"
     problems, _ = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path)
     assert [str(p) for p in problems] == ["features/extra.feature:6: no step definition for when: 'the moon is full'"]
+
+
+def test_an_undefined_step_gets_the_closest_steps_that_exist(tmp_path: Path) -> None:
+    from pwh._harness.step_catalog import catalog, closest
+
+    known = catalog(load_step_modules("scenarios"))
+    text = 'Feature: x\n\n  @M01\n  Scenario: s\n    Given the post-writeback phase is enabld\n    Then hook "a.x" is not called\n'
+    problems, _ = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path, suggest=lambda k, t: closest(k, t, known))
+    by_line = {p.line: p.message for p in problems}
+    assert "did you mean: 'the post-writeback phase is enabled'" in by_line[5]
+    assert 'hook "<hook_id>" was never called' in by_line[6]
 
 
 def test_undefined_step_in_an_examples_row(tmp_path: Path) -> None:

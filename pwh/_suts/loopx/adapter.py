@@ -143,6 +143,7 @@ class LoopxSUT:
             self.close()
             raise SUTLoadError("the loopx extra is not installed: pip install -e '.[loopx]'") from None
         self._lx = capability_hooks
+        self.version = _installed_version("loopx")
         self._own_dir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="pwh-loopx-sut-")) if workdir is None else Path(workdir)
         self.root = (self.workdir / "runtime_root").resolve()
@@ -504,6 +505,15 @@ class LoopxSUT:
 
     def _receipt_files(self) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in sorted(self.root.glob("goals/*/post_writeback_hooks/*.json"))}
+
+
+def _installed_version(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
 
 
 def _read(path: Path) -> bytes:

@@ -1,0 +1,106 @@
+"""`pwh report`, `pwh compare` and `pwh scenarios steps`, run as a user runs them: a subprocess
+over real files, judged by its output and exit code; and what every verdict says it covers."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pwh._harness.gate import features_digest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pwh(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pwh", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def partial(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("verdicts") / "m06.json"
+    done = pwh("gate", "--sut", "reference-memory", "--rows", "M06,M11", "--quiet", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PARTIAL verdict (a row filter)" in done.stdout and "covers: rows M06, M11" in done.stdout
+    return out, json.loads(out.read_text("utf-8"))
+
+
+def test_a_verdict_states_what_it_covers(partial: tuple[Path, dict[str, Any]]) -> None:
+    _, verdict = partial
+    run = verdict["run"]
+    assert run["rows"] == ["M06", "M11"] and run["partial"] is True
+    assert run["features_digest"] == features_digest(ROOT / "features")
+    assert run["sut_version"] == verdict["pwh_version"]  # the reference adapter's version is pwh's
+    assert run["generated_at"].endswith("Z")
+    assert run["pwh_commit"] is None or len(run["pwh_commit"]) == 40
+
+
+def test_report_renders_a_saved_verdict_again(partial: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    path, _ = partial
+    table = pwh("report", str(path))
+    assert table.returncode == 0 and "pwh gate — SUT: reference-memory" in table.stdout and "PARTIAL verdict" in table.stdout
+    done = pwh("report", str(path), "--md", str(tmp_path / "r.md"), "--html", str(tmp_path / "r.html"))
+    assert done.returncode == 0 and done.stdout == ""
+    md = (tmp_path / "r.md").read_text("utf-8")
+    assert "**PARTIAL verdict (a row filter)" in md and "covers: rows M06, M11" in md
+    assert (tmp_path / "r.html").read_text("utf-8").startswith("<!doctype html>")
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(None, "cannot read"), ("{not json", "is not JSON (line 1)"), ('{"x": 1}', "is not a pwh gate verdict: invalid at $")],
+)
+def test_report_and_compare_refuse_a_file_that_is_no_verdict(tmp_path: Path, content: str | None, says: str) -> None:
+    bad = tmp_path / "bad.json"
+    if content is not None:
+        bad.write_text(content, "utf-8")
+    for args in (("report", str(bad)), ("compare", str(bad), str(bad))):
+        done = pwh(*args)
+        assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_compare_shows_row_and_scenario_differences(partial: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    path, verdict = partial
+    same = pwh("compare", str(path), str(path))
+    assert same.returncode == 0 and "no difference" in same.stdout
+    changed = copy.deepcopy(verdict)
+    target = next(s for s in changed["scenarios"] if "M06" in s["tags"])
+    target["rfc"] = target["profile"] = "fail"
+    changed["rows"]["M06"].update(rfc="fail", profile="fail", status="fail")
+    other = tmp_path / "b.json"
+    other.write_text(json.dumps(changed), "utf-8")
+    done = pwh("compare", str(path), str(other), "--json", str(tmp_path / "cmp.json"))
+    assert done.returncode == 1
+    assert "M06    pass → fail" in done.stdout and target["scenario"] in done.stdout
+    result = json.loads((tmp_path / "cmp.json").read_text("utf-8"))
+    assert result["same"] is False and [r["row"] for r in result["rows"]] == ["M06"]
+    assert len(result["scenarios"]) == 1 and result["scenarios"][0]["b"] == {"rfc": "fail", "profile": "fail"}
+    only_json = pwh("compare", str(path), str(other), "--json", "-")
+    assert json.loads(only_json.stdout)["rows"] == result["rows"]
+
+
+def test_scenarios_steps_lists_every_step_readably() -> None:
+    done = pwh("scenarios", "steps")
+    assert done.returncode == 0
+    assert 'Given hook "<hook_id>" is installed and <behaviour>' in done.stdout
+    assert "            - proposes one intent" in done.stdout  # a behaviour phrase, listed whole
+    assert "Then  no provider was called" in done.stdout
+    steps = json.loads(pwh("scenarios", "steps", "--json").stdout)
+    assert {s["kind"] for s in steps} == {"given", "when", "then"}
+    install = next(s for s in steps if s["text"] == 'hook "<hook_id>" is installed and <behaviour>')
+    assert "raises an error" in install["parameters"]["behaviour"]
