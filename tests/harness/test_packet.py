@@ -351,7 +351,7 @@ def test_the_private_name_deny_list_is_honoured(reference_run: GateRun, tmp_path
 
 def test_a_private_name_in_a_sut_is_withheld_from_the_error(reference_run: GateRun, tmp_path: Path) -> None:
     with pytest.raises(PacketLeak) as caught:
-        build_packet(tmp_path / "p", ["acmecorp_adapter:factory"], gate=gate_of(reference_run), private_names=["acmecorp"])
+        build_packet(tmp_path / "p", ["reference", "acmecorp_adapter:factory"], gate=gate_of(reference_run), private_names=["acmecorp"])
     assert "acmecorp" not in str(caught.value).lower()
     assert any(f == "results/<withheld>/verdict.json" for f, _, _ in caught.value.findings)
 
@@ -489,3 +489,74 @@ def test_pwh_packet_verify_never_imports_the_gate(tmp_path: Path) -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------------------------
+# What a consumer downloads, and a verdict that must agree with itself
+# --------------------------------------------------------------------------------------------
+
+
+def test_verify_reads_the_published_tarball(packet: Path, tmp_path: Path) -> None:
+    tarball = packet.parent / "packet.tar.gz"
+    report = verify_packet(tarball)
+    assert report.ok, report.render()
+    assert report.packet.endswith("packet.tar.gz") and report.files_checked == len(manifest_of(packet)["files"]) + 1
+    garbage = tmp_path / "garbage.tar.gz"
+    garbage.write_bytes(b"not gzip at all")
+    assert verify_packet(garbage).not_a_packet == "not a readable .tar.gz"
+
+
+def test_a_tarball_member_that_is_a_link_or_outside_is_refused_not_unpacked(packet: Path, tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    evil = tmp_path / "evil.tar.gz"
+    with tarfile.open(packet.parent / "packet.tar.gz", "r:gz") as src, tarfile.open(evil, "w:gz") as out:
+        top = src.getmembers()[0].name.partition("/")[0]
+        for member in src.getmembers():
+            out.addfile(member, src.extractfile(member) if member.isfile() else None)
+        link = tarfile.TarInfo(f"{top}/escape")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        out.addfile(link)
+        outside = tarfile.TarInfo("../outside.txt")
+        data = b"x"
+        outside.size = len(data)
+        out.addfile(outside, io.BytesIO(data))
+    report = verify_packet(evil)
+    kinds = {(file, kind) for file, kind, _ in report.problems}
+    assert ("escape", "unsafe") in kinds and any(kind == "unsafe" and "outside" in file for file, kind in kinds)
+    assert not (tmp_path / "outside.txt").exists()
+
+
+def test_a_forged_summary_is_inconsistent_even_when_rehashed(copy_of: Path) -> None:
+    rel = "results/reference/verdict.json"
+    verdict = json.loads((copy_of / rel).read_text("utf-8"))
+    verdict["summary"]["verdict"] = verdict["summary"]["rfc"] = "fail"
+    (copy_of / rel).write_text(json.dumps(verdict, indent=2) + "\n", "utf-8")
+    rehash(copy_of, rel)
+    problems = verify_packet(copy_of).problems
+    assert (rel, "inconsistent", "summary: verdict, rfc differ from what its rows and scenarios make them") in problems
+    assert any(file == "results/reference/report.md" and kind == "inconsistent" for file, kind, _ in problems)
+
+
+def test_a_forged_row_or_scenario_is_inconsistent(copy_of: Path) -> None:
+    rel = "results/reference/verdict.json"
+    verdict = json.loads((copy_of / rel).read_text("utf-8"))
+    verdict["rows"]["M06"]["passed"] -= 1
+    verdict["scenarios"][0]["profile"] = "divergence"
+    (copy_of / rel).write_text(json.dumps(verdict, indent=2) + "\n", "utf-8")
+    rehash(copy_of, rel)
+    details = [d for file, kind, d in verify_packet(copy_of).problems if file == rel and kind == "inconsistent"]
+    assert any(d.startswith("row M06: passed") for d in details) and any(d.startswith("scenario 0: profile divergence") for d in details)
+
+
+def test_a_packet_without_reference_results_is_neither_built_nor_verified(
+    packet: Path, copy_of: Path, reference_run: GateRun, tmp_path: Path
+) -> None:
+    with pytest.raises(PacketError, match="add --sut reference"):
+        build_packet(tmp_path / "noref", ["tests.broken_suts:no_timeout"], gate=gate_of(reference_run))
+    shutil.rmtree(copy_of / "results" / "reference")
+    manifest = manifest_of(copy_of)
+    manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith("results/reference/")}
+    (copy_of / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", "utf-8")
+    assert any(file == "results/reference/" and kind == "missing" for file, kind, _ in verify_packet(copy_of).problems)

@@ -96,6 +96,8 @@ def build_packet(
     if not feature_dir.is_dir():
         raise PacketError(f"features directory not found: {shown(feature_dir)}")
     dirs = _result_dirs(suts or ["reference"])
+    if "reference" not in dirs.values():
+        raise PacketError("a packet compares every SUT against the reference: add --sut reference")
 
     scanner = BoundaryScanner(private_names=private_names)
     files: dict[str, bytes] = {}

@@ -99,6 +99,8 @@ def verify_packet(packet: Path, *, private_names: Iterable[str] = ()) -> VerifyR
     files' sizes; the walk is iterative and bounded in depth and entries.
     """
     packet = Path(packet)
+    if packet.name.endswith(TARBALL_SUFFIXES) and packet.is_file() and not packet.is_symlink():
+        return _verify_tarball(packet, private_names)
     report = VerifyReport(shown(packet))
     scanner = BoundaryScanner(private_names=private_names)
     if not packet.is_dir():
@@ -161,8 +163,135 @@ def verify_packet(packet: Path, *, private_names: Iterable[str] = ()) -> VerifyR
         problems.append((shown_rel(rel, scanner), "extra", "in the packet, not in the manifest"))
         problems += _verify_one(packet, rel, present[rel], scanner, None)
     report.files_checked += 1  # the manifest itself
+    if REFERENCE_VERDICT not in listed:
+        problems.append(("results/reference/", "missing", "the packet's README compares against the reference, whose results are absent"))
+    for rel in sorted(r for r in present if _VERDICT_FILE.fullmatch(r) and r not in unsafe):
+        problems += _consistency_problems(packet, rel, present, scanner)
     report.problems = sorted(set(problems))
     return report
+
+
+TARBALL_SUFFIXES = (".tar.gz", ".tgz")
+MAX_TARBALL_BYTES = 512 * _MIB  # unpacked: the whole shipped packet is a few MiB
+
+
+def _verify_tarball(path: Path, private_names: Iterable[str]) -> VerifyReport:
+    """A packet as it is attached and downloaded: its one top-level directory is unpacked (regular
+    files and directories only, plain relative names, bounded in entries and bytes) into a private
+    directory and verified there; any other member is a problem, never unpacked."""
+    import tarfile
+    import tempfile
+    import zlib
+
+    with tempfile.TemporaryDirectory(prefix="pwh-verify-") as tmp:
+        try:
+            root, refused = _unpack(path, Path(tmp), tarfile)
+        except (tarfile.TarError, OSError, EOFError, zlib.error):
+            report = VerifyReport(shown(path))
+            report.not_a_packet = "not a readable .tar.gz"
+            return report
+        if root is None:
+            report = VerifyReport(shown(path))
+            report.not_a_packet = "the archive does not hold one packet directory"
+            return report
+        report = verify_packet(root, private_names=private_names)
+    report.packet = shown(path)
+    report.problems = sorted(set(report.problems + refused))
+    return report
+
+
+def _unpack(path: Path, into: Path, tarfile: Any) -> tuple[Path | None, list[Problem]]:
+    scanner = BoundaryScanner()
+    refused: list[Problem] = []
+    top: str | None = None
+    total = 0
+    with tarfile.open(path, "r:gz") as archive:
+        for count, member in enumerate(archive):
+            if count >= MAX_ENTRIES:
+                refused.append(("(archive)", "unsafe", f"more than {MAX_ENTRIES} entries: the rest is not unpacked"))
+                break
+            head, _, rel = member.name.partition("/")
+            if top is None:
+                top = head
+            if head != top or not _RELPATH.fullmatch(head) or (rel and not _RELPATH.fullmatch(rel)):
+                refused.append((shown_rel(member.name, scanner), "unsafe", "not a plain path inside the archive's one directory"))
+                continue
+            if member.isdir():
+                (into / head / rel).mkdir(parents=True, exist_ok=True)
+                continue
+            if not member.isfile():
+                refused.append((shown_rel(rel or head, scanner), "unsafe", "not a regular file in the archive (a link or a device)"))
+                continue
+            total += member.size
+            if total > MAX_TARBALL_BYTES:
+                refused.append(("(archive)", "unsafe", f"more than {MAX_TARBALL_BYTES // _MIB} MiB unpacked: the rest is not unpacked"))
+                break
+            target = into / head / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source = archive.extractfile(member)
+            with source, open(target, "xb") as out:
+                while chunk := source.read(CHUNK):
+                    out.write(chunk)
+    root = into / top if top is not None else None
+    return (root if root is not None and root.is_dir() else None), refused
+
+
+REFERENCE_VERDICT = "results/reference/verdict.json"
+# The fields of a row and of the summary a verdict's own scenarios decide.
+_ROW_FIELDS = ("status", "rfc", "profile", "scenarios", "passed", "failed", "skipped", "divergences", "self_checks", "seams")
+_SUMMARY_FIELDS = (
+    "rows", "passed", "failed", "skipped", "self_check_rows", "scenarios", "sut_scenarios",
+    "verdict", "rfc", "profile", "divergences", "self_checks",
+)  # fmt: skip
+
+
+def _consistency_problems(packet: Path, rel: str, present: dict[str, tuple[int, int]], scanner: BoundaryScanner) -> list[Problem]:
+    """A verdict must agree with itself: its rows and summary are what its scenarios make them
+    (recomputed as the gate does), and the reports beside it render exactly it. A summary turned
+    to pass by hand, even with the manifest re-hashed, fails here."""
+    from pwh._harness.judging import rows_of, summarize
+    from pwh._harness.report import html_report, junit_xml, markdown_report
+
+    shown = shown_rel(rel, scanner)
+    try:
+        read = _read_file(packet / rel, scanner, rel, keep=MAX_PARSED_BYTES, identity=present[rel])
+        verdict = json.loads(read.data) if read.data is not None else None
+    except (OSError, _NotRegular, ValueError, RecursionError):
+        return []  # reported by the file checks
+    if not isinstance(verdict, dict) or schema_rejections(validator("gate_verdict"), verdict, "invalid"):
+        return []  # reported by the schema check
+    out: list[Problem] = []
+    scenarios = verdict["scenarios"]
+    for i, sc in enumerate(scenarios):
+        wanted = "divergence" if sc["rfc"] == "pass" and sc.get("divergences") else sc["rfc"]
+        if sc["profile"] != wanted:
+            out.append(
+                (shown, "inconsistent", f"scenario {i}: profile {sc['profile']} where its RFC status and divergences make it {wanted}")
+            )
+    rows = rows_of(scenarios, verdict.get("selected_rows"))
+    for row_id, row in verdict["rows"].items():
+        again = rows.get(row_id)
+        differs = [f for f in _ROW_FIELDS if again is None or (f in row and row[f] != again.get(f))]
+        if differs:
+            out.append((shown, "inconsistent", f"row {row_id}: {', '.join(differs)} differ from what its scenarios make them"))
+    if set(rows) != set(verdict["rows"]):
+        out.append((shown, "inconsistent", "its rows are not the rows its scenarios and row filter make"))
+    summary = summarize(rows, scenarios, bool(verdict.get("collection_errors")))
+    differs = [f for f in _SUMMARY_FIELDS if verdict["summary"].get(f) != summary.get(f)]
+    if differs:
+        out.append((shown, "inconsistent", f"summary: {', '.join(differs)} differ from what its rows and scenarios make them"))
+    folder = rel.rsplit("/", 1)[0]
+    for name, render in (("report.md", markdown_report), ("report.html", html_report), ("junit.xml", junit_xml)):
+        beside = f"{folder}/{name}"
+        if beside not in present:
+            continue
+        try:
+            data = _read_file(packet / beside, scanner, beside, keep=MAX_PARSED_BYTES * 4, identity=present[beside]).data
+        except (OSError, _NotRegular):
+            continue
+        if data is not None and data != render(verdict).encode("utf-8"):
+            out.append((shown_rel(beside, scanner), "inconsistent", "does not render the verdict beside it"))
+    return out
 
 
 @dataclass
