@@ -83,7 +83,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"pwh {__version__}")
     sub = p.add_subparsers(title="commands")
 
-    gate = sub.add_parser("gate", help="run the Gherkin matrix against a SUT and print the verdict per row")
+    gate = sub.add_parser(
+        "gate",
+        help="run the Gherkin matrix against a SUT and print the verdict per row",
+        epilog=(
+            "exit codes: 0 the RFC verdict passes; 1 an RFC check failed (or, with --strict, incomplete; with "
+            "--fail-on-profile, a profile divergence); 2 the gate could not run; 3 incomplete (a row skipped); 130 Ctrl-C"
+        ),
+    )
+    gate.add_argument(
+        "where",
+        nargs="*",
+        metavar="FEATURE[:LINE]",
+        help="only the scenarios of these feature files (at that scenario's line, as the reports name it)",
+    )
     gate.add_argument("--sut", default="reference", help="built-in name (reference, reference-memory, loopx) or module:factory")
     gate.add_argument("--json", metavar="PATH", help="write the verdict as JSON")
     gate.add_argument("--junit", metavar="PATH", help="write JUnit XML (one suite per row)")
@@ -112,6 +125,15 @@ def _parser() -> argparse.ArgumentParser:
         help="run the SQLite stores at synchronous=FULL (slower; the default NORMAL is crash-safe in WAL mode)",
     )
     gate.add_argument("--quiet", action="store_true", help="no per-scenario progress lines")
+    gate.add_argument("-k", dest="keyword", metavar="EXPR", help="only scenarios whose name matches, as pytest's -k")
+    gate.add_argument(
+        "-m", "--tags", dest="tags", metavar="EXPR", help="only scenarios whose tags match, as pytest's -m (e.g. 'M04 and not wip')"
+    )
+    gate.add_argument(
+        "--failed-in",
+        metavar="VERDICT.json",
+        help="only the scenarios that failed in a saved verdict (pwh's --lf: the verdict is the cache)",
+    )
     gate.set_defaults(handler=_gate)
 
     scen = sub.add_parser("scenarios", help="work with the feature files")
@@ -181,7 +203,17 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
 
     def handler(args: argparse.Namespace) -> int:
         if args.campaign == "reliability":
+            sut = getattr(args, "sut", None)
+            if sut not in (None, "reference"):
+                raise UsageError("--campaign reliability runs against pwh's reference only: drop --sut")
+            if args.minutes is not None:
+                raise UsageError("--campaign reliability runs a fixed set of cases: drop --minutes (or --quick for the short set)")
             return _reliability(args)
+        if args.quick or args.json:
+            option = "--quick" if args.quick else "--json"
+            raise UsageError(
+                f"{option} applies to --campaign reliability only (the models report on the terminal and in counterexample traces)"
+            )
         if args.minutes is None:
             raise UsageError("pwh soak needs --minutes N (or --campaign reliability)")
         if models_handler is _models_missing:
@@ -246,6 +278,8 @@ def _reliability(args: argparse.Namespace) -> int:
 def _gate(args: argparse.Namespace) -> int:
     rows = [r.strip() for r in args.rows.split(",")] if args.rows else None
     _check_outputs(args, "json", "junit", "cucumber", "report")
+    _refuse_options_that_do_not_apply(args, rows)
+    picked = _scenario_selection(args)
     print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
     from pwh._harness.gate import run_gate  # loaded by the verbs that run it: `pwh packet verify` never does
 
@@ -257,6 +291,9 @@ def _gate(args: argparse.Namespace) -> int:
         rows=rows,
         durable=args.durable,
         exitfirst=args.exitfirst,
+        keyword=args.keyword,
+        tags=args.tags,
+        scenarios=picked,
     )
     verdict = run.verdict()
     if args.coverage and run.coverage is not None:
@@ -269,12 +306,61 @@ def _gate(args: argparse.Namespace) -> int:
     _write(args.junit, junit_xml(verdict))
     _write(args.cucumber, cucumber_json(verdict, {s["id"]: s.get("steps", []) for s in run.scenarios}))
     if args.report:
-        _write(args.report, html_report(verdict) if args.report.endswith((".html", ".htm")) else markdown_report(verdict))
+        _write(args.report, html_report(verdict) if args.report.lower().endswith((".html", ".htm")) else markdown_report(verdict))
     if verdict.get("stopped_at_first_failure"):
         print("pwh gate: stopped at the first failing scenario (-x): the scenarios after it never ran", file=sys.stderr)
     if run.collection_errors:
         print(f"pwh: {len(run.collection_errors)} collection error(s): the scenarios could not all be loaded", file=sys.stderr)
     return gate_exit_code(verdict["summary"], strict=args.strict, fail_on_profile=args.fail_on_profile)
+
+
+REPORT_SUFFIXES = (".md", ".html", ".htm")
+
+
+def _scenario_selection(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
+    """``FEATURE[:LINE]`` arguments and ``--failed-in``, as (path relative to the features'
+    parent, line or None); checked before any scenario runs."""
+    from pwh._harness.gate import locate
+
+    feature_dir = locate(args.features)[0]
+    base = feature_dir.parent
+    picked: list[tuple[str, int | None]] = []
+    for where in args.where:
+        path, _, line = where.rpartition(":") if where.rpartition(":")[2].isdigit() else (where, "", "")
+        candidates = [Path(path), base / path, feature_dir / path]
+        found = next((c.resolve() for c in candidates if c.is_file() and c.suffix == ".feature"), None)
+        if found is None or not found.is_relative_to(feature_dir.resolve()):
+            raise UsageError(f"{shown(path)}: not a .feature file of the features directory")
+        picked.append((found.relative_to(base.resolve()).as_posix(), int(line) if line else None))
+    if args.failed_in:
+        from pwh._harness.verdicts import load_verdict
+
+        failed = [
+            (s["feature"], s.get("line")) for s in load_verdict(args.failed_in)["scenarios"] if s["rfc"] == "fail" and s.get("feature")
+        ]
+        if not failed:
+            raise UsageError(f"--failed-in {shown(args.failed_in)}: no scenario failed there")
+        picked += failed
+    return picked or None
+
+
+def _refuse_options_that_do_not_apply(args: argparse.Namespace, rows: list[str] | None) -> None:
+    """An option that would be ignored is an error, before any work: a user must not believe a
+    report, a coverage figure or a row filter was produced when it was not."""
+    from pwh._harness.rules import RULE_IDS
+
+    for option in ("json", "junit", "cucumber", "report"):
+        if getattr(args, option, None) == "-":
+            raise UsageError(f"--{option} -: the terminal gets the verdict table; name a file to write")
+    if args.report and not args.report.lower().endswith(REPORT_SUFFIXES):
+        raise UsageError(f"--report {shown(args.report)}: name a .md (Markdown) or .html (HTML) file")
+    if args.coverage and args.sut != "reference":
+        raise UsageError("--coverage measures the reference dispatcher: it does not apply to --sut " + repr(args.sut))
+    if args.coverage and rows:
+        raise UsageError("--coverage measures what the whole matrix covers: it does not apply with --rows")
+    unknown = [r for r in rows or [] if r not in RULE_IDS]
+    if unknown or (rows is not None and not rows):
+        raise UsageError(f"--rows: unknown row {', '.join(unknown) or '(empty)'}; known: {', '.join(RULE_IDS)}")
 
 
 def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool = False) -> int:

@@ -49,14 +49,24 @@ class GateRun:
     selected: list[str] | None = None  # rows the run was limited to (--rows), else every row
     exitfirst: bool = False  # the run stopped at its first failing scenario (-x): later ones never ran
     covers: dict[str, Any] = field(default_factory=dict)  # what the run was: features digest, commit, SUT version, time
+    selection: dict[str, Any] | None = None  # -k, tags, FEATURE[:LINE]: which scenarios ran, when not all
 
     def judged(self) -> list[dict[str, Any]]:
         """Every scenario with its two verdicts and whom it counts for (see :func:`judge_scenario`)."""
         return [judge_scenario(s) for s in self.scenarios]
 
+    def rows_run(self) -> list[str] | None:
+        """The rows this verdict covers: ``--rows``; under a scenario selection, the rows whose
+        scenarios ran (the others say nothing); else every row (``None``)."""
+        if self.selected is not None or self.selection is None:
+            return self.selected
+        ran = {t for s in self.scenarios for t in s.get("tags", [])}
+        return [r for r in RULE_IDS if r in ran]
+
     def verdict(self) -> dict[str, Any]:
         judged = self.judged()
-        rows = rows_of(judged, self.selected)
+        selected = self.rows_run()
+        rows = rows_of(judged, selected)
         out: dict[str, Any] = {
             "schema_version": VERDICT_SCHEMA_VERSION,
             "pwh_version": __version__,
@@ -65,14 +75,15 @@ class GateRun:
             "summary": summarize(rows, judged, bool(self.collection_errors)),
             "scenarios": [_public_scenario(s) for s in judged],
         }
-        if self.selected is not None:
-            out["selected_rows"] = list(self.selected)
+        if selected is not None:
+            out["selected_rows"] = list(selected)
         stopped = self.exitfirst and any(s["outcome"] == "failed" for s in self.scenarios)
         if stopped:
             out["stopped_at_first_failure"] = True
         out["run"] = {
-            "rows": list(self.selected) if self.selected is not None else "all",
-            "partial": self.selected is not None or stopped,
+            "rows": list(selected) if selected is not None else "all",
+            "partial": selected is not None or stopped or self.selection is not None,
+            "selection": self.selection,
             "pwh_version": __version__,
             **{k: self.covers.get(k) for k in ("features_digest", "pwh_commit", "sut_version", "generated_at")},
         }
@@ -131,8 +142,14 @@ def run_gate(
     rows: list[str] | None = None,
     durable: bool = False,
     exitfirst: bool = False,
+    keyword: str | None = None,
+    tags: str | None = None,
+    scenarios: list[tuple[str, int | None]] | None = None,
 ) -> GateRun:
-    """Run the matrix against ``sut`` in a child pytest process and collect its results."""
+    """Run the matrix against ``sut`` in a child pytest process and collect its results.
+    ``keyword`` (pytest's ``-k``), ``tags`` (a tag expression, pytest's ``-m``) and ``scenarios``
+    (``(feature path relative to the features' parent, line or None)``) narrow the run: the
+    verdict is then partial and says which selection made it."""
     feature_dir, bindings = locate(features)
     from pwh._harness.preflight import (
         refuse_bad_matrix,  # exit 2 before any scenario: a matrix `pwh scenarios check` rejects
@@ -173,8 +190,15 @@ def run_gate(
             "-W",
             "ignore::DeprecationWarning",
         ]
-        if rows:
-            pytest_args += ["-m", " or ".join(_marker_expr(r) for r in rows)]
+        marks = [f"({' or '.join(_marker_expr(r) for r in rows)})"] if rows else []
+        if tags:
+            marks.append(f"({tags})")
+        if marks:
+            pytest_args += ["-m", " and ".join(marks)]
+        if keyword:
+            pytest_args += ["-k", keyword]
+        if scenarios:
+            pytest_args += ["--pwh-select", json.dumps([list(s) for s in scenarios])]
         if exitfirst:
             pytest_args.append("-x")
         if coverage:
@@ -209,7 +233,13 @@ def run_gate(
             raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
         payload = json.loads(results.read_text("utf-8"))
         cov = _coverage_summary(data_file, root) if coverage else None
-    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst, covers)
+    selection = None
+    if keyword or tags or scenarios:
+        picked = [f"{where}:{line}" if line else where for where, line in scenarios or []]
+        selection = {"keyword": keyword, "tags": tags, "scenarios": picked}
+    return GateRun(
+        sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst, covers, selection
+    )
 
 
 def features_digest(feature_dir: Path) -> str:

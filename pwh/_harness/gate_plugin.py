@@ -26,6 +26,33 @@ RESULTS_OPTION = "--pwh-results"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(RESULTS_OPTION, default=None, help="where the pwh gate plugin writes its results")
     parser.addoption("--pwh-progress", default="1", help="print one line per scenario (1) or nothing (0)")
+    parser.addoption(SELECT_OPTION, default=None, help="JSON list of FEATURE or FEATURE:LINE (relative to the features' parent) to run")
+
+
+SELECT_OPTION = "--pwh-select"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``pwh gate FEATURE[:LINE]``: keep only the scenarios of those files (at those lines: a
+    scenario's or an outline's own line, as every report names it)."""
+    raw = config.getoption(SELECT_OPTION)
+    if not raw:
+        return
+    from pytest_bdd.scenario import scenario_wrapper_template_registry
+
+    wanted = {tuple(w) for w in json.loads(raw)}
+    root = Path(os.environ.get("PWH_FEATURES_ROOT", os.getcwd()))
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+        where = relative(Path(template.feature.filename), root) if template is not None else None
+        line = template.line_number if template is not None else None
+        (keep if (where, None) in wanted or (where, line) in wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 class _Recorder:

@@ -32,7 +32,20 @@ def covers_lines(verdict: dict[str, Any]) -> list[str]:
     when = f" · {run['generated_at']}" if run.get("generated_at") else ""
     lines = [f"covers: {rows} · features {digest[:19]}… · pwh {run.get('pwh_version')}{commit} · SUT {sut}{when}"]
     if run.get("partial"):
-        why = "stopped at the first failing scenario" if verdict.get("stopped_at_first_failure") else "a row filter"
+        selection = run.get("selection") or {}
+        picked = [
+            *([f"-k {selection['keyword']!r}"] if selection.get("keyword") else []),
+            *([f"-m {selection['tags']!r}"] if selection.get("tags") else []),
+            *selection.get("scenarios", [])[:3],
+            *(["…"] if len(selection.get("scenarios", [])) > 3 else []),
+        ]
+        why = (
+            "stopped at the first failing scenario"
+            if verdict.get("stopped_at_first_failure")
+            else f"a scenario selection: {' '.join(picked)}"
+            if picked
+            else "a row filter"
+        )
         lines.insert(0, f"PARTIAL verdict ({why}): it says nothing about the rows or scenarios that did not run")
     return lines
 

@@ -237,7 +237,7 @@ def _packet(scenarios: list[dict[str, Any]], values: list[str], names: list[str]
     out = folder / "packet"
     tally.tried += len(values)
     try:
-        build_packet(out, ["campaign"], gate=lambda sut, **_: run, private_names=names)
+        build_packet(out, ["reference", "campaign"], gate=lambda sut, **_: run, private_names=names)
     except PacketLeak:
         if out.exists():
             tally.leaked += len(values)

@@ -158,7 +158,8 @@ def _run(command: str, spec: str, adapters: Path, out: Path) -> subprocess.Compl
         return pwh("gate", "--quiet", "--sut", spec, pythonpath=adapters)
     if command == "soak":
         return pwh("soak", "--minutes", "0.05", "--no-real-crashes", "--sut", spec, pythonpath=adapters)
-    return pwh("packet", "build", str(out / spec.replace(":", "-")), "--sut", spec, pythonpath=adapters)
+    # the broken adapter first: it is refused at load, before the reference would run its matrix
+    return pwh("packet", "build", str(out / spec.replace(":", "-")), "--sut", spec, "--sut", "reference", pythonpath=adapters)
 
 
 @pytest.fixture(scope="module")

@@ -104,3 +104,60 @@ def test_scenarios_steps_lists_every_step_readably() -> None:
     assert {s["kind"] for s in steps} == {"given", "when", "then"}
     install = next(s for s in steps if s["text"] == 'hook "<hook_id>" is installed and <behaviour>')
     assert "raises an error" in install["parameters"]["behaviour"]
+
+
+def test_a_gate_run_narrowed_the_pytest_way_says_which_scenarios_it_ran(partial: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    out = tmp_path / "sel.json"
+    done = pwh("gate", "--sut", "reference-memory", "features/m06_conflict.feature:13", "--quiet", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    verdict = json.loads(out.read_text("utf-8"))
+    assert [(s["feature"], s["line"]) for s in verdict["scenarios"]] == [("features/m06_conflict.feature", 13)]
+    assert verdict["run"]["selection"] == {"keyword": None, "tags": None, "scenarios": ["features/m06_conflict.feature:13"]}
+    assert verdict["run"]["partial"] and list(verdict["rows"]) == ["M06"]
+    assert "PARTIAL verdict (a scenario selection: features/m06_conflict.feature:13)" in done.stdout
+    # -k and a tag expression, as pytest takes them
+    done = pwh("gate", "--sut", "reference-memory", "-k", "replayed", "-m", "M11", "--quiet", "--json", str(out))
+    verdict = json.loads(out.read_text("utf-8"))
+    assert done.returncode == 0 and [s["line"] for s in verdict["scenarios"]] == [15]
+    assert verdict["run"]["selection"]["keyword"] == "replayed" and verdict["run"]["selection"]["tags"] == "M11"
+    # --failed-in: the failures of a saved verdict are run again
+    _, saved = partial
+    failed = copy.deepcopy(saved)
+    target = next(s for s in failed["scenarios"] if s["feature"] == "features/m11_replan.feature" and s["line"] == 25)
+    target["rfc"] = target["profile"] = "fail"
+    (tmp_path / "failed.json").write_text(json.dumps(failed), "utf-8")
+    done = pwh("gate", "--sut", "reference-memory", "--failed-in", str(tmp_path / "failed.json"), "--quiet", "--json", str(out))
+    verdict = json.loads(out.read_text("utf-8"))
+    assert done.returncode == 0 and [(s["feature"], s["line"]) for s in verdict["scenarios"]] == [("features/m11_replan.feature", 25)]
+    none_failed = pwh("gate", "--failed-in", str(partial[0]))
+    assert none_failed.returncode == 2 and "no scenario failed there" in none_failed.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("gate", "--report", "r.txt"), "name a .md (Markdown) or .html (HTML) file"),
+        (("gate", "--json", "-"), "--json -: the terminal gets the verdict table"),
+        (("gate", "--coverage", "--sut", "loopx"), "--coverage measures the reference dispatcher"),
+        (("gate", "--coverage", "--rows", "M01"), "it does not apply with --rows"),
+        (("gate", "no_such.feature"), "not a .feature file of the features directory"),
+        (("soak", "--minutes", "0.05", "--json", "s.json"), "--json applies to --campaign reliability only"),
+        (("soak", "--minutes", "0.05", "--quick"), "--quick applies to --campaign reliability only"),
+        (("soak", "--campaign", "reliability", "--sut", "loopx"), "runs against pwh's reference only"),
+    ],
+)
+def test_an_option_that_would_be_ignored_is_an_error_before_any_work(
+    args: tuple[str, ...], says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pwh._cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(list(args)) == 2
+    out, err = capsys.readouterr()
+    assert says in err and len(err.strip().splitlines()) == 1 and "running the matrix" not in out
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_an_ignored_option_is_refused_by_the_command_a_user_types(tmp_path: Path) -> None:
+    done = pwh("gate", "--report", "r.txt", cwd=tmp_path)
+    assert done.returncode == 2 and "name a .md (Markdown) or .html (HTML) file" in done.stderr and "Traceback" not in done.stderr

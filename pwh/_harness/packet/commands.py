@@ -29,15 +29,23 @@ def add_packet_commands(subparsers: Any) -> None:
     """
     packet = subparsers.add_parser("packet", help="build or verify the public test packet")
     sub = packet.add_subparsers(title="packet commands")
-    build = sub.add_parser("build", help="run the gate and write the public test packet to DIR")
+    build = sub.add_parser(
+        "build",
+        help="run the gate and write the public test packet to DIR",
+        epilog="exit codes: 0 written; 1 the boundary scan stopped it, or the reference did not pass; 2 it could not run",
+    )
     build.add_argument("dir", metavar="DIR", help="the packet directory (created, or an earlier packet replaced)")
     build.add_argument(
         "--sut", action="append", metavar="NAME", help="a SUT whose results the packet publishes (repeatable; default: reference)"
     )
     build.add_argument("--tar", metavar="PATH", help="also write the packet as one reproducible .tar.gz")
     build.set_defaults(handler=_build_command)
-    verify = sub.add_parser("verify", help="check a packet against its manifest, the boundary scan and its schemas")
-    verify.add_argument("dir", metavar="DIR", help="the packet directory")
+    verify = sub.add_parser(
+        "verify",
+        help="check a packet against its manifest, the boundary scan, its schemas and its own verdicts",
+        epilog="exit codes: 0 verified; 1 problems, listed per file; 2 not a packet",
+    )
+    verify.add_argument("dir", metavar="DIR|PACKET.tar.gz", help="the packet directory, or the .tar.gz that build --tar wrote")
     verify.set_defaults(handler=_verify_command)
 
 

@@ -254,8 +254,8 @@ def _consistency_problems(packet: Path, rel: str, present: dict[str, tuple[int, 
 
     shown = shown_rel(rel, scanner)
     try:
-        read = _read_file(packet / rel, scanner, rel, keep=MAX_PARSED_BYTES, identity=present[rel])
-        verdict = json.loads(read.data) if read.data is not None else None
+        data = _read_plain(packet / rel, present[rel], MAX_PARSED_BYTES)
+        verdict = json.loads(data) if data is not None else None
     except (OSError, _NotRegular, ValueError, RecursionError):
         return []  # reported by the file checks
     if not isinstance(verdict, dict) or schema_rejections(validator("gate_verdict"), verdict, "invalid"):
@@ -286,12 +286,30 @@ def _consistency_problems(packet: Path, rel: str, present: dict[str, tuple[int, 
         if beside not in present:
             continue
         try:
-            data = _read_file(packet / beside, scanner, beside, keep=MAX_PARSED_BYTES * 4, identity=present[beside]).data
+            data = _read_plain(packet / beside, present[beside], MAX_PARSED_BYTES * 4)
         except (OSError, _NotRegular):
             continue
         if data is not None and data != render(verdict).encode("utf-8"):
             out.append((shown_rel(beside, scanner), "inconsistent", "does not render the verdict beside it"))
     return out
+
+
+def _read_plain(path: Path, identity: tuple[int, int], limit: int) -> bytes | None:
+    """A file's bytes for a second look (already hashed and scanned): without following a link,
+    only the regular file the walk saw, ``None`` when larger than ``limit``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != identity:
+            raise _NotRegular
+        if info.st_size > limit:
+            return None
+        chunks = []
+        while chunk := os.read(fd, CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 @dataclass
