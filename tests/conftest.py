@@ -12,10 +12,27 @@ settings.register_profile("deep", max_examples=2000, deadline=None, suppress_hea
 settings.load_profile(os.environ.get("PWH_HYPOTHESIS_PROFILE", "ci"))
 
 
-# The slowest files (whole gate runs, each a child pytest of its own) are collected first: with
-# `-n auto --dist loadfile` each worker takes whole files in collection order, so starting the long
-# ones first lets the workers finish together instead of one waiting on a late long file.
-SLOW_FIRST = ("tests/whole_gate/", "tests/suts/test_loopx.py", "tests/harness/test_packet.py")
+# The slowest files (whole gate runs, each a child pytest of its own) are collected first, longest
+# first (as measured: `--junitxml` times summed per file): with `-n auto --dist loadfile` each worker
+# takes whole files in collection order, so starting the long ones first lets the workers finish
+# together instead of one waiting on a late long file. pytest-xdist would otherwise reorder the files
+# by their number of tests (`--loadscope-reorder`, on by default), putting these few-test files last.
+SLOW_FIRST = (
+    "tests/harness/test_packet.py",
+    "tests/whole_gate/test_gate_mutants.py",
+    "tests/whole_gate/",
+    "tests/suts/test_loopx.py",
+    "tests/campaigns/test_models.py",
+    "tests/harness/test_cli_hostile.py",
+    "tests/harness/test_gate_refuses.py",
+    "tests/harness/test_verdict_commands.py",
+)
+
+
+def pytest_configure(config: object) -> None:
+    option = getattr(config, "option", None)
+    if option is not None and hasattr(option, "loadscopereorder"):
+        option.loadscopereorder = False  # keep SLOW_FIRST's order (xdist reads it when it schedules)
 
 
 def pytest_collection_modifyitems(items: list) -> None:
