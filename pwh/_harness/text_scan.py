@@ -21,11 +21,15 @@ def scan_text(text: str, scanner: BoundaryScanner | None = None) -> list[Finding
         return [Finding("unscannable", "line 0")]
     rules = scanner or _DEFAULT
     found: set[tuple[str, str]] = set()
+    seen: dict[str, tuple[str, ...]] = {}  # a line repeated in this text is judged once (reports repeat many)
     try:
         for number, line in enumerate(str.__str__(text).split("\n"), start=1):
             line = line.rstrip("\r")
             if line and not line.isspace():
-                for category in rules.text_categories(line):
+                categories = seen.get(line)
+                if categories is None:
+                    categories = seen[line] = rules.text_categories(line)
+                for category in categories:
                     found.add((f"line {number}", category))
     except Exception:
         found.add(("line 0", "unscannable"))
