@@ -18,7 +18,7 @@ from pathlib import Path
 from pwh._harness import interrupt as ctrl_c
 from pwh._harness.gate_error import GateError
 from pwh._harness.packet.commands import add_packet_commands
-from pwh._harness.paths import shown
+from pwh._harness.paths import feature_label, shown
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 from pwh._suts.faults import is_user_interrupt, sigint_count, track_user_interrupts
 from pwh._version import __version__
@@ -331,7 +331,7 @@ def _scenario_selection(args: argparse.Namespace) -> list[tuple[str, int | None]
         found = next((c.resolve() for c in candidates if c.is_file() and c.suffix == ".feature"), None)
         if found is None or not found.is_relative_to(feature_dir.resolve()):
             raise UsageError(f"{shown(path)}: not a .feature file of the features directory")
-        picked.append((found.relative_to(base.resolve()).as_posix(), int(line) if line else None))
+        picked.append((feature_label(found, feature_dir.resolve()), int(line) if line else None))
     if args.failed_in:
         from pwh._harness.verdicts import load_verdict
 

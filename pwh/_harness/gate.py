@@ -19,7 +19,7 @@ from typing import Any
 
 from pwh._harness.gate_error import GateError
 from pwh._harness.judging import judge_scenario, rows_of, summarize
-from pwh._harness.paths import fast_tmp, shown
+from pwh._harness.paths import INSTALLED_FEATURES, fast_tmp, shown
 from pwh._harness.rules import RULE_IDS
 from pwh._version import __version__
 
@@ -125,6 +125,8 @@ def locate(features: str | None) -> tuple[Path, Path]:
     """The features directory and the scenarios bindings to run."""
     root = project_root()
     feature_dir = Path(features).resolve() if features else root / "features"
+    if not features and not feature_dir.is_dir() and (root / INSTALLED_FEATURES).is_dir():
+        feature_dir = root / INSTALLED_FEATURES  # a plain (non-editable) install: the wheel's copy
     bindings = root / "scenarios" / "test_matrix.py"
     if not feature_dir.is_dir():
         raise GateError(f"features directory not found: {shown(feature_dir)} (pass --features DIR)")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pwh._core.boundary import BoundaryScanner
-from pwh._harness.paths import relative
+from pwh._harness.paths import feature_label
 from pwh._harness.rules import RULE_IDS
 
 RESULTS_OPTION = "--pwh-results"
@@ -42,12 +42,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     from pytest_bdd.scenario import scenario_wrapper_template_registry
 
     wanted = {tuple(w) for w in json.loads(raw)}
-    root = Path(os.environ.get("PWH_FEATURES_ROOT", os.getcwd()))
+    features = _features_dir()
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
         template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
-        where = relative(Path(template.feature.filename), root) if template is not None else None
+        where = feature_label(Path(template.feature.filename), features) if template is not None else None
         line = template.line_number if template is not None else None
         (keep if (where, None) in wanted or (where, line) in wanted else drop).append(item)
     if drop:
@@ -77,7 +77,7 @@ class _Recorder:
 
     def pytest_bdd_before_scenario(self, request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
         meta = self.meta.setdefault(request.node.nodeid, {"tags": [], "params": ""})
-        meta["feature"] = relative(Path(feature.filename), self.root)
+        meta["feature"] = feature_label(Path(feature.filename), _features_dir())
         meta["feature_name"] = feature.name
         meta["line"] = scenario.line_number
         meta["scenario"] = scenario.name
@@ -186,6 +186,11 @@ def _skip_reason(report: pytest.TestReport) -> str:
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         return str(longrepr[2]).removeprefix("Skipped: ")
     return "skipped"
+
+
+def _features_dir() -> Path:
+    """The features directory the gate ran (``PWH_FEATURES``), else the project's."""
+    return Path(os.environ.get("PWH_FEATURES") or Path(os.environ.get("PWH_FEATURES_ROOT", os.getcwd())) / "features")
 
 
 def _short_id(nodeid: str) -> str:

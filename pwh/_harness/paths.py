@@ -32,3 +32,13 @@ def fast_tmp() -> str | None:
     stores are created and dropped by the hundred, and their fsyncs are not what is judged."""
     shm = Path("/dev/shm")
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+INSTALLED_FEATURES = "pwh_features"  # the matrix as the wheel ships it (features/ in the source tree)
+
+
+def feature_label(path: Path, feature_dir: Path) -> str:
+    """How reports name a feature file: ``<dir>/<relative path>``, where the wheel's
+    ``pwh_features`` reads as ``features``, so a verdict names the same files however pwh was installed."""
+    name = "features" if feature_dir.name == INSTALLED_FEATURES else feature_dir.name
+    return f"{name}/{relative(path, feature_dir)}"

@@ -161,3 +161,20 @@ def test_an_option_that_would_be_ignored_is_an_error_before_any_work(
 def test_an_ignored_option_is_refused_by_the_command_a_user_types(tmp_path: Path) -> None:
     done = pwh("gate", "--report", "r.txt", cwd=tmp_path)
     assert done.returncode == 2 and "name a .md (Markdown) or .html (HTML) file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_plain_install_finds_the_wheels_matrix_and_names_it_features(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install .` (not editable) ships features/ as the data package pwh_features: the gate
+    finds it there, and reports name its files features/... as a checkout's do."""
+    from pwh._harness import gate
+    from pwh._harness.paths import feature_label
+
+    (tmp_path / "pwh_features").mkdir()
+    (tmp_path / "pwh_features" / "a.feature").write_text("Feature: a\n", "utf-8")
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "test_matrix.py").write_text("", "utf-8")
+    monkeypatch.setattr(gate, "project_root", lambda: tmp_path)
+    feature_dir, _ = gate.locate(None)
+    assert feature_dir == tmp_path / "pwh_features"
+    assert feature_label(feature_dir / "a.feature", feature_dir) == "features/a.feature"
+    assert feature_label(ROOT / "features" / "m06_conflict.feature", ROOT / "features") == "features/m06_conflict.feature"
