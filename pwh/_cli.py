@@ -33,7 +33,9 @@ class UsageError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the sub-command's own parser, so its usage (not pwh's) is shown
+        getattr(args, "_command_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "handler", None):
         parser.print_help()
         return EXIT_ERROR
@@ -177,7 +179,34 @@ def _parser() -> argparse.ArgumentParser:
     importlib.import_module("pwh._harness.divergences").add_divergences_command(sub)
     importlib.import_module("pwh._harness.boundary_corpus").add_corpus_command(sub)
     importlib.import_module("pwh._harness.verdicts").add_verdict_commands(sub)
+    _tag_command_parsers(p, ())
     return p
+
+
+# Exit codes of the commands whose own parser does not state them (the others set an epilog).
+EXIT_CODES: dict[tuple[str, ...], str] = {
+    ("soak",): "0 nothing found; 1 a model found a violation (its trace is written) or the reliability campaign a problem; "
+    "2 bad options or an unloadable SUT; 130 Ctrl-C",
+    ("replay",): "0 the trace no longer fails; 1 it still fails; 2 not a readable trace, or an unloadable SUT",
+    ("vectors",): "0 printed, or (--check) the shipped vectors match; 1 they differ",
+    ("bench",): "0 measured (every target is reported, none enforced); 2 bad options",
+    ("scenarios", "check"): "0 no problem; 1 problems, one line each; 2 the step library or the features cannot be read",
+    ("divergences",): "0 written; 2 the verdict cannot be read",
+    ("corpus",): "0 the scanner meets its targets on the corpus; 1 it does not; 2 a bad corpus file (its line named)",
+    ("mutate",): "0 the score meets its floor; 1 it does not; 2 the campaign could not run",
+}
+
+
+def _tag_command_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> None:
+    """Each command's parser knows itself (a usage error shows its own usage) and states its exit codes."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                here = (*path, name)
+                command.set_defaults(_command_parser=command)
+                if command.epilog is None and here in EXIT_CODES:
+                    command.epilog = "exit codes: " + EXIT_CODES[here]
+                _tag_command_parsers(command, here)
 
 
 MODELS_PACKAGE = "scenarios.models"  # loaded by name: core never imports the models

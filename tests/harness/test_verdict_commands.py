@@ -178,3 +178,17 @@ def test_a_plain_install_finds_the_wheels_matrix_and_names_it_features(tmp_path:
     assert feature_dir == tmp_path / "pwh_features"
     assert feature_label(feature_dir / "a.feature", feature_dir) == "features/a.feature"
     assert feature_label(ROOT / "features" / "m06_conflict.feature", ROOT / "features") == "features/m06_conflict.feature"
+
+
+def test_a_sub_command_shows_its_own_usage_and_lists_its_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    from pwh._cli import main
+
+    done = pwh("gate", "--bogus")
+    assert done.returncode == 2 and done.stderr.startswith("usage: pwh gate") and "unrecognized arguments: --bogus" in done.stderr
+    commands = [["gate"], ["soak"], ["replay"], ["vectors"], ["bench"], ["scenarios", "check"], ["scenarios", "steps"]]
+    commands += [["divergences"], ["corpus"], ["mutate"], ["report"], ["compare"], ["packet", "build"], ["packet", "verify"]]
+    for command in commands:
+        with pytest.raises(SystemExit) as ended:
+            main([*command, "--help"])
+        assert ended.value.code == 0
+        assert "exit codes: 0" in capsys.readouterr().out, command
