@@ -61,6 +61,7 @@ def test_reference_passes_every_row(reference_run) -> None:  # type: ignore[no-u
             assert result["passed"] == result["scenarios"], row
         else:  # seed-003: only pwh's fakes implement it, so its passes are self-checks
             assert result["rfc"] == "self-check" and result["self_checks"]["failed"] == 0, row
+            assert result["seams"] == ["testbed"], row  # the reference offers no turn seam
             assert result["self_checks"]["passed"] == result["scenarios"], row
     s = verdict["summary"]
     assert (s["verdict"], s["profile"], s["divergences"], s["self_checks"]["failed"]) == ("pass", "pass", 0, 0)
