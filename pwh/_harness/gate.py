@@ -169,6 +169,7 @@ def run_gate(
     with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=fast_tmp()) as tmp:
         results = Path(tmp) / "results.json"
         data_file = Path(tmp) / "coverage.data"
+        run_dir = _row_files(feature_dir, rows, Path(tmp)) if rows and not coverage else feature_dir
         pytest_args = [
             str(bindings),
             "-p",
@@ -184,7 +185,7 @@ def run_gate(
             "-p",
             "no:terminal",
             "-o",
-            f"bdd_features_base_dir={feature_dir}",
+            f"bdd_features_base_dir={run_dir}",
             "--basetemp",
             str(Path(tmp) / "scenarios"),
             "--rootdir",
@@ -225,8 +226,8 @@ def run_gate(
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
             "PWH_SUT": sut,
             "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL",
-            "PWH_FEATURES": str(feature_dir),
-            "PWH_FEATURES_ROOT": str(feature_dir.parent),
+            "PWH_FEATURES": str(run_dir),
+            "PWH_FEATURES_ROOT": str(run_dir.parent),
             "TMPDIR": tmp,
             **child_import_env(sut_dir),
         }
@@ -242,6 +243,25 @@ def run_gate(
     return GateRun(
         sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst, covers, selection
     )
+
+
+def _row_files(feature_dir: Path, rows: list[str], tmp: Path) -> Path:
+    """A copy, under the same directory name, of only the feature files that tag one of ``rows``:
+    the child then parses and collects those alone (a ``--rows`` run of one row no longer pays
+    for all forty), and reports name each file as they would have. Any file a tag might be in is
+    kept; ``-m`` still decides which scenarios run."""
+    import re
+    import shutil
+
+    tag = re.compile(r"(?<![\w-])@(?:" + "|".join(re.escape(r) for r in rows) + r")(?![\w-])")
+    target = tmp / "features-run" / feature_dir.name
+    for path in sorted(feature_dir.rglob("*.feature")):
+        if tag.search(path.read_text("utf-8", errors="replace")):
+            copy = target / path.relative_to(feature_dir)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
+    target.mkdir(parents=True, exist_ok=True)
+    return target
 
 
 def features_digest(feature_dir: Path) -> str:
