@@ -18,7 +18,7 @@ from pathlib import Path
 from pwh._harness import interrupt as ctrl_c
 from pwh._harness.gate_error import GateError
 from pwh._harness.packet.commands import add_packet_commands
-from pwh._harness.paths import feature_label, shown
+from pwh._harness.paths import feature_label, shown, write_output
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 from pwh._suts.faults import is_user_interrupt, sigint_count, track_user_interrupts
 from pwh._version import __version__
@@ -412,14 +412,11 @@ def gate_exit_code(summary: dict, *, strict: bool = False, fail_on_profile: bool
 
 
 def _write(path: str | None, text: str) -> None:
-    if not path:
-        return
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, "utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {shown(path)}: {exc.strerror or 'write failed'}") from None
+    if path:
+        try:
+            write_output(path, text)
+        except GateError as exc:  # what the user asked for cannot be written: a usage error
+            raise UsageError(str(exc)) from None
 
 
 def _check_outputs(args: argparse.Namespace, *options: str) -> None:

@@ -56,10 +56,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 class _Recorder:
-    def __init__(self, config: pytest.Config, out: Path, root: Path) -> None:
+    def __init__(self, config: pytest.Config, out: Path) -> None:
         self.config = config
         self.out = out
-        self.root = root
         self.progress = config.getoption("--pwh-progress") != "0"
         self.meta: dict[str, dict[str, Any]] = {}
         self.results: dict[str, dict[str, Any]] = {}
@@ -201,8 +200,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _search_sut_dir_last()
     out = config.getoption(RESULTS_OPTION)
     if out:
-        root = Path(os.environ.get("PWH_FEATURES_ROOT", os.getcwd()))
-        config.pluginmanager.register(_Recorder(config, Path(out), root), "pwh-gate-recorder")
+        config.pluginmanager.register(_Recorder(config, Path(out)), "pwh-gate-recorder")
 
 
 def _search_sut_dir_last() -> None:

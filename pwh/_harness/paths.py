@@ -42,3 +42,15 @@ def feature_label(path: Path, feature_dir: Path) -> str:
     ``pwh_features`` reads as ``features``, so a verdict names the same files however pwh was installed."""
     name = "features" if feature_dir.name == INSTALLED_FEATURES else feature_dir.name
     return f"{name}/{relative(path, feature_dir)}"
+
+
+def write_output(path: str | Path, text: str) -> None:
+    """Write a report or verdict file (its folder made), or :class:`GateError` in one line naming it."""
+    from pwh._harness.gate_error import GateError
+
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, "utf-8")
+    except OSError as exc:
+        raise GateError(f"cannot write {shown(path)}: {exc.strerror or 'write failed'}") from None

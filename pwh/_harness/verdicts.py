@@ -17,7 +17,7 @@ from typing import Any
 
 from pwh._core.schemas import schema_rejections, validator
 from pwh._harness.gate_error import GateError
-from pwh._harness.paths import shown
+from pwh._harness.paths import shown, write_output
 from pwh._harness.rules import RULES
 
 __all__ = ["COMPARISON_SCHEMA_VERSION", "add_verdict_commands", "compare", "comparison_lines", "load_verdict"]
@@ -110,14 +110,6 @@ def comparison_lines(result: dict[str, Any], a_name: str, b_name: str) -> list[s
     return lines
 
 
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text, "utf-8")
-    except OSError as exc:
-        raise GateError(f"cannot write {shown(path)}: {exc.strerror or 'write failed'}") from None
-
-
 def _report(args: argparse.Namespace) -> int:
     from pwh._harness.report import html_report, junit_xml, markdown_report, verdict_table
 
@@ -126,7 +118,7 @@ def _report(args: argparse.Namespace) -> int:
         print(verdict_table(verdict), end="")
     for path, render in ((args.md, markdown_report), (args.html, html_report), (args.junit, junit_xml)):
         if path:
-            _write(path, render(verdict))
+            write_output(path, render(verdict))
     return 0
 
 
@@ -138,7 +130,7 @@ def _compare(args: argparse.Namespace) -> int:
     else:
         print("\n".join(comparison_lines(result, shown(args.a), shown(args.b))))
         if args.json:
-            _write(args.json, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+            write_output(args.json, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     return EXIT_SAME if result["same"] else EXIT_DIFFERENT
 
 

@@ -79,6 +79,14 @@ _HOST = "import sys; sys.stdin.buffer.read(); sys.stdout.buffer.write(open(sys.a
 HOST_TIMEOUT_SECONDS = 60.0
 
 
+# The Turn's bounds LoopX's request carries inside the envelope its planner builds (HST-1).
+_ENVELOPE_BOUNDS = ("gate", "scope", "evidence_requirements", "stop_conditions", "resume_conditions")
+
+
+def _envelope_value(value: Any) -> Any:
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
 def loopx_turn_key(turn_key: str) -> str:
     """LoopX's turn keys are ``sha256:<64 hex>``; pwh's opaque key crosses as its digest."""
     return "sha256:" + hashlib.sha256(turn_key.encode("utf-8")).hexdigest()
@@ -92,11 +100,7 @@ def _loopx_plan(plan: Mapping[str, Any]) -> dict[str, Any]:
         "goal_id": plan["goal_id"],
         "agent_id": plan["agent_id"],
         "action": {"selected_todo": {"todo_id": plan["todo_id"]}},
-        "gate": plan["gate"],
-        "scope": list(plan["scope"]),
-        "evidence_requirements": list(plan["evidence_requirements"]),
-        "stop_conditions": list(plan["stop_conditions"]),
-        "resume_conditions": list(plan["resume_conditions"]),
+        **{bound: _envelope_value(plan[bound]) for bound in _ENVELOPE_BOUNDS},
     }
     return {
         "transaction": {"turn_key": loopx_turn_key(plan["turn_key"])},
@@ -187,7 +191,7 @@ class LoopxTurn:
             "route": request.get("route") == plan["route"],
             "todo": todo == plan["todo_id"],
             "output_schema": bool(contract.get("schema_version")),
-            **{b: envelope.get(b) == list(plan[b]) if b != "gate" else envelope.get(b) == plan[b] for b in _ENVELOPE_BOUNDS},
+            **{b: envelope.get(b) == _envelope_value(plan[b]) for b in _ENVELOPE_BOUNDS},
         }
         return RequestView(
             tuple(contract.get("completed_phases") or ()), frozenset(b for b, ok in found.items() if ok), tuple(key_paths(request))
@@ -216,6 +220,3 @@ class LoopxTurn:
             return HostVerdict(False, code=code, path=path)
         result = validation["result"]
         return HostVerdict(True, event_kind=EVENT_KINDS.get(result.get("result_kind")), evidence=tuple(result.get("work_evidence") or ()))
-
-
-_ENVELOPE_BOUNDS = ("gate", "scope", "evidence_requirements", "stop_conditions", "resume_conditions")
