@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from hypothesis import HealthCheck, settings
 
@@ -10,6 +11,13 @@ settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile("deep", max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("PWH_HYPOTHESIS_PROFILE", "ci"))
+
+# Where the environment says PYTHONDONTWRITEBYTECODE (this machine's does), every Python process the
+# tests start (several hundred: gate runs, their child pytests, CLI calls) would compile pwh, the
+# fakes and the step library from source again, ~0.15 s each. The tests let them keep their bytecode
+# (under __pycache__, ignored by git); what the tests check never depends on it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 # The slowest files (whole gate runs, each a child pytest of its own) are collected first, longest

@@ -20,6 +20,7 @@ from typing import Any
 from pwh._harness.gate_error import GateError
 from pwh._harness.judging import judge_scenario, rows_of, summarize
 from pwh._harness.paths import INSTALLED_FEATURES, fast_tmp, shown
+from pwh._harness.preflight import matrix_refusal
 from pwh._harness.rules import RULE_IDS
 from pwh._version import __version__
 
@@ -153,11 +154,6 @@ def run_gate(
     (``(feature path relative to the features' parent, line or None)``) narrow the run: the
     verdict is then partial and says which selection made it."""
     feature_dir, bindings = locate(features)
-    from pwh._harness.preflight import (
-        refuse_bad_matrix,  # exit 2 before any scenario: a matrix `pwh scenarios check` rejects
-    )
-
-    refuse_bad_matrix(feature_dir)
     sut_dir, sut_version = _check_sut_loads(sut)
     root = project_root()
     covers = {
@@ -180,6 +176,10 @@ def run_gate(
             str(results),
             "--pwh-progress",
             "1" if progress else "0",
+            # The whole matrix is checked as `pwh scenarios check` would, in the child, which has
+            # imported the step library anyway, before any scenario runs (also under --rows).
+            "--pwh-preflight",
+            str(feature_dir),
             "-p",
             "no:cacheprovider",
             "-p",
@@ -235,6 +235,8 @@ def run_gate(
         if not results.exists():
             raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
         payload = json.loads(results.read_text("utf-8"))
+        if payload.get("matrix_problems"):
+            raise GateError(matrix_refusal(payload["matrix_problems"]))
         cov = _coverage_summary(data_file, root) if coverage else None
     selection = None
     if keyword or tags or scenarios:

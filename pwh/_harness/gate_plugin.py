@@ -27,9 +27,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(RESULTS_OPTION, default=None, help="where the pwh gate plugin writes its results")
     parser.addoption("--pwh-progress", default="1", help="print one line per scenario (1) or nothing (0)")
     parser.addoption(SELECT_OPTION, default=None, help="JSON list of FEATURE or FEATURE:LINE (relative to the features' parent) to run")
+    parser.addoption(PREFLIGHT_OPTION, default=None, help="the whole features directory to check before any scenario runs")
 
 
 SELECT_OPTION = "--pwh-select"
+PREFLIGHT_OPTION = "--pwh-preflight"
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -66,9 +68,18 @@ class _Recorder:
         self.total = 0
         self.scanner = BoundaryScanner()
         self.collection_errors: list[str] = []
+        self.matrix_problems: list[str] = []
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        preflight = self.config.getoption(PREFLIGHT_OPTION)
+        if preflight:
+            from pwh._harness.preflight import matrix_problems
+
+            self.matrix_problems = matrix_problems(Path(preflight))
+            if self.matrix_problems:  # the gate refuses the matrix: no scenario may run
+                self.config.hook.pytest_deselected(items=list(items))
+                items[:] = []
         self.total = len(items)
         for item in items:
             tags = sorted(m.name for m in item.iter_markers() if m.name in RULE_IDS)
@@ -133,7 +144,7 @@ class _Recorder:
         for nodeid in self.order:
             meta = self.meta.get(nodeid, {})
             scenarios.append({"id": _short_id(nodeid), **meta, **self.results.get(nodeid, {"outcome": "passed"})})
-        payload = {"scenarios": scenarios, "collection_errors": self.collection_errors}
+        payload = {"scenarios": scenarios, "collection_errors": self.collection_errors, "matrix_problems": self.matrix_problems}
         self.out.write_text(json.dumps(payload, indent=1, sort_keys=True), "utf-8")
 
     def _failure(self, excinfo: Any) -> dict[str, Any]:
