@@ -237,6 +237,8 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
                 raise UsageError("--campaign reliability runs against pwh's reference only: drop --sut")
             if args.minutes is not None:
                 raise UsageError("--campaign reliability runs a fixed set of cases: drop --minutes (or --quick for the short set)")
+            if getattr(args, "profile", None) is not None:
+                raise UsageError("--profile applies to the models, not to --campaign reliability (a fixed set of cases)")
             return _reliability(args)
         if args.quick or args.json:
             option = "--quick" if args.quick else "--json"
@@ -279,6 +281,7 @@ def _soak(args: argparse.Namespace) -> int:
             campaign=args.campaign,
             real_crashes=False if args.no_real_crashes else None,
             out=lambda line: print(line, flush=True),
+            **({"profile": args.profile} if args.profile else {}),  # else the models' own default
         )
     except (SUTLoadError, model_error) as exc:
         raise UsageError(str(exc)) from None

@@ -1,16 +1,16 @@
-"""Test-wide settings: Hypothesis profiles (quick for CI, deeper ones behind `pwh soak`)."""
+"""Test-wide settings: the Hypothesis profile (scenarios/models/_profiles.py; quick for CI, deeper ones by name)."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 
-settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=100, deadline=None)
-settings.register_profile("deep", max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
-settings.load_profile(os.environ.get("PWH_HYPOTHESIS_PROFILE", "ci"))
+from scenarios.models._profiles import DEFAULT_PROFILE, register_hypothesis_profiles
+
+register_hypothesis_profiles()  # ci, dev, deep: the table `pwh soak --profile` reads too
+settings.load_profile(os.environ.get("PWH_HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
 
 # Where the environment says PYTHONDONTWRITEBYTECODE (this machine's does), every Python process the
 # tests start (several hundred: gate runs, their child pytests, CLI calls) would compile pwh, the

@@ -12,6 +12,8 @@ import os
 import sys
 from typing import Any
 
+from ._profiles import DEFAULT_PROFILE, PROFILES
+
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
 
@@ -23,6 +25,14 @@ def add_model_commands(subparsers: Any) -> None:
     soak.add_argument("--seed", type=int, default=None, help="reproduce a soak (default: a fresh seed, printed first)")
     soak.add_argument("--campaign", default=None, help="name the run; its counterexamples go to a sub-directory of that name")
     soak.add_argument("--no-real-crashes", action="store_true", help="simulated crashes only (no child process is killed)")
+    soak.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default=None,
+        help="how long each generated history is: "
+        + "; ".join(f"{p.name}, {p.soak_steps} steps" for p in PROFILES.values())
+        + f" (default {DEFAULT_PROFILE}; the same names as the tests' Hypothesis profiles)",
+    )
     soak.set_defaults(handler=soak_command)
 
     replay = subparsers.add_parser("replay", help="re-run a model counterexample trace (exit 1 while it still fails)")
@@ -43,7 +53,13 @@ def soak_command(args: argparse.Namespace) -> int:
     sut = args.sut or os.environ.get("PWH_SUT") or "reference"
     try:
         summary = soak(
-            args.minutes, sut, args.seed, campaign=args.campaign, real_crashes=False if args.no_real_crashes else None, out=_print
+            args.minutes,
+            sut,
+            args.seed,
+            campaign=args.campaign,
+            real_crashes=False if args.no_real_crashes else None,
+            out=_print,
+            profile=args.profile or DEFAULT_PROFILE,
         )
     except (SUTLoadError, ModelError) as exc:
         return _error(str(exc))

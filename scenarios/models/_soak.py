@@ -19,13 +19,13 @@ from typing import Any
 from ._catalog import SOAK_WEIGHTS
 from ._machine import run_model
 from ._names import sut_slug
+from ._profiles import DEFAULT_PROFILE, PROFILES
 from ._shrink import shrink_trace
 from ._system import Stats
 from ._trace import counterexample_dir, write_counterexample
 
 PROGRESS_EVERY_S = 5.0
 ROUND_EXAMPLES = 10
-ROUND_STEPS = 20
 FIRST_GUESS_S = 0.5  # seconds per example before the soak has measured its own
 REAL_EVERY = 4  # every n-th round crashes a child process for real
 SHRINK_MIN_S, SHRINK_MAX_S = 5.0, 60.0  # a finding is shrunk within what is left of the budget, in these bounds
@@ -44,14 +44,19 @@ def soak(
     campaign: str | None = None,
     out: Callable[[str], None] = print,
     real_crashes: bool | None = None,
+    profile: str = DEFAULT_PROFILE,
 ) -> dict[str, Any]:
     """Run model examples against ``sut`` for ``minutes`` (fractions allowed); return a summary.
 
     ``campaign`` names the run: its counterexamples go to a sub-directory of that name.
     ``real_crashes``: ``None`` interleaves real-crash rounds, ``False`` never, ``True`` always.
+    ``profile`` (``_profiles.PROFILES``) sets how many steps each generated history takes.
     """
     if minutes <= 0:
         raise ValueError("minutes must be positive")
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    round_steps = PROFILES[profile].soak_steps
     on_disk = _keeps_journal_on_disk(sut)  # also: a SUT that cannot load fails here, before any output
     can_kill = real_crashes is not False and on_disk
     seed = secrets.randbelow(2**32) if seed is None else seed
@@ -64,7 +69,9 @@ def soak(
     found: dict[tuple[str, str], dict[str, Any]] = {}  # one counterexample per broken invariant
     paths: list[Path] = []
     rounds = 0
-    out(f"pwh soak: SUT {sut!r} for {minutes:g} min; progress every {PROGRESS_EVERY_S:.0f} s")
+    out(
+        f"pwh soak: SUT {sut!r} for {minutes:g} min, profile {profile} ({round_steps} steps a history); progress every {PROGRESS_EVERY_S:.0f} s"
+    )
     if real_crashes and not can_kill:
         out("pwh soak: this SUT takes no journal directory: real crashes are skipped")
     while time.monotonic() < deadline:
@@ -77,7 +84,7 @@ def soak(
             sut,
             seed=derive_seed(seed, rounds),
             max_examples=examples,
-            steps=ROUND_STEPS,
+            steps=round_steps,
             shrink="none",
             real_crashes=real,
             weights=SOAK_WEIGHTS,
@@ -101,6 +108,7 @@ def soak(
         "sut": sut,
         "campaign": campaign,
         "minutes": minutes,
+        "profile": profile,
         "elapsed_s": round(elapsed, 1),
         "rounds": rounds,
         "examples": stats.examples,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -558,3 +559,24 @@ def test_a_short_soak_reports_its_seed_progress_and_counts() -> None:
     assert summary["examples"] > 0 and summary["steps"] > 0 and summary["rounds"] >= 1
     assert set(summary["crashes"]) == {"simulated", "real"} and "restarts" in summary
     assert lines[-1].startswith("pwh soak: done in")
+
+
+def test_pwh_soak_profile_sets_how_long_each_history_is() -> None:
+    """``pwh soak --profile``: the tests' profile names, read from one table; ``dev`` histories are
+    50 steps where ``ci``'s are 20, so a dev soak averages more than 20 steps an example."""
+    from scenarios.models._profiles import PROFILES
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.02", "--profile", "dev", "--no-real-crashes", "--seed", "4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert f"profile dev ({PROFILES['dev'].soak_steps} steps a history)" in done.stdout
+    examples, steps = (int(n) for n in re.search(r"(\d+) examples, (\d+) steps", done.stdout).groups())  # type: ignore[union-attr]
+    assert steps / examples > PROFILES["ci"].soak_steps, done.stdout
+    from hypothesis import settings
+
+    assert settings.get_profile("dev").max_examples == PROFILES["dev"].max_examples  # the tests' profiles are the same table

@@ -144,6 +144,7 @@ def test_a_gate_run_narrowed_the_pytest_way_says_which_scenarios_it_ran(partial:
         (("soak", "--minutes", "0.05", "--json", "s.json"), "--json applies to --campaign reliability only"),
         (("soak", "--minutes", "0.05", "--quick"), "--quick applies to --campaign reliability only"),
         (("soak", "--campaign", "reliability", "--sut", "loopx"), "runs against pwh's reference only"),
+        (("soak", "--campaign", "reliability", "--profile", "deep"), "--profile applies to the models"),
     ],
 )
 def test_an_option_that_would_be_ignored_is_an_error_before_any_work(
