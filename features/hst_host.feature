@@ -1,7 +1,7 @@
 Feature: HST — the host executes, the core judges (seed 003)
   The host gets a bounded request and returns a candidate; only validation makes it a result.
 
-  @HST-1
+  @HST-1 @smoke
   Scenario: the host request allows only the first two phases and carries the Turn's bounds
     When the orchestrator builds the host request for a Turn
     Then the request allows only the phases "host_execute, typed_result"
@@ -28,7 +28,7 @@ Feature: HST — the host executes, the core judges (seed 003)
       | claims phases host_execute, typed_result and writeback | $.completed_phases[2] |
       | claims phases host_execute, typed_result and spend     | $.completed_phases[2] |
 
-  @HST-2
+  @HST-2 @smoke
   Scenario: a host that claims only its own two phases is accepted
     When the host claims only phases host_execute and typed_result
     Then the Turn commits a todo_completed writeback

@@ -2,7 +2,7 @@ Feature: M01 — a disabled phase or an absent capability calls no provider
   The post-writeback phase is off unless the execution profile turns it on, and only
   installed (and allowlisted) hooks are ever called.
 
-  @M01
+  @M01 @smoke
   Scenario: with the phase disabled, a committed completion calls no provider
     Given the post-writeback phase is disabled
     And hook "a.reporter" is installed and proposes one intent

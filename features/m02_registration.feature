@@ -45,7 +45,7 @@ Feature: M02 — an invalid or over-budget registration is rejected before any p
     Then the registration of hook "a.reporter" is rejected at the field it breaks
     And no provider was called
 
-  @M02
+  @M02 @smoke
   Scenario: a well-formed registration within budget is installed and used
     Given the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent

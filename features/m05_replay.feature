@@ -1,6 +1,6 @@
 Feature: M05 — replaying the primary writeback returns the same dispatch receipt, no duplicate intent
 
-  @M05
+  @M05 @smoke
   Scenario: a replayed completion returns the stored receipt without calling the provider
     Given the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent
@@ -20,7 +20,7 @@ Feature: M05 — replaying the primary writeback returns the same dispatch recei
     Then hook "a.drifter" has exactly one recorded intent
     And hook "a.drifter" has exactly one dispatch identity
 
-  @M05
+  @M05 @smoke
   Scenario Outline: a crash between the primary writeback and the sidecar recovers to one record
     Given the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent

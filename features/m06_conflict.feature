@@ -1,6 +1,6 @@
 Feature: M06 — same identity, different payload: the conflict is rejected and the original kept
 
-  @M06
+  @M06 @smoke
   Scenario: a second delivery with a different result is an intent conflict
     Given the post-writeback phase is enabled
     And hook "a.drifter" is installed and proposes a different intent on every call

@@ -96,7 +96,7 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
     And the Turn gave up on hook "a.spinner" within its timeout
     And hook "b.reporter" has exactly one recorded intent
 
-  @M07
+  @M07 @smoke
   Scenario: a sidecar journal that cannot be written is reported, never a primary failure
     Given the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent

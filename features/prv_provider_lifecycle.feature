@@ -13,7 +13,7 @@ Feature: PRV-1 — provider lifecycle: declared → installed → enabled → re
       | installed                      | declared, enabled, ready   | $.installed |
       | declared, installed and ready  | enabled                    | $.ready    |
 
-  @PRV-1
+  @PRV-1 @smoke
   Scenario Outline: an in-order lifecycle registers at its furthest stage
     When a provider is registered with <set> set and <unset> unset
     Then the provider is registered at stage "<stage>"
@@ -24,7 +24,7 @@ Feature: PRV-1 — provider lifecycle: declared → installed → enabled → re
       | declared and installed                 | enabled, ready            | installed |
       | declared, installed, enabled and ready | none                      | ready     |
 
-  @PRV-1
+  @PRV-1 @smoke
   Scenario: a provider cannot skip a stage on its way to ready
     When the provider is moved straight from declared to ready
     Then the move is refused with code "provider_transition_skipped" and the provider stays "declared"

@@ -184,6 +184,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # Exit codes of the commands whose own parser does not state them (the others set an epilog).
+    importlib.import_module("pwh._harness.smoke").add_smoke_command(sub)
 EXIT_CODES: dict[tuple[str, ...], str] = {
     ("soak",): "0 nothing found; 1 a model found a violation (its trace is written) or the reliability campaign a problem; "
     "2 bad options or an unloadable SUT; 130 Ctrl-C",

@@ -204,6 +204,7 @@ class TurnSeamRecorder:
         self._contracts = contracts
         self.name = contracts.name
         self.operations = frozenset(contracts.operations)
+        self.reached: set[str] = set()
         self.answered: set[str] = set()
 
     def register_provider(self, provider_id: str, flags: Mapping[str, bool]) -> Any:
@@ -216,6 +217,7 @@ class TurnSeamRecorder:
         return self._answer("accept_host_output", plan, raw)
 
     def _answer(self, operation: str, *args: Any) -> Any:
+        self.reached.add(operation)
         result = getattr(self._contracts, operation)(*args)
         self.answered.add(operation)
         return result
@@ -439,6 +441,9 @@ class World:
             "judged_sut": self.judged_sut(),
             "turn_judged": self.turn_seam is not None and bool(self.turn_seam.answered) and self.ledger.sut_checks > 0,
             "divergences": list(self.ledger.divergences),
+            # which seam operations the scenario reached and which answered (``pwh smoke`` lists them)
+            "operations": sorted(self.seam.reached | {f"turn.{op}" for op in (self.turn_seam.reached if self.turn_seam else ())}),
+            "answered": sorted(self.seam.answered | {f"turn.{op}" for op in (self.turn_seam.answered if self.turn_seam else ())}),
         }
 
     def judged_sut(self) -> bool:

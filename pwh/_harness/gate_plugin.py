@@ -160,7 +160,11 @@ class _Recorder:
             if about in ("sut", "testbed"):
                 out["failed_about"] = about
             return out
-        return {"expected": "the step to complete", "seen": f"it raised {type(exc).__name__}"}
+        out = {"expected": "the step to complete", "seen": f"it raised {type(exc).__name__}"}
+        where = _adapter_frame(excinfo)
+        if where:  # for `pwh smoke`: where in the adapter it raised (a module and line, never a path)
+            out["raised_at"] = self._safe(where)
+        return out
 
     def _judgement(self, raw: dict[str, Any]) -> dict[str, Any]:
         """The world's account of a scenario, reduced to plain, public-safe fields."""
@@ -174,11 +178,39 @@ class _Recorder:
             "judged_sut": bool(raw.get("judged_sut")),
             "turn_judged": bool(raw.get("turn_judged")),
             "divergences": divergences,
+            "operations": _operation_names(raw.get("operations")),
+            "answered": _operation_names(raw.get("answered")),
         }
 
     def _safe(self, text: str) -> str:
         text = text[:400]
         return text if not self.scanner.scan_value(text) else "(withheld: it would carry a private value)"
+
+
+def _operation_names(value: Any) -> list[str]:
+    """Seam operation names as the world reported them: identifiers only, nothing else passes."""
+    if not isinstance(value, list):
+        return []
+    return sorted({v for v in value if isinstance(v, str) and len(v) <= 40 and v.replace(".", "_").isidentifier()})
+
+
+def _adapter_frame(excinfo: Any) -> str | None:
+    """``module:line`` of the innermost frame of the SUT's own adapter module in a raised
+    exception's traceback (``PWH_SUT`` names it; a built-in name is mapped to its module)."""
+    from pwh._suts.seam import BUILTIN_SUTS
+
+    spec = os.environ.get("PWH_SUT", "")
+    module = BUILTIN_SUTS.get(spec, spec).partition(":")[0]
+    if not module:
+        return None
+    found = None
+    tb = getattr(excinfo, "tb", None)
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__")
+        if name == module:
+            found = f"{module}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
 
 
 def _params(item: pytest.Item) -> str:

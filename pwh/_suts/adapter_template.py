@@ -1,0 +1,98 @@
+"""A starting point for an adapter of your own implementation (copy it: ``pwh smoke --template PATH``).
+
+Every method below says what the harness hands it and what it expects back, in RFC terms, and
+raises :class:`pwh.Unsupported` until you wire it: an ``Unsupported`` scenario is skipped with its
+reason, never counted as a pass. Wire one method at a time and run ``pwh smoke --sut
+my_adapter:factory`` (seconds) after each; then ``pwh gate --sut my_adapter:factory`` for the
+verdict. Worked examples: ``pwh/_suts/reference.py`` (pwh's own dispatcher, a few lines a method),
+``pwh/_suts/loopx/adapter.py`` (a shipped implementation driven through its public API) and
+``tests/broken_suts.py`` (adapters that break one rule each).
+
+The gate calls the factory with no options. The crash/replay models (``pwh soak``) try
+``workdir=DIR`` (a private directory the journal should live in, so that a restart, or a new
+process after a real SIGKILL, finds it); a factory that refuses the option with ``TypeError`` is
+run with simulated crashes only. Accept ``**options`` and ignore what you do not use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pwh._core.codes import Rejection
+from pwh._core.outcome import DispatchOutcome
+from pwh._core.profile import Profile
+from pwh._suts.seam import Producer, Unsupported
+
+# (In your own adapter, outside pwh, take the same names from the public API:
+#  from pwh import DispatchOutcome, Producer, Profile, Rejection, Unsupported)
+
+
+class AdapterTemplate:
+    """Your implementation behind pwh's SUT seam (``pwh.SUT``)."""
+
+    name = "my-implementation"  # shown in every report; keep it public (no host, user or path)
+    version = "0.0.0"  # your implementation's version, recorded in the verdict (<= 64 printable chars)
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options  # e.g. options.get("workdir"): where durable state may live
+
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
+        """Add ``kind`` with its payload JSON Schema (2020-12) to your intent catalog. Return ``[]``
+        when registered, else one ``Rejection(code, path)`` per broken rule (M02)."""
+        raise Unsupported("register_intent_kind is not wired yet")
+
+    def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
+        """Install one hook: ``registration`` is the RFC's registration object; ``producer`` is the
+        provider to call with the hook input (a mapping) and that returns the hook result. Return
+        ``[]`` when installed, else the rejections at the fields they break (M01, M02)."""
+        raise Unsupported("install is not wired yet")
+
+    def set_profile(self, profile: Profile) -> None:
+        """Apply the deployment profile: phase switch, allowlist, budget ceilings, retry bound (M01,
+        M04). Every scenario sets one first, so this skeleton keeps it rather than refusing: hand it
+        on to your implementation (until you do, the M01 rows fail, as they should)."""
+        self.profile = profile
+
+    def dispatch(self, source: Mapping[str, Any], *, primary: Any = None) -> DispatchOutcome:
+        """Dispatch after a committed primary writeback: ``source`` is the committed receipt. Return
+        a ``DispatchOutcome``: whether it was admitted (with a code when not), and one
+        ``HookOutcome`` per installed hook with its intents or its isolated failure (M03–M13). A
+        replay of the same receipt must return what was recorded without calling providers (M05).
+        ``primary`` lets a hostile test reach the primary store; most adapters ignore it."""
+        raise Unsupported("dispatch is not wired yet")
+
+    def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
+        """The same dispatch delivered again by a racing second dispatcher: providers run again
+        and a different result is an intent conflict (M06)."""
+        raise Unsupported("redeliver is not wired yet")
+
+    @property
+    def crash_points(self) -> tuple[str, ...]:
+        """The named points where ``arm_crash`` can stop your dispatcher (``()`` if none)."""
+        return ()
+
+    def arm_crash(self, point: str) -> None:
+        """Make the next pass through ``point`` crash (raise ``pwh.SimulatedCrash`` or end the process) (M05)."""
+        raise Unsupported("arm_crash is not wired yet")
+
+    def restart(self) -> None:
+        """Come back after a crash from durable storage alone (drop every in-memory state) (M05)."""
+        raise Unsupported("restart is not wired yet")
+
+    def journal_records(self) -> list[dict[str, Any]]:
+        """The sidecar receipts in record order, as RFC objects (M05–M08, M13)."""
+        raise Unsupported("journal_records is not wired yet")
+
+    def inject_fault(self, fault: str) -> None:
+        """Break the sidecar storage on purpose (``pwh._suts.seam.FAULTS``: unwritable, a corrupted
+        or a tampered record); raise ``Unsupported`` for a fault you cannot produce (M05, M07)."""
+        raise Unsupported(f"fault {fault!r} cannot be produced")
+
+    def close(self) -> None:
+        """Release everything: files, processes, connections. Called once, also after a failure."""
+
+
+def factory(**options: Any) -> AdapterTemplate:
+    """What ``--sut my_adapter:factory`` calls."""
+    return AdapterTemplate(**options)
