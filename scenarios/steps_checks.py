@@ -16,6 +16,8 @@ from pwh._core.journal import TAMPERED_VALUE
 from ._expect import expect, expect_code, expect_equal, require
 from ._world import World
 
+# Parameterised steps use parsers.parse; parsers.re is kept only where a parameter is a closed
+# list of phrases (which `pwh scenarios steps` lists) or a part is optional ("times?").
 HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
 
 
@@ -28,7 +30,7 @@ def no_provider_called(world: World) -> None:
     expect(not calls, "zero provider calls", f"calls per hook: {calls}", rfc="§5.1, §6, §12 M01-M03: zero provider calls")
 
 
-@then(parsers.re(rf"hook {HOOK} was never called"))
+@then(parsers.parse('hook "{hook_id}" was never called'))
 def hook_never_called(world: World, hook_id: str) -> None:
     calls = _calls(world, hook_id)
     expect(calls == 0, f"hook {hook_id} never called", f"{calls} calls", rfc="§5.1, §6, §10, §12")
@@ -50,7 +52,7 @@ def hook_called_n(world: World, hook_id: str, n: str) -> None:
     )
 
 
-@then(parsers.re(rf"hook {HOOK} was called at most once per delivery"))
+@then(parsers.parse('hook "{hook_id}" was called at most once per delivery'))
 def hook_called_once_per_delivery(world: World, hook_id: str) -> None:
     calls = _calls(world, hook_id)
     deliveries = len(world.hook_outcomes(hook_id))
@@ -62,24 +64,24 @@ def hook_called_once_per_delivery(world: World, hook_id: str) -> None:
     )
 
 
-@then(parsers.re(rf"hook {HOOK} was retried, called (?P<n>\d+) times in all"))
-def hook_retried_n(world: World, hook_id: str, n: str) -> None:
+@then(parsers.parse('hook "{hook_id}" was retried, called {n:d} times in all'))
+def hook_retried_n(world: World, hook_id: str, n: int) -> None:
     calls = _calls(world, hook_id)
     expect(
-        calls == int(n),
+        calls == n,
         f"hook {hook_id} retried up to {n} call(s) in all",
         f"{calls} call(s)",
         profile="failures are retried on replay up to the profile's retry bound (§10 only says they may be)",
     )
 
 
-@then(parsers.re(r'the hooks were called in the order "(?P<order>[a-z0-9_., ]+)"'))
+@then(parsers.parse('the hooks were called in the order "{order}"'))
 def call_order(world: World, order: str) -> None:
     wanted = [h.strip() for h in order.split(",")]
     expect_equal(world.call_order, wanted, "provider call order", rfc="§6: core dispatches in stable hook_id order")
 
 
-@then(parsers.re(r'the hooks are reported in the order "(?P<order>[a-z0-9_., ]+)"'))
+@then(parsers.parse('the hooks are reported in the order "{order}"'))
 def report_order(world: World, order: str) -> None:
     wanted = [h.strip() for h in order.split(",")]
     reported = [h.hook_id for h in world.outcomes[-1].hooks] if world.outcomes else []
@@ -97,7 +99,7 @@ def not_in_rollout(world: World) -> None:
     )
 
 
-@then(parsers.re(rf"every input hook {HOOK} received was identical"))
+@then(parsers.parse('every input hook "{hook_id}" received was identical'))
 def same_inputs(world: World, hook_id: str) -> None:
     inputs = [json.dumps(plain(i), sort_keys=True) for i in world.hooks[hook_id].inputs]
     expect(
@@ -108,7 +110,7 @@ def same_inputs(world: World, hook_id: str) -> None:
     )
 
 
-@then(parsers.re(rf"hook {HOOK} saw the source exactly as committed"))
+@then(parsers.parse('hook "{hook_id}" saw the source exactly as committed'))
 def saw_committed_source(world: World, hook_id: str) -> None:
     receipt = world.last_committed().receipt or {}
     probe = world.hooks.get(hook_id)
@@ -130,7 +132,7 @@ def saw_committed_source(world: World, hook_id: str) -> None:
     )
 
 
-@then(parsers.re(rf"hook {HOOK} was given no event projection"))
+@then(parsers.parse('hook "{hook_id}" was given no event projection'))
 def no_projection(world: World, hook_id: str) -> None:
     seen = world.hooks[hook_id].inputs[-1]
     expect(
@@ -155,7 +157,7 @@ def _hook(world: World, hook_id: str):
     return found[-1]
 
 
-@then(parsers.re(rf'hook {HOOK} ends with failure code "(?P<code>[a-z_]+)"'))
+@then(parsers.parse('hook "{hook_id}" ends with failure code "{code}"'))
 def ends_with_code(world: World, hook_id: str, code: str) -> None:
     outcome = _hook(world, hook_id)
     judged = _failure_judged(world, hook_id, "§10, §12 M07: a compact isolated failure")
@@ -165,7 +167,7 @@ def ends_with_code(world: World, hook_id: str, code: str) -> None:
     )
 
 
-@then(parsers.re(rf'hook {HOOK} ends, past the profile\'s retry bound, with failure code "(?P<code>[a-z_]+)"'))
+@then(parsers.parse('hook "{hook_id}" ends, past the profile\'s retry bound, with failure code "{code}"'))
 def ends_past_retry_bound(world: World, hook_id: str, code: str) -> None:
     outcome = _hook(world, hook_id)
     expect(
@@ -182,7 +184,7 @@ def ends_past_retry_bound(world: World, hook_id: str, code: str) -> None:
     )
 
 
-@then(parsers.re(rf'the attempt of hook {HOOK} to change its input fails it with "(?P<code>[a-z_]+)"'))
+@then(parsers.parse('the attempt of hook "{hook_id}" to change its input fails it with "{code}"'))
 def mutation_fails_producer(world: World, hook_id: str, code: str) -> None:
     found = world.hook_outcomes(hook_id)
     outcome = found[-1] if found else None
@@ -214,7 +216,7 @@ def recorded_intents(world: World, hook_id: str, n: str) -> None:
     expect(len(intents) == wanted, f"{wanted} recorded intent(s) for {hook_id}", f"{len(intents)} in {len(records)} record(s)", **judged)
 
 
-@then(parsers.re(rf"hook {HOOK} has exactly one dispatch identity"))
+@then(parsers.parse('hook "{hook_id}" has exactly one dispatch identity'))
 def one_identity(world: World, hook_id: str) -> None:
     ids = {o.dispatch_id for o in world.hook_outcomes(hook_id)} | {r["dispatch_id"] for r in world.records_for(hook_id)}
     expect(
@@ -246,7 +248,7 @@ def one_identity_each(world: World) -> None:
     )
 
 
-@then(parsers.re(rf"the replay returned the original receipt for hook {HOOK} without calling it"))
+@then(parsers.parse('the replay returned the original receipt for hook "{hook_id}" without calling it'))
 def replay_returned_original(world: World, hook_id: str) -> None:
     outcomes = world.hook_outcomes(hook_id)
     clause = "§9 JNL-1, §12 M05: the replay returns the original receipt"
@@ -258,7 +260,7 @@ def replay_returned_original(world: World, hook_id: str) -> None:
     expect_equal(_receipt_of(last), _receipt_of(first), "the hook's dispatch receipt", rfc=clause)
 
 
-@then(parsers.re(rf"the journal still holds the original intent for hook {HOOK}"))
+@then(parsers.parse('the journal still holds the original intent for hook "{hook_id}"'))
 def original_kept(world: World, hook_id: str) -> None:
     clause = "§9 JNL-2, §12 M06: the new result is rejected, the original receipt kept"
     records = world.records_for(hook_id)
@@ -275,7 +277,7 @@ def original_kept(world: World, hook_id: str) -> None:
 TIMEOUT_GRACE_MS = 700
 
 
-@then(parsers.re(rf"the Turn gave up on hook {HOOK} within its timeout"))
+@then(parsers.parse('the Turn gave up on hook "{hook_id}" within its timeout'))
 def gave_up_in_time(world: World, hook_id: str) -> None:
     limit = 200 + TIMEOUT_GRACE_MS  # the hanging behaviours register timeout_ms = 200
     # "seen" names a bucket, not the measured time, so a report of the same run is the same bytes.
@@ -287,7 +289,7 @@ def gave_up_in_time(world: World, hook_id: str) -> None:
     )
 
 
-@then(parsers.re(r'the dispatch is not admitted, with code "(?P<code>[a-z_]+)"'))
+@then(parsers.parse('the dispatch is not admitted, with code "{code}"'))
 def not_admitted(world: World, code: str) -> None:
     outcome = _nothing_dispatched(world)
     expect(
@@ -338,7 +340,7 @@ def compact_failures(world: World) -> None:
     expect("Traceback" not in text and "exploded" not in text, "no exception text in the journal", "exception text found", rfc=clause)
 
 
-@then(parsers.re(rf"the registration of hook {HOOK} is rejected at the field it breaks"))
+@then(parsers.parse('the registration of hook "{hook_id}" is rejected at the field it breaks'))
 def registration_rejected(world: World, hook_id: str) -> None:
     rejections = world.install_rejections.get(hook_id, [])
     wanted = world.expected_rejection_path  # type: ignore[attr-defined]
@@ -362,7 +364,7 @@ def registration_rejected(world: World, hook_id: str) -> None:
     )
 
 
-@then(parsers.re(rf"hook {HOOK} is installed"))
+@then(parsers.parse('hook "{hook_id}" is installed'))
 def hook_is_installed(world: World, hook_id: str) -> None:
     expect(
         world.install_rejections.get(hook_id) == [],
@@ -372,9 +374,8 @@ def hook_is_installed(world: World, hook_id: str) -> None:
     )
 
 
-@then(parsers.re(r'the intent recorded for hook (?P<hook_id>"[a-z0-9_.]+") requests write scope "(?P<scope>[a-z_.]+)" and claims nothing'))
+@then(parsers.parse('the intent recorded for hook "{hook_id}" requests write scope "{scope}" and claims nothing'))
 def intent_requests_scope(world: World, hook_id: str, scope: str) -> None:
-    hook_id = hook_id.strip('"')
     records = world.records_for(hook_id)
     intents = [i for r in records for i in r.get("intents", [])]
     clause = "§6, §8, §12 M09: a requested scope is recorded as a proposal only"
@@ -442,7 +443,7 @@ def n_writebacks(world: World, n: int) -> None:
 # -- scheduler, sink, network -------------------------------------------------------------------
 
 
-@then(parsers.re(r'the fake scheduler received exactly one "(?P<kind>[a-z_.]+)" intent'))
+@then(parsers.parse('the fake scheduler received exactly one "{kind}" intent'))
 def scheduler_one(world: World, kind: str) -> None:
     scheduler = world.scheduler_for_periodic_report()
     executed = {k: v for k, v in scheduler.executions.items() if v}
@@ -494,7 +495,7 @@ def admission_verdict(world: World, verdict: str, code: str | None) -> None:
         expect_equal(d.code, code, "admission code", profile="the fake admission's code names", about="testbed")
 
 
-@then(parsers.re(r'the granted scope is exactly "(?P<scope>[a-z_.]+)"'))
+@then(parsers.parse('the granted scope is exactly "{scope}"'))
 def granted_scope(world: World, scope: str) -> None:
     granted = list(world.admission.decisions[-1].granted_scope) if world.admission.decisions else None
     expect_equal(granted, [scope], "granted scope", rfc="§8: only the governed admission grants a scope", about="testbed")
@@ -605,7 +606,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-@then(parsers.re(r'the dispatch reports the journal error "(?P<code>[a-z_]+)"'))
+@then(parsers.parse('the dispatch reports the journal error "{code}"'))
 def journal_error(world: World, code: str) -> None:
     outcome = world.outcomes[-1] if world.outcomes else None
     expect(
@@ -631,7 +632,7 @@ def tampered_not_replayed(world: World) -> None:
     )
 
 
-@then(parsers.re(r'the dispatch is not admitted, at "(?P<path>[^"]+)"'))
+@then(parsers.parse('the dispatch is not admitted, at "{path}"'))
 def not_admitted_at(world: World, path: str) -> None:
     outcome = _nothing_dispatched(world)
     expect(
@@ -658,14 +659,14 @@ def kind_rejected(world: World) -> None:
         )
 
 
-@then(parsers.re(r'the intent kind registration is rejected at "(?P<path>[^"]+)"'))
+@then(parsers.parse('the intent kind registration is rejected at "{path}"'))
 def kind_rejected_at(world: World, path: str) -> None:
     rejections = world.kind_rejections  # type: ignore[attr-defined]
     seen = rejections[0].path if rejections else None
     expect_equal(seen, path, "rejected path", profile="a rejection names the JSON path of the field it breaks")
 
 
-@then(parsers.re(r'the offered registration is rejected at "(?P<path>[^"]+)"'))
+@then(parsers.parse('the offered registration is rejected at "{path}"'))
 def offered_rejected(world: World, path: str) -> None:
     rejections = world.offered_rejections  # type: ignore[attr-defined]
     expect(bool(rejections), "the registration rejected before any provider call", "accepted", rfc="§6: exact fields, bounded values")

@@ -102,7 +102,7 @@ def _hook_of(outcome: Any) -> Any:
     return next((h for h in getattr(outcome, "hooks", ()) or () if h.hook_id == HOOK_ID), None)
 
 
-@then(parsers.re(r'each of those dispatches ends hook "c.corpus" with failure code "(?P<code>[a-z_]+)"'))
+@then(parsers.parse('each of those dispatches ends hook "c.corpus" with failure code "{code}"'))
 def corpus_private_refused(world: World, code: str) -> None:
     done = _done(world)
     through = sorted({kind for kind, outcome in done if getattr(_hook_of(outcome), "failure_code", None) != code})

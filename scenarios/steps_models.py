@@ -13,11 +13,8 @@ from ._expect import expect
 from ._world import World
 from .models import _actions as actions
 
-HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
-VERSION = r'"(?P<version>v[0-9]+)"'
 
-
-@given(parsers.re(rf"hook {HOOK} is installed and proposes one intent under policy version {VERSION}"))
+@given(parsers.parse('hook "{hook_id}" is installed and proposes one intent under policy version "{version}"'))
 def versioned_hook(world: World, hook_id: str, version: str) -> None:
     rejections = actions.install_versioned(world, hook_id, version)
     expect(
@@ -28,19 +25,19 @@ def versioned_hook(world: World, hook_id: str, version: str) -> None:
     )
 
 
-@when(parsers.re(rf"hook {HOOK} moves to policy version {VERSION}"))
+@when(parsers.parse('hook "{hook_id}" moves to policy version "{version}"'))
 def move_policy(world: World, hook_id: str, version: str) -> None:
     actions.move_policy(world, hook_id, version)
 
 
-@when(parsers.re(r"the orchestrator replays writeback number (?P<n>\d+)"))
-def replay_number(world: World, n: str) -> None:
-    actions.replay_writeback(world, int(n))
+@when(parsers.parse("the orchestrator replays writeback number {n:d}"))
+def replay_number(world: World, n: int) -> None:
+    actions.replay_writeback(world, n)
 
 
-@when(parsers.re(r"a second dispatcher delivers writeback number (?P<n>\d+) again"))
-def redeliver_number(world: World, n: str) -> None:
-    actions.redeliver_writeback(world, int(n))
+@when(parsers.parse("a second dispatcher delivers writeback number {n:d} again"))
+def redeliver_number(world: World, n: int) -> None:
+    actions.redeliver_writeback(world, n)
 
 
 @given("the profile admits every installed hook")

@@ -18,8 +18,6 @@ from fakes._packets import intent_for, proposed
 from ._expect import expect
 from ._world import World
 
-HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
-
 # Texts that carry something that must never cross the public boundary (§7, §9 JNL-6, §12 M13),
 # each with the kind of private value the reference names for it first.
 PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
@@ -142,17 +140,17 @@ def _install_with_detail(world: World, hook_id: str, detail: str) -> None:
     )
 
 
-@given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose detail is the private sample "(?P<name>[^"]+)"'))
+@given(parsers.parse('hook "{hook_id}" is installed and proposes an intent whose detail is the private sample "{name}"'))
 def hook_with_private_detail(world: World, hook_id: str, name: str) -> None:
     _install_with_detail(world, hook_id, PRIVATE_SAMPLES[name][0])
 
 
-@given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose detail is the clean sample "(?P<name>[^"]+)"'))
+@given(parsers.parse('hook "{hook_id}" is installed and proposes an intent whose detail is the clean sample "{name}"'))
 def hook_with_clean_detail(world: World, hook_id: str, name: str) -> None:
     _install_with_detail(world, hook_id, CLEAN_SAMPLES[name])
 
 
-@when(parsers.re(r'a committed receipt whose Todo identity is the private sample "(?P<name>[^"]+)" is dispatched'))
+@when(parsers.parse('a committed receipt whose Todo identity is the private sample "{name}" is dispatched'))
 def todo_identity_sample(world: World, name: str) -> None:
     from fakes._packets import source
 
@@ -165,7 +163,7 @@ def _rejection_reason(world: World, hook_id: str) -> str:
     return str(getattr(rejection, "reason", "") or "")
 
 
-@then(parsers.re(rf'the rejection of hook {HOOK} names the kind of the private sample "(?P<name>[^"]+)"'))
+@then(parsers.parse('the rejection of hook "{hook_id}" names the kind of the private sample "{name}"'))
 def rejection_names_kind(world: World, hook_id: str, name: str) -> None:
     kind = PRIVATE_SAMPLES[name][1]
     reason = _rejection_reason(world, hook_id)
@@ -177,7 +175,7 @@ def rejection_names_kind(world: World, hook_id: str, name: str) -> None:
     )
 
 
-@then(parsers.re(rf"the intent of hook {HOOK} is recorded as proposed, its clean sample kept"))
+@then(parsers.parse('the intent of hook "{hook_id}" is recorded as proposed, its clean sample kept'))
 def clean_sample_recorded(world: World, hook_id: str) -> None:
     found = world.hook_outcomes(hook_id)
     outcome = found[-1] if found else None
@@ -191,7 +189,7 @@ def clean_sample_recorded(world: World, hook_id: str) -> None:
     )
 
 
-@given(parsers.re(rf'hook {HOOK} is installed and proposes an intent whose payload has the private sample "(?P<name>[^"]+)" as a key'))
+@given(parsers.parse('hook "{hook_id}" is installed and proposes an intent whose payload has the private sample "{name}" as a key'))
 def hook_with_private_key(world: World, hook_id: str, name: str) -> None:
     key = PRIVATE_SAMPLES[name][0]
     description = "proposes an intent whose payload has a private key"
@@ -208,7 +206,7 @@ def hook_with_private_key(world: World, hook_id: str, name: str) -> None:
     )
 
 
-@then(parsers.re(rf'the rejection of hook {HOOK} points at "(?P<path>[^"]+)"'))
+@then(parsers.parse('the rejection of hook "{hook_id}" points at "{path}"'))
 def rejection_points_at(world: World, hook_id: str, path: str) -> None:
     found = world.hook_outcomes(hook_id)
     rejection = getattr(found[-1], "rejection", None) if found else None
@@ -221,7 +219,7 @@ def rejection_points_at(world: World, hook_id: str, path: str) -> None:
     )
 
 
-@given(parsers.re(rf"hook {HOOK} is installed and proposes one intent behind read-only views"))
+@given(parsers.parse('hook "{hook_id}" is installed and proposes one intent behind read-only views'))
 def hook_with_read_only_views(world: World, hook_id: str) -> None:
     """A valid result whose objects are read-only views of plain dicts (what the dispatcher hands a
     provider as its input): the same JSON to any reader, but not the exact types the one-pass
@@ -252,7 +250,7 @@ def _reference_digest(prefix: str, fields: Mapping[str, Any]) -> str:
     return prefix + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@then(parsers.re(rf"the dispatch identity of hook {HOOK} follows the reference profile's recipe"))
+@then(parsers.parse('the dispatch identity of hook "{hook_id}" follows the reference profile\'s recipe'))
 def dispatch_identity_recipe(world: World, hook_id: str) -> None:
     records = world.records_for(hook_id)
     expect(bool(records), f"a sidecar record for hook {hook_id}", "none", rfc="§9, §12 M04: one record per dispatch identity")
@@ -274,7 +272,7 @@ def dispatch_identity_recipe(world: World, hook_id: str) -> None:
         )
 
 
-@then(parsers.re(rf"the intent identity recorded for hook {HOOK} follows the reference profile's recipe"))
+@then(parsers.parse('the intent identity recorded for hook "{hook_id}" follows the reference profile\'s recipe'))
 def intent_identity_recipe(world: World, hook_id: str) -> None:
     intents = [(r, i) for r in world.records_for(hook_id) for i in r.get("intents", [])]
     expect(bool(intents), f"a recorded intent for hook {hook_id}", "none", rfc="§9, §12 M04: validated intents are journaled")

@@ -41,7 +41,7 @@ FLAGS = ("declared", "installed", "enabled", "ready")
 # -- PRV-1: provider lifecycle ------------------------------------------------------------------
 
 
-@when(parsers.re(r"a provider is registered with (?P<flags>[a-z, ]+) set and (?P<unset>[a-z, ]+) unset"))
+@when(parsers.parse("a provider is registered with {flags} set and {unset} unset"))
 def register_provider(world: World, flags: str, unset: str) -> None:
     on = {f.strip() for f in flags.replace(" and ", ",").split(",") if f.strip()}
     turn, about = world.turn("register_provider")
@@ -49,7 +49,7 @@ def register_provider(world: World, flags: str, unset: str) -> None:
     world.provider_about = about  # type: ignore[attr-defined]
 
 
-@then(parsers.re(r'the registry rejects the provider at "(?P<path>[$.a-z_]+)"'))
+@then(parsers.parse('the registry rejects the provider at "{path}"'))
 def provider_rejected(world: World, path: str) -> None:
     answer, about = world.provider_answer, world.provider_about  # type: ignore[attr-defined]
     expect(
@@ -62,7 +62,7 @@ def provider_rejected(world: World, path: str) -> None:
     expect_equal(answer.path, path, "the lifecycle flag the rejection names", profile="the JSON path a rejection names", about=about)
 
 
-@then(parsers.re(r'the provider is registered at stage "(?P<stage>[a-z]+)"'))
+@then(parsers.parse('the provider is registered at stage "{stage}"'))
 def provider_stage(world: World, stage: str) -> None:
     answer, about = world.provider_answer, world.provider_about  # type: ignore[attr-defined]
     expect(answer.registered, "the provider registered", f"refused at {answer.path}", rfc="seed 003 PRV-1", about=about)
@@ -81,7 +81,7 @@ def skip_stage(world: World, target: str) -> None:
         world.provider_error = exc  # type: ignore[attr-defined]
 
 
-@then(parsers.re(r'the move is refused with code "(?P<code>[a-z_]+)" and the provider stays "(?P<stage>[a-z]+)"'))
+@then(parsers.parse('the move is refused with code "{code}" and the provider stays "{stage}"'))
 def move_refused(world: World, code: str, stage: str) -> None:
     err = world.provider_error  # type: ignore[attr-defined]
     expect(
@@ -123,7 +123,7 @@ def repair_provider(world: World) -> None:
         orch.turn, orch.turn_judged_by = offered
 
 
-@then(parsers.re(r'the recovery hint is "(?P<hint>[a-z_]+)"'))
+@then(parsers.parse('the recovery hint is "{hint}"'))
 def recovery_hint(world: World, hint: str) -> None:
     resolution = world.orch.catalog.resolve(TURN_CAPABILITY, world.orch.providers)
     expect_equal(resolution.recovery, hint, "recovery hint", profile="the fake's code names and paths", about="testbed")
@@ -139,7 +139,7 @@ def build_request(world: World) -> None:
     world.host_request_about = about  # type: ignore[attr-defined]
 
 
-@then(parsers.re(r'the request allows only the phases "(?P<phases>[a-z_, ]+)"'))
+@then(parsers.parse('the request allows only the phases "{phases}"'))
 def request_phases(world: World, phases: str) -> None:
     wanted = tuple(p.strip() for p in phases.split(","))
     view = world.host_request  # type: ignore[attr-defined]
@@ -177,7 +177,7 @@ def host_handed_write_entry(world: World) -> None:
         world.host_error = exc  # type: ignore[attr-defined]
 
 
-@then(parsers.re(r'the host refuses the request with code "(?P<code>[a-z_]+)"'))
+@then(parsers.parse('the host refuses the request with code "{code}"'))
 def host_refused(world: World, code: str) -> None:
     err = world.host_error  # type: ignore[attr-defined]
     expect(
@@ -267,7 +267,7 @@ def writes_nothing(world: World) -> None:
     expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="seed 003 HST-4", about=about)
 
 
-@then(parsers.re(r'the rejection names "(?P<path>[^"]+)"'))
+@then(parsers.parse('the rejection names "{path}"'))
 def rejection_names(world: World, path: str) -> None:
     expect_equal(world.last.path, path, "rejected JSON path", profile="the JSON path a rejection names", about=world.last.judged_by)
 

@@ -47,7 +47,7 @@ def hook_for_kind(world: World, hook_id: str, kind: str) -> None:
     )
 
 
-@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is installed and reads only its settlement identity'))
+@given(parsers.parse('hook "{hook_id}" is installed and reads only its settlement identity'))
 def hook_identity_only(world: World, hook_id: str) -> None:
     rejections = world.install_hook(hook_id, "proposes one intent", requested_read_scope=["settlement_identity"])
     expect(
@@ -88,7 +88,7 @@ def segment_size(world: World, n: int) -> None:
     world.segment_size = n
 
 
-@given(parsers.re(r'only hook "(?P<hook_id>[a-z0-9_.]+)" is on the profile allowlist'))
+@given(parsers.parse('only hook "{hook_id}" is on the profile allowlist'))
 def allowlist(world: World, hook_id: str) -> None:
     world.set_profile(allowlist={hook_id})
 
@@ -156,7 +156,7 @@ def bad_registration(world: World, hook_id: str, flaw: str) -> None:
     world.install_registration(hook_id, reg)
 
 
-@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is registered a second time'))
+@given(parsers.parse('hook "{hook_id}" is registered a second time'))
 def duplicate_registration(world: World, hook_id: str) -> None:
     world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
     world.expected_rejection_clause = "§6: no duplicate identity"  # type: ignore[attr-defined]
@@ -206,21 +206,21 @@ def journal_file_changed(world: World, how: str) -> None:
     world.sut.inject_fault("journal_file_" + _FILE_FAULTS[how])
 
 
-@given(parsers.re(r'hook "(?P<hook_id>[a-z0-9_.]+)" is registered with a provider that is not callable'))
+@given(parsers.parse('hook "{hook_id}" is registered with a provider that is not callable'))
 def not_callable(world: World, hook_id: str) -> None:
     world.ensure_generic_kind()
     world.expected_rejection_path = "$"  # type: ignore[attr-defined]
     world.install_rejections[hook_id] = world.sut.install(registration(hook_id), "reports.hooks:run")
 
 
-@given(parsers.re(r'the intent kind "(?P<kind>[a-z_.]+)" is registered twice with different payload schemas'))
+@given(parsers.parse('the intent kind "{kind}" is registered twice with different payload schemas'))
 def kind_twice(world: World, kind: str) -> None:
     first = world.sut.register_intent_kind(kind, {"type": "object"})
     second = world.sut.register_intent_kind(kind, {"type": "object", "required": ["x"]})
     world.kind_rejections = (first or []) + (second or [])  # type: ignore[attr-defined]
 
 
-@given(parsers.re(r'the intent kind "(?P<kind>[a-z_.]+)" is registered with a payload schema that is not a schema'))
+@given(parsers.parse('the intent kind "{kind}" is registered with a payload schema that is not a schema'))
 def kind_bad_schema(world: World, kind: str) -> None:
     world.kind_rejections = world.sut.register_intent_kind(kind, {"type": "no-such-type"}) or []  # type: ignore[attr-defined]
 

@@ -36,6 +36,8 @@ from ._expect import expect, expect_code, expect_equal
 from ._world import World
 from .steps_checks import SOURCE_IDENTITY, SOURCE_OPAQUE, plain
 
+# Parameterised steps use parsers.parse; parsers.re is kept only where a parameter is a closed
+# list of phrases (which `pwh scenarios steps` lists) or a part is optional ("times?").
 HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
 OTHER_KIND = "synthetic.other_follow_up"
 BOUND_READING = "pwh's core bounds: 8 invocations, 16 intents, 65,536 result bytes, 30,000 ms, 8 intent kinds, 64-character id segments"
@@ -150,27 +152,24 @@ def _expected_record(
 # -- Given: hooks ---------------------------------------------------------------------------------
 
 
-@given(parsers.re(rf"hook {HOOK} may answer at most (?P<limit>\d+) bytes and answers a result of exactly (?P<size>\d+) bytes"))
-def sized_hook(world: World, hook_id: str, limit: str, size: str) -> None:
-    n = int(size)
-    _install(world, hook_id, lambda i, c: _sized_result(i, n), registration(hook_id, budget={"max_result_bytes": int(limit)}))
+@given(parsers.parse('hook "{hook_id}" may answer at most {limit:d} bytes and answers a result of exactly {size:d} bytes'))
+def sized_hook(world: World, hook_id: str, limit: int, size: int) -> None:
+    _install(world, hook_id, lambda i, c: _sized_result(i, size), registration(hook_id, budget={"max_result_bytes": limit}))
 
 
-@given(parsers.re(rf"hook {HOOK} may propose at most (?P<limit>\d+) intents and proposes (?P<count>\d+)"))
-def counted_hook(world: World, hook_id: str, limit: str, count: str) -> None:
-    n = int(count)
-
+@given(parsers.parse('hook "{hook_id}" may propose at most {limit:d} intents and proposes {count:d}'))
+def counted_hook(world: World, hook_id: str, limit: int, count: int) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
-        return proposed(*(intent_for(i, {"note_ref": f"n{k}"}) for k in range(n)))
+        return proposed(*(intent_for(i, {"note_ref": f"n{k}"}) for k in range(count)))
 
-    _install(world, hook_id, body, registration(hook_id, budget={"max_intents_per_dispatch": int(limit)}))
+    _install(world, hook_id, body, registration(hook_id, budget={"max_intents_per_dispatch": limit}))
 
 
-@given(parsers.re(rf"hook {HOOK} answers (?P<late>\d+) ms after its (?P<limit>\d+) ms timeout has passed"))
-def late_hook(world: World, hook_id: str, late: str, limit: str) -> None:
+@given(parsers.parse('hook "{hook_id}" answers {late:d} ms after its {limit:d} ms timeout has passed'))
+def late_hook(world: World, hook_id: str, late: int, limit: int) -> None:
     state = _state(world)
     arrived = state["arrived"].setdefault(hook_id, world.flag())
-    total = (int(limit) + int(late)) / 1000
+    total = (limit + late) / 1000
 
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         deadline = time.monotonic() + total
@@ -186,10 +185,10 @@ def late_hook(world: World, hook_id: str, late: str, limit: str) -> None:
         arrived.set()
         return result
 
-    _install(world, hook_id, body, registration(hook_id, budget={"timeout_ms": int(limit)}))
+    _install(world, hook_id, body, registration(hook_id, budget={"timeout_ms": limit}))
 
 
-@given(parsers.re(rf'hook {HOOK} proposes an intent with an extra field "(?P<name>[a-z_]+)"'))
+@given(parsers.parse('hook "{hook_id}" proposes an intent with an extra field "{name}"'))
 def intent_extra_field(world: World, hook_id: str, name: str) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         intent = intent_for(i)
@@ -199,7 +198,7 @@ def intent_extra_field(world: World, hook_id: str, name: str) -> None:
     _install(world, hook_id, body)
 
 
-@given(parsers.re(rf'hook {HOOK} proposes an intent whose budget has an extra field "(?P<name>[a-z_]+)"'))
+@given(parsers.parse('hook "{hook_id}" proposes an intent whose budget has an extra field "{name}"'))
 def intent_budget_extra_field(world: World, hook_id: str, name: str) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         intent = intent_for(i)
@@ -209,7 +208,7 @@ def intent_budget_extra_field(world: World, hook_id: str, name: str) -> None:
     _install(world, hook_id, body)
 
 
-@given(parsers.re(rf'hook {HOOK} answers a result with an extra field "(?P<name>[a-z_]+)"'))
+@given(parsers.parse('hook "{hook_id}" answers a result with an extra field "{name}"'))
 def result_extra_field(world: World, hook_id: str, name: str) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         result = proposed(intent_for(i))
@@ -219,7 +218,7 @@ def result_extra_field(world: World, hook_id: str, name: str) -> None:
     _install(world, hook_id, body)
 
 
-@given(parsers.re(rf'hook {HOOK} proposes an intent without its "(?P<name>[a-z_]+)" field'))
+@given(parsers.parse('hook "{hook_id}" proposes an intent without its "{name}" field'))
 def intent_missing_field(world: World, hook_id: str, name: str) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         intent = intent_for(i)
@@ -229,21 +228,19 @@ def intent_missing_field(world: World, hook_id: str, name: str) -> None:
     _install(world, hook_id, body)
 
 
-@given(parsers.re(rf"hook {HOOK} proposes an intent naming another capability"))
+@given(parsers.parse('hook "{hook_id}" proposes an intent naming another capability'))
 def other_capability(world: World, hook_id: str) -> None:
     _install(world, hook_id, lambda i, c: proposed(intent_for(i, capability_id="zz_other")))
 
 
-@given(parsers.re(rf"hook {HOOK} proposes an intent of a known kind it did not register"))
+@given(parsers.parse('hook "{hook_id}" proposes an intent of a known kind it did not register'))
 def known_unregistered_kind(world: World, hook_id: str) -> None:
     world.sut.register_intent_kind(OTHER_KIND, GENERIC_PAYLOAD_SCHEMA)
     _install(world, hook_id, lambda i, c: proposed(intent_for(i, kind=OTHER_KIND)))
 
 
 @given(
-    parsers.re(
-        rf'hook {HOOK} proposes an intent that says policy version "(?P<said>[a-z0-9_]+)" but whose identity was computed under "(?P<used>[a-z0-9_]+)"'
-    )
+    parsers.parse('hook "{hook_id}" proposes an intent that says policy version "{said}" but whose identity was computed under "{used}"')
 )
 def policy_digest_mismatch(world: World, hook_id: str, said: str, used: str) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
@@ -254,7 +251,7 @@ def policy_digest_mismatch(world: World, hook_id: str, said: str, used: str) -> 
     _install(world, hook_id, body)
 
 
-@given(parsers.re(rf"hook {HOOK} answers with a completed sidecar receipt of its own making"))
+@given(parsers.parse('hook "{hook_id}" answers with a completed sidecar receipt of its own making'))
 def forged_receipt(world: World, hook_id: str) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         return {
@@ -275,13 +272,13 @@ def forged_receipt(world: World, hook_id: str) -> None:
     _install(world, hook_id, body)
 
 
-@given(parsers.re(rf"hook {HOOK} proposes an intent whose score is the integer (?P<n>-?[0-9]+)"))
-def scores_an_integer(world: World, hook_id: str, n: str) -> None:
-    value = int(n)  # an exact integer (JSON bounds none), never the nearest binary64 number
-    _install(world, hook_id, lambda i, c: proposed(intent_for(i, {"note_ref": "counted", "score": value})))
+@given(parsers.parse('hook "{hook_id}" proposes an intent whose score is the integer {n:d}'))
+def scores_an_integer(world: World, hook_id: str, n: int) -> None:
+    # n is an exact integer (JSON bounds none; parse's {n:d} reads it whole), never the nearest binary64 number
+    _install(world, hook_id, lambda i, c: proposed(intent_for(i, {"note_ref": "counted", "score": n})))
 
 
-@given(parsers.re(rf"hook {HOOK} proposes one intent and keeps its answer"))
+@given(parsers.parse('hook "{hook_id}" proposes one intent and keeps its answer'))
 def keeps_answer(world: World, hook_id: str) -> None:
     kept = _state(world)["kept"]
 
@@ -293,13 +290,12 @@ def keeps_answer(world: World, hook_id: str) -> None:
     _install(world, hook_id, body)
 
 
-@given(parsers.re(rf"hook {HOOK} changes the answer hook (?P<other>\"[a-z0-9_.]+\") kept, (?P<ms>\d+) ms after it is called"))
-def changes_kept_answer(world: World, hook_id: str, other: str, ms: str) -> None:
-    other = other.strip('"')
+@given(parsers.parse('hook "{hook_id}" changes the answer hook "{other}" kept, {ms:d} ms after it is called'))
+def changes_kept_answer(world: World, hook_id: str, other: str, ms: int) -> None:
     kept = _state(world)["kept"]
 
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
-        c.release.wait(int(ms) / 1000)
+        c.release.wait(ms / 1000)
         answer = kept.get(other)
         if answer is not None:
             for intent in answer["intents"]:
@@ -314,7 +310,7 @@ class ProviderVaultError(RuntimeError):
     """An error class whose name and message a journal must never carry (JNL-6)."""
 
 
-@given(parsers.re(rf"hook {HOOK} raises an error of its own kind whose message carries a credential"))
+@given(parsers.parse('hook "{hook_id}" raises an error of its own kind whose message carries a credential'))
 def raises_own_kind(world: World, hook_id: str) -> None:
     message = "vault refused token ghp_" + "Q7w" * 12
     _state(world)["errors"][hook_id] = (ProviderVaultError.__name__, message)
@@ -335,19 +331,19 @@ def budget_at(world: World, hook_id: str, field: str, value: str) -> None:
     _install(world, hook_id, lambda i, c: proposed(intent_for(i)), reg, must_install=False)
 
 
-@given(parsers.re(rf"hook {HOOK} is registered with (?P<n>\d+) intent kinds"))
-def many_intent_kinds(world: World, hook_id: str, n: str) -> None:
+@given(parsers.parse('hook "{hook_id}" is registered with {n:d} intent kinds'))
+def many_intent_kinds(world: World, hook_id: str, n: int) -> None:
     world.ensure_generic_kind()
-    kinds = [GENERIC_INTENT_KIND] + [f"synthetic.kind_{k}" for k in range(1, int(n))]
+    kinds = [GENERIC_INTENT_KIND] + [f"synthetic.kind_{k}" for k in range(1, n)]
     for kind in kinds[1:]:
         world.sut.register_intent_kind(kind, GENERIC_PAYLOAD_SCHEMA)
     world.expected_rejection_path = "$.intent_kinds"  # type: ignore[attr-defined]
     _install(world, hook_id, lambda i, c: proposed(intent_for(i)), registration(hook_id, intent_kinds=kinds), must_install=False)
 
 
-@given(parsers.re(r"a hook is registered whose hook id has a segment of (?P<n>\d+) characters"))
-def long_hook_segment(world: World, n: str) -> None:
-    hook_id = "a." + "r" * int(n)
+@given(parsers.parse("a hook is registered whose hook id has a segment of {n:d} characters"))
+def long_hook_segment(world: World, n: int) -> None:
+    hook_id = "a." + "r" * n
     world.long_hook_id = hook_id  # type: ignore[attr-defined]
     world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
     reg = registration(hook_id, capability_id="a")
@@ -362,7 +358,7 @@ def bytes_ceiling(world: World, n: int) -> None:
 # -- When -------------------------------------------------------------------------------------------
 
 
-@when(parsers.re(rf"the late answer of hook {HOOK} has arrived"))
+@when(parsers.parse('the late answer of hook "{hook_id}" has arrived'))
 def late_answer_arrived(world: World, hook_id: str) -> None:
     arrived = _state(world)["arrived"][hook_id]
     # A runner that kills the provider at its limit (the reference's worker process) leaves no
@@ -378,7 +374,7 @@ def late_answer_arrived(world: World, hook_id: str) -> None:
     time.sleep(0.2)  # let whatever the implementation does with a late answer happen
 
 
-@when(parsers.re(r'the process crashes at "(?P<point>[a-z_.]+)" during a completion, before any recovery'))
+@when(parsers.parse('the process crashes at "{point}" during a completion, before any recovery'))
 def crash_without_recovery(world: World, point: str) -> None:
     world.orch.arm_crash(point)
     try:
@@ -395,7 +391,7 @@ def note_journal(world: World) -> None:
     _state(world)["noted"] = copy.deepcopy(world.journal())
 
 
-@when(parsers.re(r'a receipt whose writeback step is "(?P<status>[A-Za-z_ ]+)" is offered for dispatch'))
+@when(parsers.parse('a receipt whose writeback step is "{status}" is offered for dispatch'))
 def receipt_with_status(world: World, status: str) -> None:
     from fakes._packets import source
 
@@ -427,7 +423,7 @@ def empty_effect(world: World) -> None:
 # -- Then: records ----------------------------------------------------------------------------------
 
 
-@then(parsers.re(rf'the sidecar record of hook {HOOK} is a failure with code "(?P<code>[a-z_]+)" and nothing else'))
+@then(parsers.parse('the sidecar record of hook "{hook_id}" is a failure with code "{code}" and nothing else'))
 def failure_record_whole(world: World, hook_id: str, code: str) -> None:
     record = _only_record(world, hook_id)
     if record is None:
@@ -468,7 +464,7 @@ def no_late_answer(world: World) -> None:
     )
 
 
-@then(parsers.re(rf"the sidecar record of hook {HOOK} holds exactly what it proposed, with no failure"))
+@then(parsers.parse('the sidecar record of hook "{hook_id}" holds exactly what it proposed, with no failure'))
 def proposed_record_whole(world: World, hook_id: str) -> None:
     record = _only_record(world, hook_id)
     if record is None:
@@ -483,7 +479,7 @@ def proposed_record_whole(world: World, hook_id: str) -> None:
     expect_equal(record, wanted, f"{hook_id}'s whole sidecar record", profile="the sidecar receipt's field set and result digest")
 
 
-@then(parsers.re(rf"hook {HOOK} has exactly the intents it proposed on record"))
+@then(parsers.parse('hook "{hook_id}" has exactly the intents it proposed on record'))
 def intents_as_proposed(world: World, hook_id: str) -> None:
     answers = world.answers(hook_id)
     expect(bool(answers), f"hook {hook_id} called and answering", "it never answered", rfc="§12 M04")
@@ -496,7 +492,7 @@ def records_before_recovery(world: World, n: str) -> None:
     expect_equal(len(world.journal()), int(n), "sidecar records before recovery", rfc="§14 atomic per-dispatch")
 
 
-@then(parsers.re(rf"hook {HOOK} has one sidecar record per committed writeback, each under its own dispatch identity"))
+@then(parsers.parse('hook "{hook_id}" has one sidecar record per committed writeback, each under its own dispatch identity'))
 def record_per_writeback(world: World, hook_id: str) -> None:
     receipts = [r["receipt_id"] for r in world.orch.receipts()]
     records = _records(world, hook_id)
@@ -515,14 +511,14 @@ def record_per_writeback(world: World, hook_id: str) -> None:
     )
 
 
-@then(parsers.re(rf'the intent on record for writeback number (?P<n>\d+) of hook {HOOK} is under policy version "(?P<version>[a-z0-9_]+)"'))
-def intent_policy(world: World, n: str, hook_id: str, version: str) -> None:
-    receipt_id = world.orch.receipts()[int(n) - 1]["receipt_id"]
+@then(parsers.parse('the intent on record for writeback number {n:d} of hook "{hook_id}" is under policy version "{version}"'))
+def intent_policy(world: World, n: int, hook_id: str, version: str) -> None:
+    receipt_id = world.orch.receipts()[n - 1]["receipt_id"]
     intents = [i for r in _records(world, hook_id) if r.get("source_receipt_id") == receipt_id for i in r.get("intents", [])]
     expect_equal([i.get("policy_version") for i in intents], [version], f"policy versions on record for writeback {n}", rfc="§9 JNL-3")
 
 
-@then(parsers.re(rf"the intents on record for hook {HOOK} have distinct identities"))
+@then(parsers.parse('the intents on record for hook "{hook_id}" have distinct identities'))
 def distinct_intent_ids(world: World, hook_id: str) -> None:
     ids = [i.get("intent_id") for r in _records(world, hook_id) for i in r.get("intents", [])]
     expect(len(ids) == len(set(ids)), "a distinct intent identity per policy version", ids, rfc="§9 JNL-3")
@@ -539,7 +535,7 @@ def noted_unchanged(world: World) -> None:
 # -- Then: inputs -----------------------------------------------------------------------------------
 
 
-@then(parsers.re(rf"hook {HOOK} was given exactly the RFC input for that writeback"))
+@then(parsers.parse('hook "{hook_id}" was given exactly the RFC input for that writeback'))
 def whole_input(world: World, hook_id: str) -> None:
     probe = world.hooks[hook_id]
     expect(bool(probe.inputs), f"hook {hook_id} called", "never called", rfc="§12 M04")
@@ -591,9 +587,8 @@ def whole_input(world: World, hook_id: str) -> None:
     expect_equal(seen, wanted, f"the whole input {hook_id} saw", profile="the projection carries segment_ref beside the RFC's fields")
 
 
-@then(parsers.re(rf"hook {HOOK} was given nothing of hook (?P<other>\"[a-z0-9_.]+\")'s result"))
+@then(parsers.parse('hook "{hook_id}" was given nothing of hook "{other}"\'s result'))
 def nothing_of_other(world: World, hook_id: str, other: str) -> None:
-    other = other.strip('"')
     marks = [i.get("intent_id") for i in _proposed_intents(world, other)]
     marks += [o.dispatch_id for o in world.hook_outcomes(other) if o.dispatch_id]
     seen = json.dumps([plain(i) for i in world.hooks[hook_id].inputs])
@@ -604,7 +599,7 @@ def nothing_of_other(world: World, hook_id: str, other: str) -> None:
 # -- Then: outcomes and text ------------------------------------------------------------------------
 
 
-@then(parsers.re(rf"the journal and the dispatch outcomes carry nothing of the error hook {HOOK} raised"))
+@then(parsers.parse('the journal and the dispatch outcomes carry nothing of the error hook "{hook_id}" raised'))
 def nothing_of_error(world: World, hook_id: str) -> None:
     name, message = _state(world)["errors"][hook_id]
     text = json.dumps({"journal": world.journal(), "outcomes": [o.to_json() for o in world.outcomes]})
@@ -650,7 +645,7 @@ def long_segment_verdict(world: World, n: str, verdict: str) -> None:
         )
 
 
-@then(parsers.re(rf"hook {HOOK} is installed at that bound and its intents are on record as proposed"))
+@then(parsers.parse('hook "{hook_id}" is installed at that bound and its intents are on record as proposed'))
 def installed_at_bound(world: World, hook_id: str) -> None:
     rejections = world.install_rejections.get(hook_id, [])
     installed = expect(not rejections, f"{hook_id} installed at pwh's bound", [r.path for r in rejections], profile=BOUND_READING)
@@ -658,7 +653,7 @@ def installed_at_bound(world: World, hook_id: str) -> None:
         intents_as_proposed(world, hook_id)
 
 
-@then(parsers.re(rf"if the registration of hook {HOOK} was rejected, it was never called"))
+@then(parsers.parse('if the registration of hook "{hook_id}" was rejected, it was never called'))
 def rejected_never_called(world: World, hook_id: str) -> None:
     if world.install_rejections.get(hook_id):
         calls = world.hooks[hook_id].calls if hook_id in world.hooks else 0
@@ -687,7 +682,7 @@ def _reordered(value: Any) -> Any:
     return value
 
 
-@given(parsers.re(rf"hook {HOOK} proposes the same intent on every call, its keys in a different order each time"))
+@given(parsers.parse('hook "{hook_id}" proposes the same intent on every call, its keys in a different order each time'))
 def reordering_hook(world: World, hook_id: str) -> None:
     def body(i: Mapping[str, Any], c: CallContext) -> Any:
         result = proposed(intent_for(i))
