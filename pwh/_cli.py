@@ -156,7 +156,12 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure dispatch cost beside the SQLite commit floor (and LoopX)")
     bench.add_argument("--quick", action="store_true", help="fewer repetitions (a minute or two); every ratio is still reported")
     bench.add_argument("--json", metavar="PATH", help="write workloads and ratios as JSON")
-    bench.add_argument("--plot", metavar="PATH", help="write an SVG of cost against journal size and hook count")
+    bench.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="write the figure, PATH.svg or PATH.png (needs the plot extra): time per dispatch against hook count and journal size "
+        "beside the floor, the skeleton and LoopX, and each ratio against its target",
+    )
     bench.add_argument("--compare", choices=["loopx"], help="also run the 1- and 8-hook workloads through the loopx adapter")
     bench.add_argument(
         "--dir",
@@ -179,12 +184,12 @@ def _parser() -> argparse.ArgumentParser:
     importlib.import_module("pwh._harness.divergences").add_divergences_command(sub)
     importlib.import_module("pwh._harness.boundary_corpus").add_corpus_command(sub)
     importlib.import_module("pwh._harness.verdicts").add_verdict_commands(sub)
+    importlib.import_module("pwh._harness.smoke").add_smoke_command(sub)
     _tag_command_parsers(p, ())
     return p
 
 
 # Exit codes of the commands whose own parser does not state them (the others set an epilog).
-    importlib.import_module("pwh._harness.smoke").add_smoke_command(sub)
 EXIT_CODES: dict[tuple[str, ...], str] = {
     ("soak",): "0 nothing found; 1 a model found a violation (its trace is written) or the reliability campaign a problem; "
     "2 bad options or an unloadable SUT; 130 Ctrl-C",
@@ -479,10 +484,20 @@ def _bench(args: argparse.Namespace) -> int:
     import tempfile
 
     from pwh._bench.measure import BenchPlan, run_bench
-    from pwh._bench.report import render_svg, render_table
+    from pwh._bench.report import render_table
 
-    if args.plot and not args.plot.endswith(".svg"):
-        raise UsageError("--plot writes SVG: give a path ending in .svg")
+    if args.plot:  # every refusal of --plot comes before the measuring, the missing extra too
+        if Path(args.plot).suffix.lower() not in (".svg", ".png"):
+            raise UsageError("--plot writes SVG or PNG: give a path ending in .svg or .png")
+        _check_outputs(args, "plot")
+        try:
+            from pwh._bench import plot
+        except ImportError as exc:
+            name = exc.name or "matplotlib"
+            if name.startswith("pwh"):
+                raise
+            missing = "" if name.partition(".")[0] == "matplotlib" else f" (it cannot import {name})"
+            raise UsageError(f"--plot needs matplotlib, the plot extra{missing}: pip install -e '.[plot]'") from None
     if args.ab:
         from pwh._bench.workloads import isolation_ab
 
@@ -502,7 +517,16 @@ def _bench(args: argparse.Namespace) -> int:
     print()
     print(render_table(result), end="")
     _write(args.json, json.dumps(result, indent=2, sort_keys=True) + "\n")
-    _write(args.plot, render_svg(result) if args.plot else "")
+    if args.plot:
+        run = f"{'quick' if args.quick else 'full'} run, {plan.reps()} repetitions"
+        figure = plot.render_plot(
+            result, Path(args.plot).suffix.lower()[1:], measured=plot.today_utc(), machine=plot.machine_description(), run=run
+        )
+        try:
+            Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.plot).write_bytes(figure)
+        except OSError as exc:
+            raise UsageError(f"cannot write {shown(args.plot)}: {exc.strerror or 'write failed'}") from None
     return EXIT_OK
 
 

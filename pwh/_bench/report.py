@@ -4,7 +4,8 @@ Pure functions of the figures :func:`pwh._bench.measure.run_bench` pooled (workl
 median, p90, rate, peak memory), kept apart from the running so they can be tested on made-up
 figures: the issue's ratios and their spread over the repetitions, each judged against its
 target; where a 1-hook durable dispatch goes; what the RFC's checks cost (the dispatch minus its
-check-free skeleton); and the text table and the SVG that show it all.
+check-free skeleton); and the text table that shows it all (the figure is :mod:`pwh._bench.plot`'s,
+which needs the ``plot`` extra).
 """
 
 from __future__ import annotations
@@ -159,44 +160,3 @@ def render_table(result: dict[str, Any]) -> str:
             f"{checks['checks_8_hooks_ms']:.3f} ms of an 8-hook one; without any (the skeleton): {reached}"
         )
     return "\n".join(lines) + "\n"
-
-
-def render_svg(result: dict[str, Any]) -> str:
-    """Two panels, drawn by hand (no plotting dependency): per-dispatch cost against journal
-    size (log scale) and against hook count, durable and in memory."""
-    w = result["workloads"]
-    panels = [
-        (
-            "cost vs journal size (1 hook, durable)",
-            [("1e3", "prefilled_1e3_durable"), ("1e5", "prefilled_1e5_durable"), ("1e6", "prefilled_1e6_durable")],
-        ),
-        ("cost vs hook count", [("1", "dispatch_1_hook_durable"), ("8", "dispatch_8_hooks_durable"), ("32", "dispatch_32_hooks_durable")]),
-        (
-            "cost vs hook count (memory)",
-            [("1", "dispatch_1_hook_memory"), ("8", "dispatch_8_hooks_memory"), ("32", "dispatch_32_hooks_memory")],
-        ),
-    ]
-    width, height, pad = 300, 220, 40
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(panels)}" height="{height}" font-family="sans-serif" font-size="11">'
-    ]
-    for index, (title, series) in enumerate(panels):
-        x0 = index * width
-        points = [(label, w[name]["median_ms"]) for label, name in series if name in w]
-        top = max((v for _, v in points), default=1.0) * 1.15 or 1.0
-        parts.append(f'<text x="{x0 + pad}" y="16">{title}</text>')
-        parts.append(f'<line x1="{x0 + pad}" y1="{height - pad}" x2="{x0 + width - 10}" y2="{height - pad}" stroke="black"/>')
-        parts.append(f'<line x1="{x0 + pad}" y1="30" x2="{x0 + pad}" y2="{height - pad}" stroke="black"/>')
-        parts.append(f'<text x="{x0 + 2}" y="34">{top:.2f} ms</text>')
-        coords = []
-        for k, (label, value) in enumerate(points):
-            x = x0 + pad + (k + 0.5) * (width - pad - 10) / max(1, len(points))
-            y = height - pad - (value / top) * (height - pad - 30)
-            coords.append(f"{x:.1f},{y:.1f}")
-            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3"/>')
-            parts.append(f'<text x="{x - 8:.1f}" y="{height - pad + 14}">{label}</text>')
-            parts.append(f'<text x="{x + 4:.1f}" y="{y - 4:.1f}">{value:.2f}</text>')
-        if coords:
-            parts.append(f'<polyline fill="none" stroke="steelblue" points="{" ".join(coords)}"/>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
