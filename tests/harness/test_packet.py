@@ -31,6 +31,7 @@ from pwh._harness.packet import MANIFEST, PacketError, PacketLeak, verify_packet
 from pwh._harness.packet.build import TAR_ROOT, build_packet, result_dir_name
 from pwh._harness.packet.commands import add_packet_commands
 from pwh._harness.rules import RULE_IDS
+from tests.mini_matrix import mini_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 SUTS = ["reference", "tests.broken_suts:no_timeout"]
@@ -560,3 +561,76 @@ def test_a_packet_without_reference_results_is_neither_built_nor_verified(
     manifest["files"] = {k: v for k, v in manifest["files"].items() if not k.startswith("results/reference/")}
     (copy_of / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", "utf-8")
     assert any(file == "results/reference/" and kind == "missing" for file, kind, _ in verify_packet(copy_of).problems)
+
+
+# `pwh packet verify --rerun`: the published results judged again from the packet's own features
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mini_packet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A packet over a small matrix (each row's first scenario, and a timeout one of M07), so a
+    rerun costs seconds; it publishes the reference's run relabelled as ``no_timeout``'s."""
+    root = tmp_path_factory.mktemp("mini")
+    features = mini_matrix(root / "features", (("m07_isolation.feature", 48),))
+    run = run_gate("reference", features=str(features), progress=False)
+    out = root / "packet"
+    suts = ["reference", "tests.broken_suts:no_timeout"]
+    build_packet(out, suts, tar_path=root / "packet.tar.gz", gate=gate_of(run), features=features)
+    return out
+
+
+def test_a_rerun_catches_results_the_sut_does_not_give(mini_packet: Path) -> None:
+    """Every file of the packet verifies and agrees with itself; only running ``no_timeout``
+    again shows that the results published for it are not its own."""
+    tarball = mini_packet.parent / "packet.tar.gz"
+    assert verify_packet(tarball).ok
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "packet", "verify", str(tarball), "--rerun", "--sut", "tests.broken_suts:no_timeout"],
+        cwd=ROOT,  # where the adapter module is found
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "verified:" in done.stdout and "rerunning the gate for tests.broken_suts:no_timeout" in done.stdout
+    assert "  M07    pass → fail" in done.stdout, done.stdout[-3000:]
+    rows = done.stdout.split("rows that differ")[1].split("scenarios that differ")[0]
+    assert [line.split()[0] for line in rows.strip().splitlines()[1:]] == ["M07"]  # only the row the mutant breaks
+    assert "differs from the published results for tests.broken_suts:no_timeout" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_rerun_of_an_honest_packet_is_as_published_and_a_damaged_one_is_never_run(
+    reference_run: GateRun, packet: Path, copy_of: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran: list[tuple[str, str]] = []
+
+    def gate(sut: str, **kw: Any) -> GateRun:
+        ran.append((sut, Path(kw["features"]).name))
+        return gate_of(reference_run)(sut, **kw)
+
+    monkeypatch.setattr("pwh._harness.gate.run_gate", gate)
+    assert run_cli(["packet", "verify", str(packet), "--rerun", "--sut", "reference"]) == 0
+    assert ran == [("reference", "features")]  # over the packet's own features
+    assert "every row and scenario as published" in capsys.readouterr().out
+    (copy_of / "rules.json").write_text("{}\n")
+    ran.clear()
+    assert run_cli(["packet", "verify", str(copy_of), "--rerun"]) == 1 and ran == []
+    assert "no rerun" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [(("--rerun", "--sut", "nosuch"), "the packet has no results for 'nosuch'"), (("--sut", "reference"), "--sut applies to --rerun only")],
+)
+def test_pwh_packet_verify_rerun_refuses_what_it_cannot_do(packet: Path, args: tuple[str, ...], says: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "packet", "verify", str(packet), *args],
+        cwd=packet.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr

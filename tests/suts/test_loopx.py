@@ -49,7 +49,7 @@ from pwh._suts.seam import Unsupported  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "pwh" / "divergences" / "loopx-2.1.1.json"
-REGENERATE = "pwh gate --sut loopx --json v.json; pwh divergences v.json pwh/divergences/loopx-2.1.1.json"
+REGENERATE = "pwh gate --sut loopx --json v.json; pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md; rm v.json"
 
 
 # -- the whole matrix against LoopX ------------------------------------------------------------------

@@ -43,9 +43,21 @@ def add_packet_commands(subparsers: Any) -> None:
     verify = sub.add_parser(
         "verify",
         help="check a packet against its manifest, the boundary scan, its schemas and its own verdicts",
-        epilog="exit codes: 0 verified; 1 problems, listed per file; 2 not a packet",
+        epilog="exit codes: 0 verified (and, with --rerun, every rerun verdict the same as the published one); "
+        "1 problems, listed per file, or a rerun that differs; 2 not a packet, or a rerun that could not run",
     )
     verify.add_argument("dir", metavar="DIR|PACKET.tar.gz", help="the packet directory, or the .tar.gz that build --tar wrote")
+    verify.add_argument(
+        "--rerun",
+        action="store_true",
+        help="once verified, run the gate again over the packet's own features and compare with each published verdict",
+    )
+    verify.add_argument(
+        "--sut",
+        action="append",
+        metavar="NAME",
+        help="with --rerun: only this SUT (repeatable; default: every SUT the packet has results for)",
+    )
     verify.set_defaults(handler=_verify_command)
 
 
@@ -87,6 +99,31 @@ def _build_command(args: argparse.Namespace) -> int:
 
 
 def _verify_command(args: argparse.Namespace) -> int:
+    if args.sut and not args.rerun:
+        raise GateError("--sut applies to --rerun only: add --rerun, or drop --sut")
     report = verify_packet(Path(args.dir), private_names=_private_names())
     (sys.stdout if report.ok else sys.stderr).write(report.render())
-    return report.exit_code
+    if not args.rerun or not report.ok:
+        if args.rerun:
+            print("pwh packet verify: no rerun: a packet that does not verify is never run", file=sys.stderr)
+        return report.exit_code
+    return _rerun(Path(args.dir), args.sut)
+
+
+def _rerun(path: Path, suts: list[str] | None) -> int:
+    # Loaded here: a plain verify never loads the gate.
+    from pwh._harness.packet.rerun import packet_root, rerun_packet
+    from pwh._harness.verdicts import comparison_lines
+
+    with packet_root(path) as root:
+        results = rerun_packet(root, suts, out=lambda line: print(line, flush=True))
+    for result in results:
+        print("\n".join(comparison_lines(result.comparison, f"published results for {result.sut}", "the rerun")))
+        for note in result.notes:
+            print(f"  note: {note}")
+    differing = [r.sut for r in results if not r.same]
+    if differing:
+        print(f"pwh packet verify: the rerun differs from the published results for {', '.join(differing)}", file=sys.stderr)
+        return EXIT_PROBLEMS
+    print(f"pwh packet verify: rerun of {', '.join(r.sut for r in results)}: every row and scenario as published")
+    return EXIT_VERIFIED
