@@ -36,8 +36,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the sub-command's own parser, so its usage (not pwh's) is shown
         getattr(args, "_command_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
-    if not getattr(args, "handler", None):
-        parser.print_help()
+    if not getattr(args, "handler", None):  # `pwh`, `pwh packet`, `pwh scenarios`: that command's own help
+        getattr(args, "_command_parser", parser).print_help(sys.stderr)
         return EXIT_ERROR
     track_user_interrupts()
     since = sigint_count()

@@ -63,6 +63,7 @@ def load_step_modules(package: str) -> list[ModuleType]:
     return [importlib.import_module(f"{package}.{m}") for m in getattr(root, "STEP_MODULES", ())]
 
 
+_PLACEHOLDER = re.compile(r"<[^<>\s]+>")
 ROW_LIKE_TAG = re.compile(r"(?i)(?:M\d+|PRV-\d+|HST-\d+|REC-\d+|FT-\d+)")
 
 
@@ -103,7 +104,18 @@ def check(
                     else "it looks like a row but is none; known: M01–M13, PRV-1, HST-1…HST-6, REC-1, FT-1…FT-7"
                 )
                 problems.append(Problem(shown, template.line_number, f"unknown tag @{tag} ({hint})"))
-            contexts = [c for ex in template.examples for c in ex.as_contexts()] or [{}]
+            if not template.steps:
+                problems.append(
+                    Problem(shown, template.line_number, f"scenario {template.name!r} has no steps: it would pass having checked nothing")
+                )
+                continue
+            contexts = [c for ex in template.examples for c in ex.as_contexts()]
+            if not contexts and any(_PLACEHOLDER.search(step.name) for step in template.steps):
+                problems.append(
+                    Problem(shown, template.line_number, f"scenario outline {template.name!r} uses <parameters> but has no Examples rows")
+                )
+                continue
+            contexts = contexts or [{}]
             for context in contexts:
                 scenario = template.render(context)
                 for step in scenario.steps:

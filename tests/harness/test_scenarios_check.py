@@ -50,6 +50,18 @@ def test_two_row_tags_and_row_like_tags_are_problems_but_free_tags_are_not(tmp_p
     assert not any(p.line == 11 for p in problems)  # the scenario with free tags beside its row tag is fine
 
 
+def test_a_scenario_without_steps_and_an_outline_without_examples_are_problems(tmp_path: Path) -> None:
+    text = (
+        "Feature: x\n\n  @M01\n  Scenario: empty\n\n"
+        '  @M01\n  Scenario Outline: no rows\n    Given hook "<hook>" is installed and proposes one intent\n'
+    )
+    problems, _ = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path)
+    assert [str(p) for p in problems] == [
+        "features/extra.feature:4: scenario 'empty' has no steps: it would pass having checked nothing",
+        "features/extra.feature:7: scenario outline 'no rows' uses <parameters> but has no Examples rows",
+    ]
+
+
 def test_undefined_step_is_named_with_its_line(tmp_path: Path) -> None:
     text = "Feature: x\n\n  @M01\n  Scenario: s\n    Given the post-writeback phase is enabled\n    When the moon is full\n"
     problems, _ = check(_features_with(tmp_path, "extra.feature", text), STEPS, tmp_path)

@@ -188,8 +188,18 @@ def test_a_sub_command_shows_its_own_usage_and_lists_its_exit_codes(capsys: pyte
     assert done.returncode == 2 and done.stderr.startswith("usage: pwh gate") and "unrecognized arguments: --bogus" in done.stderr
     commands = [["gate"], ["soak"], ["replay"], ["vectors"], ["bench"], ["scenarios", "check"], ["scenarios", "steps"]]
     commands += [["divergences"], ["corpus"], ["mutate"], ["report"], ["compare"], ["packet", "build"], ["packet", "verify"]]
+    commands += [["smoke"]]
     for command in commands:
         with pytest.raises(SystemExit) as ended:
             main([*command, "--help"])
         assert ended.value.code == 0
         assert "exit codes: 0" in capsys.readouterr().out, command
+
+
+def test_a_command_group_without_its_sub_command_shows_its_own_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from pwh._cli import main
+
+    for group in ("packet", "scenarios"):
+        assert main([group]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"usage: pwh {group} "), err
