@@ -114,6 +114,7 @@ def _public_scenario(s: dict[str, Any]) -> dict[str, Any]:
         "clause",
         "reason",
         "failed_step",
+        "steps",
     )
     return {k: s[k] for k in keep if k in s}
 

@@ -91,20 +91,37 @@ class _Recorder:
         meta["feature_name"] = feature.name
         meta["line"] = scenario.line_number
         meta["scenario"] = scenario.name
-        meta["steps"] = [{"keyword": s.keyword, "name": s.name, "line": s.line_number, "status": "skipped"} for s in scenario.steps]
+        # Every step in order, as the verdict shows it: "not run" until it starts; then passed,
+        # failed, or (the step that found the case inexpressible) skipped. Its text is scanned
+        # like any other text a report carries.
+        meta["steps"] = [
+            {"keyword": s.keyword, "text": self._safe(s.name), "line": s.line_number, "status": "not run"} for s in scenario.steps
+        ]
+
+    def pytest_bdd_before_step(self, request: pytest.FixtureRequest, step: Any, **_: Any) -> None:
+        self._step_status(request.node.nodeid, step, "not run", "running")
 
     def pytest_bdd_after_step(self, request: pytest.FixtureRequest, step: Any, **_: Any) -> None:
-        self._step_status(request.node.nodeid, step, "passed")
+        self._step_status(request.node.nodeid, step, "running", "passed")
 
     def pytest_bdd_step_error(self, request: pytest.FixtureRequest, step: Any, exception: BaseException, **_: Any) -> None:
-        self.meta.setdefault(request.node.nodeid, {})["failed_step"] = f"{step.keyword} {step.name}".strip()
-        self._step_status(request.node.nodeid, step, "failed")
+        self.meta.setdefault(request.node.nodeid, {})["failed_step"] = self._safe(f"{step.keyword} {step.name}".strip())
+        self._step_status(request.node.nodeid, step, "running", "failed")
 
-    def _step_status(self, nodeid: str, step: Any, status: str) -> None:
+    def _step_status(self, nodeid: str, step: Any, was: str, status: str) -> None:
         for entry in self.meta.get(nodeid, {}).get("steps", []):
-            if entry["line"] == step.line_number and entry["status"] == "skipped":
+            if entry["line"] == step.line_number and entry["status"] == was:
                 entry["status"] = status
                 return
+
+    def _settle_steps(self, nodeid: str) -> None:
+        """Once the scenario has ended: in a skipped one, the step that stopped it was skipped
+        (it raised the SUT's "unsupported", or skipped outright); a step still running when the
+        scenario ended raised something else, so it failed."""
+        skipped = self.results.get(nodeid, {}).get("outcome") == "skipped"
+        for entry in self.meta.get(nodeid, {}).get("steps", []):
+            if entry["status"] == "running" or (skipped and entry["status"] == "failed"):
+                entry["status"] = "skipped" if skipped else "failed"
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -128,6 +145,7 @@ class _Recorder:
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self.order.append(nodeid)
+        self._settle_steps(nodeid)
         if not self.progress:
             return
         meta, result = self.meta.get(nodeid, {}), self.results.get(nodeid, {})

@@ -127,7 +127,7 @@ def build_packet(
         files[f"results/{name}/junit.xml"] = junit_xml(verdict).encode("utf-8")
         files[f"results/{name}/cucumber.json"] = cucumber_json(verdict, steps).encode("utf-8")
         files[f"results/{name}/report.md"] = markdown_report(verdict).encode("utf-8")
-        files[f"results/{name}/report.html"] = html_report(verdict).encode("utf-8")
+        files[f"results/{name}/report.html"] = html_report(verdict, features_href="../../features/").encode("utf-8")
         verdicts[sut] = verdict["summary"]["verdict"]
         profiles[sut] = verdict["summary"]["profile"]
     files["README.md"] = consumer_readme(dirs, verdicts, profiles).encode("utf-8")

@@ -281,7 +281,11 @@ def _consistency_problems(packet: Path, rel: str, present: dict[str, tuple[int, 
     if differs:
         out.append((shown, "inconsistent", f"summary: {', '.join(differs)} differ from what its rows and scenarios make them"))
     folder = rel.rsplit("/", 1)[0]
-    for name, render in (("report.md", markdown_report), ("report.html", html_report), ("junit.xml", junit_xml)):
+    for name, render in (
+        ("report.md", markdown_report),
+        ("report.html", lambda v: html_report(v, features_href="../../features/")),
+        ("junit.xml", junit_xml),
+    ):
         beside = f"{folder}/{name}"
         if beside not in present:
             continue
