@@ -26,14 +26,16 @@ sys.dont_write_bytecode = False
 # together instead of one waiting on a late long file. pytest-xdist would otherwise reorder the files
 # by their number of tests (`--loadscope-reorder`, on by default), putting these few-test files last.
 SLOW_FIRST = (
-    "tests/harness/test_packet.py",
     "tests/whole_gate/test_gate_mutants.py",
     "tests/whole_gate/",
     "tests/suts/test_loopx.py",
     "tests/campaigns/test_models.py",
+    "tests/harness/test_packet.py",
     "tests/harness/test_cli_hostile.py",
     "tests/harness/test_gate_refuses.py",
     "tests/harness/test_verdict_commands.py",
+    "tests/harness/test_smoke.py",
+    "tests/harness/test_html_report.py",
 )
 
 

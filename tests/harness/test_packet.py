@@ -1,8 +1,8 @@
 """The public test packet: byte-identical rebuilds, verification that names every tampered file,
 and a build that refuses (writing nothing) when any file would leak private data.
 
-The matrix runs once per module (the real gate against the reference); every build reuses that
-GateRun through the injectable ``gate=`` parameter.
+The gate runs once per module (the real gate against the reference, over a small matrix that
+covers every row); every build reuses that GateRun through the injectable ``gate=`` parameter.
 """
 
 from __future__ import annotations
@@ -38,8 +38,16 @@ SUTS = ["reference", "tests.broken_suts:no_timeout"]
 
 
 @pytest.fixture(scope="module")
-def reference_run() -> GateRun:
-    return run_gate("reference", progress=False)
+def mini_features(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Each row's first scenario (and a timeout one of M07): every row covered, a tenth of the time.
+    These tests are about packets, not the matrix; the whole matrix's verdict is held to its schema
+    by tests/whole_gate/test_gate.py."""
+    return mini_matrix(tmp_path_factory.mktemp("mini") / "features", (("m07_isolation.feature", 48),))
+
+
+@pytest.fixture(scope="module")
+def reference_run(mini_features: Path) -> GateRun:
+    return run_gate("reference", features=str(mini_features), progress=False)
 
 
 def gate_of(run: GateRun) -> Callable[..., GateRun]:
@@ -568,15 +576,13 @@ def test_a_packet_without_reference_results_is_neither_built_nor_verified(
 
 
 @pytest.fixture(scope="module")
-def mini_packet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A packet over a small matrix (each row's first scenario, and a timeout one of M07), so a
-    rerun costs seconds; it publishes the reference's run relabelled as ``no_timeout``'s."""
-    root = tmp_path_factory.mktemp("mini")
-    features = mini_matrix(root / "features", (("m07_isolation.feature", 48),))
-    run = run_gate("reference", features=str(features), progress=False)
+def mini_packet(reference_run: GateRun, mini_features: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A packet over the small matrix, so a rerun costs seconds; it publishes the reference's run
+    relabelled as ``no_timeout``'s."""
+    root = tmp_path_factory.mktemp("mini-packet")
     out = root / "packet"
     suts = ["reference", "tests.broken_suts:no_timeout"]
-    build_packet(out, suts, tar_path=root / "packet.tar.gz", gate=gate_of(run), features=features)
+    build_packet(out, suts, tar_path=root / "packet.tar.gz", gate=gate_of(reference_run), features=mini_features)
     return out
 
 
