@@ -1,41 +1,39 @@
-"""`pwh gate` against each mutant of the library (tests/broken_suts.py): every one fails on the
-row that names the rule it breaks, and each failing scenario says what it expected and saw."""
+"""The gate against each mutant of the library (tests/broken_suts.py): every one fails on the row
+that names the rule it breaks, and each failing scenario says what it expected and saw.
+
+The gate runs in this process (``run_gate``: the same child pytest and judging as ``pwh gate``,
+without a second interpreter per mutant); the command line's exit codes for a failing SUT are
+held by tests/whole_gate/test_gate.py."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pwh._harness.gate import run_gate
 from tests.broken_suts import BROKEN
-from tests.whole_gate.test_gate import ROOT, gate
 
 
-def _broken(name: str) -> tuple[str, subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
-    row = BROKEN[name]
-    target = Path(f"/dev/shm/pwh-teeth-{name}.json") if Path("/dev/shm").is_dir() else ROOT / f".teeth-{name}.json"
-    # -x: that the row fails is the point, and the first failing scenario shows it (its expected
-    # and seen are checked below); the rest of the row would only repeat it.
-    proc = gate("--sut", f"tests.broken_suts:{name}", "--rows", row, "-x", "--json", str(target))
-    verdict = json.loads(target.read_text()) if target.exists() else {}
-    target.unlink(missing_ok=True)
-    return name, proc, verdict
+def _broken(name: str) -> tuple[str, dict[str, Any]]:
+    # exitfirst: that the row fails is the point, and the first failing scenario shows it (its
+    # expected and seen are checked below); the rest of the row would only repeat it.
+    run = run_gate(f"tests.broken_suts:{name}", rows=[BROKEN[name]], exitfirst=True, progress=False)
+    return name, run.verdict()
 
 
 @pytest.fixture(scope="module")
-def broken_runs() -> dict[str, tuple[subprocess.CompletedProcess[str], dict]]:  # type: ignore[type-arg]
+def broken_runs() -> dict[str, dict[str, Any]]:
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return {name: (proc, verdict) for name, proc, verdict in pool.map(_broken, sorted(BROKEN))}
+        return dict(pool.map(_broken, sorted(BROKEN)))
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
-def test_every_broken_adapter_fails_on_its_row(broken_runs, name: str) -> None:  # type: ignore[no-untyped-def]
-    proc, verdict = broken_runs[name]
+def test_every_broken_adapter_fails_on_its_row(broken_runs: dict[str, dict[str, Any]], name: str) -> None:
+    verdict = broken_runs[name]
     row = BROKEN[name]
-    assert proc.returncode == 1, f"gate should fail for {name}: {proc.stdout[-2000:]} {proc.stderr[-1000:]}"
+    assert verdict["summary"]["verdict"] == "fail", f"gate should fail for {name}: {verdict['summary']}"
     assert verdict["rows"][row]["status"] == "fail", f"{name} not caught on {row}"
     failing = [s for s in verdict["scenarios"] if s["outcome"] == "failed"]
     assert failing and all(s.get("expected") and s.get("seen") for s in failing)
