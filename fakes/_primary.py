@@ -7,12 +7,14 @@ can *catch* a badly wired implementation using it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from pwh import canonical_bytes
+from pwh._core.canonical import dumps_plain
 from pwh._suts.reference import sqlite_synchronous
 
 from ._errors import FakeRejected
@@ -40,6 +42,8 @@ CREATE TABLE IF NOT EXISTS counters (
 
 WRITEBACK_FAILED = "primary_writeback_failed"
 
+_GENERATIONS = itertools.count(1)  # one per store opened in this process: no two stores' states share a key
+
 
 class WritebackFailed(FakeRejected):
     """The primary writeback did not commit: nothing was written."""
@@ -54,10 +58,14 @@ class PrimaryStore:
         self.db.execute(f"PRAGMA synchronous={sqlite_synchronous()}")
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.executescript(_TABLES)
+        self._generation = next(_GENERATIONS)
+        self._rollbacks = 0
+        self._snapshot: tuple[tuple[int, int, int, int], bytes] | None = None
 
     def close(self) -> None:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
+        self._rollbacks += 1
         self.db.close()
 
     # -- writes -----------------------------------------------------------------------------
@@ -70,6 +78,7 @@ class PrimaryStore:
 
     def rollback(self) -> None:
         if self.db.in_transaction:
+            self._rollbacks += 1
             self.db.execute("ROLLBACK")
 
     def insert_writeback(self, turn_key: str, receipt: dict[str, Any], todo_state: str) -> None:
@@ -132,9 +141,24 @@ class PrimaryStore:
     def todos(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT todo_id, state FROM todos ORDER BY todo_id").fetchall())
 
+    def state_key(self) -> tuple[int, int, int, int]:
+        """Equal keys mean the store has not changed in between: which store this is (one per open),
+        the rows this connection changed (SQLite's ``total_changes``), its rollbacks, and the
+        commits of other connections (``PRAGMA data_version``: a real-crash child writes this file)."""
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        return (self._generation, self.db.total_changes, self._rollbacks, version)
+
     def snapshot(self) -> bytes:
-        """Every primary fact, canonically: equal bytes mean an equal primary state."""
-        return canonical_bytes({"writebacks": self.receipts(), "spends": self.spends(), "todos": self.todos()})
+        """Every primary fact, canonically: equal bytes mean an equal primary state.
+
+        Taken again only when the store may have changed since the last one (:meth:`state_key`).
+        The rows are JSON this store wrote canonically, so they are encoded without a defensive copy.
+        """
+        key = self.state_key()
+        if self._snapshot is None or self._snapshot[0] != key:
+            facts = {"writebacks": self.receipts(), "spends": self.spends(), "todos": self.todos()}
+            self._snapshot = (key, dumps_plain(facts))
+        return self._snapshot[1]
 
     # -- what a badly wired dispatcher could reach -------------------------------------------
 

@@ -7,13 +7,14 @@ provider could be called (REG, M02).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pwh._core import codes
 from pwh._core.boundary import BoundaryScanner
-from pwh._core.canonical import to_plain
+from pwh._core.canonical import dumps_plain, to_plain
 from pwh._core.codes import Rejection, json_path
 from pwh._core.contracts import validate_registration
 from pwh._core.profile import CORE_CEILINGS
@@ -52,7 +53,7 @@ class IntentKindCatalog:
         if kind in self._schemas and self._schemas[kind] != schema:
             raise RegistrationRejected([Rejection(codes.REGISTRATION_REJECTED, "$.intent_kind", "kind already has another schema")])
         try:
-            self._validators[kind] = compile_schema(schema)
+            self._validators[kind] = _compiled(schema)
         except UnresolvableReference:
             raise RegistrationRejected(
                 [
@@ -74,6 +75,26 @@ class IntentKindCatalog:
     @property
     def validators(self) -> Mapping[str, Any]:
         return self._validators
+
+
+_COMPILED: dict[bytes, Any] = {}  # canonical bytes of a payload schema -> its validator
+_COMPILED_MAX = 128
+
+
+def _compiled(schema: dict[str, Any]) -> Any:
+    """The validator of a plain payload schema (``to_plain``'s copy), compiled once per content:
+    checking a schema against the meta-schema costs milliseconds, and every fresh catalog (each
+    restart of a host, each scenario) registers the same kinds again. A validator is immutable
+    and is built over a private copy of the schema; a schema that does not compile is refused
+    afresh each time (only validators are kept)."""
+    key = dumps_plain(schema)
+    found = _COMPILED.get(key)
+    if found is None:
+        found = compile_schema(json.loads(key))
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[key] = found
+    return found
 
 
 def private_id_rejections(scanner: BoundaryScanner, registration: Mapping[str, Any]) -> list[Rejection]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from fakes import snapshot_difference
 from fakes._scheduler import DUPLICATE_CONTENT_DIFFERS
-from pwh import BoundaryScanner, canonical_bytes, digest
+from pwh import BoundaryScanner, CanonicalError, canonical_bytes, digest
 from pwh._core import codes
 
 from ._catalog import ALSO, expected
@@ -66,6 +66,7 @@ class Judge:
         self.delivered: dict[str, set[str]] = {}  # dispatch_id -> intent ids the scheduler got
         self.covered: dict[str, frozenset[str]] = {}  # receipt -> hooks admitted at its last dispatch
         self.scanned: set[bytes] = set()
+        self.identified: set[bytes] = set()  # records whose identities are bound (by their canonical bytes)
         self.turns_seen = 0
         self.scanner = BoundaryScanner()
 
@@ -81,13 +82,14 @@ class Judge:
         if record.escaped or record.crash_missed:
             return
         journal = system.journal()
-        yield self._bad_registration(system, record, journal)
+        blobs = RecordBytes(journal)
+        yield self._bad_registration(system, record, blobs)
         yield self._primary(system)
         yield self._sink(system)
         yield self._authority(journal)
         yield self._one_record_per_dispatch(journal)
-        yield self._history(journal)
-        yield self._bad_receipt(system, record, journal)
+        yield self._history(blobs)
+        yield self._bad_receipt(system, record, blobs)
         yield self._siblings(record, journal)
         for episode in record.episodes:
             yield self._profile_governs(system, episode, journal)
@@ -101,10 +103,10 @@ class Judge:
             yield self._progress(episode)
             yield self._rollout(episode)
         yield self._retry_bounded(system, record, journal)
-        yield self._identities(system, journal)
+        yield self._identities(system, record, blobs)
         yield self._coverage(system, record, journal)
         yield self._intents_once(system, journal)
-        yield self._public_and_bounded(system, journal)
+        yield self._public_and_bounded(system, blobs)
 
     # -- the step itself --------------------------------------------------------------------
 
@@ -161,13 +163,15 @@ class Judge:
             return "one_record_per_dispatch", "M04", f"{len(ids)} sidecar records for {len(set(ids))} dispatch identities"
         return None
 
-    def _history(self, journal: list[dict[str, Any]]) -> Finding | None:
-        now = {r["dispatch_id"]: r for r in journal}
+    def _history(self, blobs: RecordBytes) -> Finding | None:
+        journal = blobs.journal
+        now = {r["dispatch_id"]: i for i, r in enumerate(journal)}
         for did, before in self.history.items():
-            rec = now.get(did)
-            if rec is None:
+            index = now.get(did)
+            if index is None:
                 return "history_kept", "M06", f"the final sidecar record {did[:16]}… disappeared"
-            if canonical_bytes(rec) != before:
+            rec = journal[index]
+            if blobs[index] != before:
                 was = json.loads(before)
                 if any(rec.get(k) != was.get(k) for k in ("status", "intents", "result_digest")):
                     return "history_kept", "M06", f"the final sidecar record of hook {rec.get('hook_id')} was overwritten"
@@ -180,9 +184,9 @@ class Judge:
                         "after it was recorded (replays and restarts must leave it byte for byte)"
                     ),
                 )
-        for did, rec in now.items():
-            if rec.get("status") in ("proposed", "not_applicable") and did not in self.history:
-                self.history[did] = canonical_bytes(rec)
+        for did, index in now.items():
+            if journal[index].get("status") in ("proposed", "not_applicable") and did not in self.history:
+                self.history[did] = blobs[index]
         return None
 
     # -- each dispatch episode (M05, M07, M08) ------------------------------------------------------
@@ -348,25 +352,26 @@ class Judge:
     # -- bad registrations (M02), bad receipts (M03), profile changes (M01) ---------------------
 
     @staticmethod
-    def _bad_registration(system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+    def _bad_registration(system: ModelSystem, record: StepRecord, blobs: RecordBytes) -> Finding | None:
         """A bad registration is rejected before any provider call and changes nothing else (REG)."""
         if record.bad_install is not None:
             flaw = record.step.get("flaw") or "a timeout over the profile's current ceiling"
             if not record.bad_install:
                 return "bad_registration_rejected", "M02", f"hook {record.step['hook']} {flaw} was installed"
-            if record.journal_before is not None and [canonical_bytes(r) for r in journal] != record.journal_before:
+            if record.journal_before is not None and blobs.all() != record.journal_before:
                 return "bad_registration_rejected", "M02", "offering a bad registration changed the sidecar journal"
         if system.bad_calls:
             return "bad_registration_rejected", "M02", f"the provider of a rejected registration of hook {system.bad_calls[0]} was called"
         return None
 
     @staticmethod
-    def _bad_receipt(system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+    def _bad_receipt(system: ModelSystem, record: StepRecord, blobs: RecordBytes) -> Finding | None:
         """A receipt that is not committed, not durable, without identities or of another plan's
         effect (offered now, or a committed one of another plan's effect replayed later) calls no
         provider and records nothing (ADM, RFC §5.1, §12 M03). Whether the SUT reports such a
         dispatch as "admitted", and with which code, is not judged: the RFC names neither."""
         flaw = record.step.get("flaw") if record.step["op"] == "bad_receipt" else "effect_mismatch"
+        journal = blobs.journal
         for episode in record.episodes:
             if not _inadmissible(system, record, episode):
                 continue
@@ -379,7 +384,7 @@ class Judge:
                     "M03",
                     f"a receipt with flaw {flaw} got a sidecar record for hook {new[0].get('hook_id')}",
                 )
-        if record.journal_before is not None and [canonical_bytes(r) for r in journal] != record.journal_before:
+        if record.journal_before is not None and blobs.all() != record.journal_before:
             return "bad_receipt_dispatches_nothing", "M03", f"a receipt with flaw {flaw} changed the sidecar journal"
         return None
 
@@ -574,26 +579,33 @@ class Judge:
             return "intent_once", "M04", "the scheduler received two different intents under one intent_id"
         return None
 
-    def _identities(self, system: ModelSystem, journal: list[dict[str, Any]]) -> Finding | None:
-        """Same inputs, same identity; any component changed, a new one; never reused (M04, JNL-3/4)."""
-        for rec in journal:
+    def _identities(self, system: ModelSystem, record: StepRecord, blobs: RecordBytes) -> Finding | None:
+        """Same inputs, same identity; any component changed, a new one; never reused (M04, JNL-3/4).
+
+        The identities bound so far are kept, so binding again what was bound before cannot fail:
+        a record byte-identical to one already bound, and the intents of an earlier step's
+        dispatches, are not bound again (what they would bind is already there).
+        """
+        fresh = [rec for index, rec in enumerate(blobs.journal) if blobs.get(index) not in self.identified]
+        for rec in fresh:
             key = (rec.get("source_receipt_id"), rec.get("hook_id"), rec.get("registration_schema_version"), rec.get("event_kind"))
             problem = _bind(self.dispatch_keys, self.dispatch_by_key, rec["dispatch_id"], key)
             if problem:
                 return "stable_identity", "M04", f"dispatch identity of hook {rec.get('hook_id')}: {problem}"
-        intents = [i for rec in journal for i in rec.get("intents") or []]
-        intents += [i for e in system.episodes if e.outcome is not None for h in e.outcome.hooks for i in h.intents]
+        intents = [i for rec in fresh for i in rec.get("intents") or []]
+        intents += [i for e in record.episodes if e.outcome is not None for h in e.outcome.hooks for i in h.intents]
         for intent in intents:
             intent_key = digest({k: intent.get(k) for k in ("source_dispatch_id", "intent_kind", "policy_version", "payload")})
             problem = _bind(self.intent_keys, self.intent_by_key, intent.get("intent_id"), intent_key)
             if problem:
                 return "stable_identity", "M04", f"intent identity of hook {intent.get('hook_id')}: {problem}"
+        self.identified.update(b for b in (blobs.get(i) for i in range(len(blobs.journal))) if b is not None)
         return None
 
-    def _public_and_bounded(self, system: ModelSystem, journal: list[dict[str, Any]]) -> Finding | None:
+    def _public_and_bounded(self, system: ModelSystem, blobs: RecordBytes) -> Finding | None:
         """Records are public-safe, compact and bounded (M13, JNL-6)."""
-        for rec in journal:
-            blob = canonical_bytes(rec)
+        for index, rec in enumerate(blobs.journal):
+            blob = blobs[index]
             if blob in self.scanned:
                 continue
             spec = system.hooks.get(rec.get("hook_id", ""))
@@ -609,6 +621,32 @@ class Judge:
                 return "journal_public_safe", "M13", "a sidecar record carries exception text"
             self.scanned.add(blob)
         return None
+
+
+class RecordBytes:
+    """The canonical bytes of each record of one step's journal, each computed once, when a check
+    first asks (so a record that is not JSON fails where it always did: at the first check that
+    encodes it)."""
+
+    def __init__(self, journal: list[dict[str, Any]]) -> None:
+        self.journal = journal
+        self._bytes: dict[int, bytes] = {}
+
+    def __getitem__(self, index: int) -> bytes:
+        found = self._bytes.get(index)
+        if found is None:
+            found = self._bytes[index] = canonical_bytes(self.journal[index])
+        return found
+
+    def get(self, index: int) -> bytes | None:
+        """The record's bytes, or None when it is not JSON (the check that asks goes on without)."""
+        try:
+            return self[index]
+        except CanonicalError:
+            return None
+
+    def all(self) -> list[bytes]:
+        return [self[i] for i in range(len(self.journal))]
 
 
 def _died(system: ModelSystem) -> int:

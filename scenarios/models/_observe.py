@@ -55,13 +55,23 @@ def final_records(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 class ObservedSUT:
-    """The adapter under test, unchanged, with its dispatch episodes recorded."""
+    """The adapter under test, unchanged, with its dispatch episodes recorded.
+
+    Its journal is read again only when it may have changed: every call into the adapter other
+    than ``journal_records`` (a dispatch, a restart, an install, a profile: anything) counts as a
+    change, before it starts and after it ends, and nothing read during a call is kept. So the
+    several reads one step makes after its last call (the world's snapshot, the scheduler's poll,
+    the invariants) are one read, and every read after a call is the adapter's own answer.
+    """
 
     def __init__(self, inner: Any, begin: Callable[[str, Mapping[str, Any]], Episode], drain: Callable[[], None] | None = None) -> None:
         self.inner = inner
         self._begin = begin
         self._drain = drain  # reads the provider calls made meanwhile (they may run in a worker process)
         self.current: Episode | None = None
+        self._calls = 0  # calls into the adapter begun or ended: the journal's version as seen from here
+        self._running = 0  # calls under way (a read then is never kept)
+        self._journal: tuple[int, list[dict[str, Any]]] | None = None
 
     def dispatch(self, source: Mapping[str, Any], *, primary: Any = None) -> DispatchOutcome:
         return self._observe("dispatch", source, lambda: self.inner.dispatch(source, primary=primary))
@@ -69,16 +79,50 @@ class ObservedSUT:
     def redeliver(self, source: Mapping[str, Any]) -> DispatchOutcome:
         return self._observe("redeliver", source, lambda: self.inner.redeliver(source))
 
+    def journal_records(self) -> list[dict[str, Any]]:
+        """The adapter's journal (a new list each time; its records are shared between the reads
+        of one version and must not be changed by whoever reads them)."""
+        kept = self._journal
+        if kept is not None and kept[0] == self._calls and not self._running:
+            return list(kept[1])
+        version = self._calls
+        records = self.inner.journal_records()
+        if not self._running and version == self._calls and type(records) is list:
+            self._journal = (version, records)
+            return list(records)
+        return records
+
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        attr = getattr(self.inner, name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self._enter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self._leave()
+
+        return call
+
+    def _enter(self) -> None:
+        self._calls += 1
+        self._running += 1
+
+    def _leave(self) -> None:
+        self._running -= 1
+        self._calls += 1
 
     def _observe(self, kind: str, source: Mapping[str, Any], run: Callable[[], DispatchOutcome]) -> DispatchOutcome:
         episode = self._begin(kind, source)
         self.current = episode
         started = time.monotonic()
+        self._enter()
         try:
             outcome = run()
         finally:
+            self._leave()
             episode.elapsed_ms = (time.monotonic() - started) * 1000
             if self._drain is not None:
                 self._drain()

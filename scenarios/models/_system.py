@@ -159,6 +159,9 @@ class ModelSystem:
         self.sut = ObservedSUT(inner, self._begin_episode, self._drain_calls)
         self.world = World(self.sut, self.root / "world")
         self._calls_seen = 0  # entries of the world's call log already turned into Calls
+        self._calls_counted = 0  # entries of the call log counted in _calls_per_hook
+        self._calls_per_hook: dict[str, int] = {}
+        self._committed: tuple[Any, list[dict[str, Any]]] | None = None
         self.hooks: dict[str, HookSpec] = {}
         self.ceiling = Profile().max_intents_per_dispatch
         self.max_attempts = Profile().max_attempts
@@ -363,7 +366,7 @@ class ModelSystem:
     # -- what the SUT proxy and the producers report -------------------------------------------
 
     def _begin_episode(self, kind: str, source: Mapping[str, Any]) -> Episode:
-        records = self.sut.inner.journal_records()
+        records = self.sut.journal_records()
         finals = final_records(records)
         receipt_id = source.get("receipt_id") if isinstance(source, Mapping) else None
         event_kind = source.get("event_kind") if isinstance(source, Mapping) else None
@@ -378,10 +381,14 @@ class ModelSystem:
         """The provider calls the world's log holds that this model has not seen yet, in order
         (providers may run in the reference's worker process, where no model object is)."""
         calls = self.world.log.calls()
+        counts = self._calls_per_hook
+        for entry in calls[self._calls_counted : self._calls_seen]:  # merged by a real-crash child
+            counts[entry["h"]] = counts.get(entry["h"], 0) + 1
         for entry in calls[self._calls_seen :]:
             self._calls_seen += 1
-            number = sum(1 for c in calls[: self._calls_seen] if c["h"] == entry["h"])
+            number = counts[entry["h"]] = counts.get(entry["h"], 0) + 1  # its calls so far, this one too
             self._on_call(entry["h"], entry["i"], number, entry["r"])
+        self._calls_counted = self._calls_seen
 
     def _on_call(self, hook_id: str, hook_input: Mapping[str, Any], number: int, appending: bool) -> None:
         source = hook_input.get("source") or {}
@@ -399,10 +406,17 @@ class ModelSystem:
     # -- reads for the invariants and the machine ----------------------------------------------
 
     def journal(self) -> list[dict[str, Any]]:
-        return self.sut.inner.journal_records()
+        return self.sut.journal_records()
 
     def committed(self) -> list[dict[str, Any]]:
-        return self.world.orch.receipts()
+        """The committed primary receipts, in commit order (read again only when the primary store
+        may have changed: the preconditions and the invariants ask several times a step). A new
+        list each time; the receipts in it are shared and only read."""
+        store = self.world.orch.store
+        key = store.state_key()
+        if self._committed is None or self._committed[0] != key:
+            self._committed = (key, self.world.orch.receipts())
+        return list(self._committed[1])
 
     def admitted(self, event_kind: str | None, installed: frozenset[str], profile: Profile | None = None) -> set[str]:
         """The installed hooks a dispatch must report: its event kind, and the profile's allowlist."""
