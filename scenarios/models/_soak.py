@@ -5,6 +5,16 @@ soak's seed (so a soak is reproducible from the seed it prints first). Every fou
 real SIGKILL crashes when the SUT keeps its journal in a directory. Found counterexamples are
 shrunk within what is left of the budget and written out (the first of each broken invariant);
 the soak goes on looking for others.
+
+Swarm testing is on unless ``swarm=False`` (``--no-swarm``): each example leaves out a random
+subset of the actions, behaviours and crash points (``_machine.Swarm``), and a counterexample's
+trace names the configuration that found it. What the soak exercised is counted
+(``_coverage.Coverage``): printed as a few lines at the end and returned under ``"coverage"``.
+With ``database=True`` (``pwh soak`` unless ``--no-database``) failing examples are saved to a
+Hypothesis example database, one per SUT spec under the counterexample directory
+(:func:`example_database_dir`); the first round of each crash mode replays the stored ones first, so a
+failure found once is tried first the next time (a soak with a database is reproducible from
+its seed and that database; without one, from its seed alone).
 """
 
 from __future__ import annotations
@@ -16,8 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hypothesis.database import DirectoryBasedExampleDatabase
+
 from ._catalog import SOAK_WEIGHTS
-from ._machine import run_model
+from ._coverage import Coverage
+from ._machine import run_model, with_swarm
 from ._names import sut_slug
 from ._profiles import DEFAULT_PROFILE, PROFILES
 from ._shrink import shrink_trace
@@ -29,11 +42,19 @@ ROUND_EXAMPLES = 10
 FIRST_GUESS_S = 0.5  # seconds per example before the soak has measured its own
 REAL_EVERY = 4  # every n-th round crashes a child process for real
 SHRINK_MIN_S, SHRINK_MAX_S = 5.0, 60.0  # a finding is shrunk within what is left of the budget, in these bounds
+DATABASE_DIR = "hypothesis-examples"  # under the counterexample directory, one sub-directory per SUT spec
 
 
 def derive_seed(seed: int, round_index: int) -> int:
     """The seed of one round: stable for a given soak seed, different for every round."""
     return int.from_bytes(hashlib.sha256(f"{seed}:{round_index}".encode()).digest()[:4], "big")
+
+
+def example_database_dir(sut: str) -> Path:
+    """Where ``pwh soak`` keeps the failing examples it found against ``sut``: one directory per
+    exact SUT spec (a readable slug and a digest of the spec) under the counterexample directory."""
+    tag = hashlib.sha256(sut.encode()).hexdigest()[:8]
+    return counterexample_dir() / DATABASE_DIR / f"{sut_slug(sut)}-{tag}"
 
 
 def soak(
@@ -45,12 +66,18 @@ def soak(
     out: Callable[[str], None] = print,
     real_crashes: bool | None = None,
     profile: str = DEFAULT_PROFILE,
+    swarm: bool = True,
+    database: bool = False,
 ) -> dict[str, Any]:
     """Run model examples against ``sut`` for ``minutes`` (fractions allowed); return a summary.
 
     ``campaign`` names the run: its counterexamples go to a sub-directory of that name.
     ``real_crashes``: ``None`` interleaves real-crash rounds, ``False`` never, ``True`` always.
     ``profile`` (``_profiles.PROFILES``) sets how many steps each generated history takes.
+    ``swarm``: each example enables a random subset of actions, behaviours and crash points.
+    ``database``: save failing examples to :func:`example_database_dir` and replay them first
+    (``pwh soak`` turns it on unless ``--no-database``; off here, so that a call from the tests
+    stays free of state left by earlier runs).
     """
     if minutes <= 0:
         raise ValueError("minutes must be positive")
@@ -65,6 +92,7 @@ def soak(
     started = time.monotonic()
     deadline = started + minutes * 60
     stats = Stats()
+    coverage = Coverage()
     ticker = _Ticker(started, stats, out)
     found: dict[tuple[str, str], dict[str, Any]] = {}  # one counterexample per broken invariant
     paths: list[Path] = []
@@ -74,6 +102,13 @@ def soak(
     )
     if real_crashes and not can_kill:
         out("pwh soak: this SUT takes no journal directory: real crashes are skipped")
+    if swarm:
+        out("pwh soak: swarm testing: each example leaves out a random subset of actions, behaviours and crash points")
+    db_dir = example_database_dir(sut) if database else None
+    db = DirectoryBasedExampleDatabase(db_dir) if db_dir is not None else None
+    if db_dir is not None:
+        out(f"pwh soak: example database {db_dir} (failures found before are replayed first)")
+    replayed: set[bool] = set()  # crash modes whose first round has replayed the stored failures
     while time.monotonic() < deadline:
         real = can_kill and _real_round(rounds, real_crashes)
         left = deadline - time.monotonic()
@@ -91,7 +126,12 @@ def soak(
             stats=stats,
             progress=ticker.tick,
             export=False,
+            swarm=swarm,
+            coverage=coverage,
+            database=db,
+            reuse=real not in replayed,  # later rounds would only find the stored failure again
         )
+        replayed.add(real)
         rounds += 1
         if result.violation is not None and result.trace is not None:
             key = (result.violation.row, result.violation.invariant)
@@ -99,8 +139,15 @@ def soak(
                 found[key]["times"] += 1
                 continue
             budget = max(SHRINK_MIN_S, min(SHRINK_MAX_S, deadline - time.monotonic()))
-            shrunk = shrink_trace(result.trace, budget_s=budget)
-            found[key] = {**shrunk["violation"], "round": rounds - 1, "seed": result.seed, "times": 1}
+            shrunk = with_swarm(shrink_trace(result.trace, budget_s=budget), result.trace)
+            found[key] = {
+                **shrunk["violation"],
+                "round": rounds - 1,
+                "seed": result.seed,
+                "example": result.found_at_example,  # counted over the whole soak, from 1
+                "swarm": shrunk.get("swarm"),
+                "times": 1,
+            }
             paths += write_counterexample(shrunk, directory, out=out)
     elapsed = time.monotonic() - started
     summary = {
@@ -117,7 +164,12 @@ def soak(
         "restarts": stats.restarts,
         "violations": list(found.values()),
         "counterexamples": [str(p) for p in paths],
+        "swarm": swarm,
+        "example_database": str(db_dir) if db_dir is not None else None,
+        "coverage": coverage.to_json(),
     }
+    for line in coverage.lines():
+        out(line)
     out(
         f"pwh soak: done in {elapsed:.0f} s: {rounds} rounds, {stats.examples} examples, {stats.steps} steps, "
         f"{stats.crashes_simulated} simulated + {stats.crashes_real} real crashes, {stats.restarts} restarts, "

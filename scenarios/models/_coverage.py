@@ -1,0 +1,270 @@
+"""What a model campaign exercised: actions run, crash points armed and reached, behaviours
+installed, invariants checked and held, and the swarm configurations drawn (``pwh soak`` prints
+it and writes it with ``--json``).
+
+:class:`Coverage` is fed by the machine (``_machine.ModelMachine._do``, which sees every step and
+what it did) and by the judge, whose checks it counts without the judge knowing: each method of
+:class:`._invariants.Judge` that can report a finding is found by reading the class's source
+(a method that returns or yields an ``("invariant", row, message)`` tuple) and is wrapped on
+each judge instance, so every call is counted, and every call that found nothing is a hold of
+each invariant the method states. A check the judge reaches some other way is not counted, and
+shows as never checked: the report errs towards "never exercised", never towards a count it did
+not see.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import re
+import textwrap
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol
+
+from ._catalog import PERIODIC, PERIODIC_HOOK_ID, VERSIONED
+
+SCHEMA = "pwh_model_coverage_v1"
+_INVARIANT = re.compile(r"[a-z][a-z0-9_]*")
+_ROW = re.compile(r"M\d\d")
+MODES = ("simulated", "real")
+
+
+class SwarmLike(Protocol):
+    """What the report reads of a swarm configuration (``_machine.Swarm``)."""
+
+    @property
+    def rules_off(self) -> frozenset[str]: ...
+    @property
+    def behaviours_off(self) -> frozenset[str]: ...
+    @property
+    def points_off(self) -> frozenset[str]: ...
+
+
+@functools.cache
+def judge_checks() -> dict[str, tuple[str, ...]]:
+    """Each check method of the judge -> the invariants it can report, read from its source;
+    empty when the source cannot be read."""
+    from ._invariants import Judge
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(Judge)))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    checks: dict[str, tuple[str, ...]] = {}
+    cls = tree.body[0]
+    assert isinstance(cls, ast.ClassDef)
+    for node in cls.body:
+        if not isinstance(node, ast.FunctionDef) or node.name in ("check", "_findings"):
+            continue
+        found: list[str] = []
+        for inner in ast.walk(node):
+            value = inner.value if isinstance(inner, (ast.Return, ast.Yield)) else None
+            if isinstance(value, ast.Tuple) and len(value.elts) == 3:
+                first, second = value.elts[0], value.elts[1]
+                if (
+                    isinstance(first, ast.Constant)
+                    and isinstance(first.value, str)
+                    and _INVARIANT.fullmatch(first.value)
+                    and (isinstance(second, ast.Name) or (isinstance(second, ast.Constant) and _ROW.fullmatch(str(second.value))))
+                    and first.value not in found
+                ):
+                    found.append(first.value)
+        if found:
+            checks[node.name] = tuple(found)
+    return checks
+
+
+class Coverage:
+    """Counts summed over every example of every round a campaign runs."""
+
+    def __init__(self) -> None:
+        self.examples = 0
+        self.steps = 0
+        self.rules: set[str] = set()  # every action (rule) the machine has
+        self.behaviour_names: set[str] = set()  # every behaviour a hook could be installed with
+        self.point_names: set[str] = set()  # every crash point seen offered
+        self.modes: set[str] = set()  # "simulated" and/or "real": which crash modes ran
+        self.actions: Counter[str] = Counter()
+        self.behaviours: Counter[str] = Counter()
+        self.armed: dict[str, Counter[str]] = {m: Counter() for m in MODES}
+        self.reached: dict[str, Counter[str]] = {m: Counter() for m in MODES}
+        self.checked: Counter[str] = Counter()  # per invariant: calls of a check that can report it
+        self.held: Counter[str] = Counter()  # ... of which found nothing
+        self.broken: Counter[str] = Counter()
+        self.swarm_examples = 0
+        self.configurations: set[tuple[frozenset[str], frozenset[str], frozenset[str]]] = set()
+        self.disabled: dict[str, Counter[str]] = {k: Counter() for k in ("actions", "behaviours", "crash_points")}
+        self.while_disabled: dict[str, Counter[str]] = {k: Counter() for k in ("actions", "behaviours", "crash_points")}
+        self.judged = bool(judge_checks())
+
+    # -- fed by the machine ----------------------------------------------------------------------
+
+    def begin_example(self, rules: Iterable[str], behaviours: Iterable[str], points: Iterable[str], real: bool) -> None:
+        self.examples += 1
+        self.rules.update(rules)
+        self.behaviour_names.update(behaviours)
+        self.point_names.update(points)
+        self.modes.add(MODES[real])
+
+    def note_swarm(self, swarm: SwarmLike) -> None:
+        self.swarm_examples += 1
+        self.configurations.add((swarm.rules_off, swarm.behaviours_off, swarm.points_off))
+        self.disabled["actions"].update(swarm.rules_off)
+        self.disabled["behaviours"].update(swarm.behaviours_off)
+        self.disabled["crash_points"].update(swarm.points_off)
+
+    def rule(self, name: str, swarm: SwarmLike | None) -> None:
+        """A rule fired (counted before its step runs, so one the SUT cannot express counts too)."""
+        self.actions[name] += 1
+        if swarm is not None and name in swarm.rules_off:
+            self.while_disabled["actions"][name] += 1
+
+    def step(self, step: dict[str, Any], record: Any, installed: Callable[[str], bool], swarm: SwarmLike | None) -> None:
+        """One step ran: ``record`` is its ``StepRecord``; ``installed(hook_id)`` whether the hook is
+        installed now."""
+        self.steps += 1
+        op = step["op"]
+        clean = record.unsupported is None and record.escaped is None
+        if op == "crash":
+            mode = MODES[bool(step["real"])]
+            point = step["point"]
+            self.point_names.add(point)
+            self.armed[mode][point] += 1
+            if clean and record.crash_missed is None:
+                self.reached[mode][point] += 1
+            if swarm is not None and point in swarm.points_off:
+                self.while_disabled["crash_points"][point] += 1
+            return
+        behaviour = {"install": step.get("behaviour"), "install_versioned": VERSIONED, "install_periodic_report": PERIODIC}.get(op)
+        if behaviour is None:
+            return
+        hook = PERIODIC_HOOK_ID if op == "install_periodic_report" else step["hook"]
+        if clean and record.rejected_install is None and installed(hook):
+            self.behaviours[behaviour] += 1
+        if swarm is not None and behaviour in swarm.behaviours_off:
+            self.while_disabled["behaviours"][behaviour] += 1
+
+    # -- fed by the judge ------------------------------------------------------------------------
+
+    def instrument(self, judge: Any) -> Any:
+        """Count ``judge``'s checks from now on (this instance only); returns it."""
+        for name, invariants in judge_checks().items():
+            method = getattr(judge, name, None)
+            if not callable(method):
+                continue
+            try:
+                setattr(judge, name, self._counted(method, invariants))
+            except AttributeError:  # a judge with __slots__: its checks go uncounted
+                self.judged = False
+                return judge
+        return judge
+
+    def _counted(self, method: Callable[..., Any], invariants: tuple[str, ...]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.checked.update(invariants)
+            result = method(*args, **kwargs)
+            if inspect.isgenerator(result):
+                return self._through(result, invariants)
+            self._judged(result, invariants)
+            return result
+
+        return counted
+
+    def _through(self, findings: Iterator[Any], invariants: tuple[str, ...]) -> Iterator[Any]:
+        broke = False
+        for finding in findings:
+            if finding is not None:
+                broke = True
+                self.broken[finding[0]] += 1
+            yield finding
+        if not broke:
+            self.held.update(invariants)
+
+    def _judged(self, finding: Any, invariants: tuple[str, ...]) -> None:
+        if finding is None:
+            self.held.update(invariants)
+        else:
+            self.broken[finding[0]] += 1
+
+    # -- the report ------------------------------------------------------------------------------
+
+    def invariant_names(self) -> list[str]:
+        return sorted({i for invariants in judge_checks().values() for i in invariants} | set(self.checked) | set(self.broken))
+
+    def never(self) -> dict[str, list[str]]:
+        """Whatever the campaign could have exercised and never did."""
+        reached = {p for mode in MODES for p, n in self.reached[mode].items() if n}
+        return {
+            "actions": sorted(r for r in self.rules if not self.actions[r]),
+            "behaviours": sorted(b for b in self.behaviour_names if not self.behaviours[b]),
+            "crash_points": sorted(p for p in self.point_names if p not in reached),
+            "crash_points_real": sorted(p for p in self.point_names if not self.reached["real"][p]) if "real" in self.modes else [],
+            "invariants": [i for i in self.invariant_names() if not self.checked[i]],
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        points = sorted(self.point_names)
+        return {
+            "schema": SCHEMA,
+            "examples": self.examples,
+            "steps": self.steps,
+            "actions": {r: self.actions[r] for r in sorted(self.rules | set(self.actions))},
+            "behaviours": {b: self.behaviours[b] for b in sorted(self.behaviour_names | set(self.behaviours))},
+            "crash_points": {
+                p: {"armed": {m: self.armed[m][p] for m in MODES}, "reached": {m: self.reached[m][p] for m in MODES}} for p in points
+            },
+            "invariants": {i: {"checked": self.checked[i], "held": self.held[i], "broken": self.broken[i]} for i in self.invariant_names()},
+            "invariants_counted": self.judged,
+            "swarm": {
+                "examples": self.swarm_examples,
+                "configurations": len(self.configurations),
+                "disabled": {k: dict(sorted(c.items())) for k, c in self.disabled.items()},
+                "ran_while_disabled": {k: dict(sorted(c.items())) for k, c in self.while_disabled.items()},
+            },
+            "never_exercised": self.never(),
+        }
+
+    def lines(self) -> list[str]:
+        """A few lines for the terminal; whatever was never exercised is named."""
+        never = self.never()
+        head = "pwh soak: coverage:"
+
+        def missing(kind: str, what: str = "never exercised") -> str:
+            return f"; {what}: {', '.join(never[kind])}" if never[kind] else ""
+
+        acts = ", ".join(f"{r} {self.actions[r]}" for r in sorted(self.rules, key=lambda r: -self.actions[r]))
+        out = [f"{head} actions {acts}{missing('actions')}"]
+        armed = {m: sum(self.armed[m].values()) for m in MODES}
+        reached = {m: sum(self.reached[m].values()) for m in MODES}
+        n_reached = len(self.point_names) - len(never["crash_points"])
+        out.append(
+            f"{head} crash points armed {armed['simulated']} simulated + {armed['real']} real, reached "
+            f"{reached['simulated']} + {reached['real']}; {n_reached} of {len(self.point_names)} points reached"
+            + missing("crash_points", "never reached")
+            + missing("crash_points_real", "never reached by a real crash")
+        )
+        n_installed = len(self.behaviour_names) - len(never["behaviours"])
+        out.append(
+            f"{head} behaviours installed {sum(self.behaviours.values())} times, {n_installed} of {len(self.behaviour_names)} behaviours"
+            + missing("behaviours", "never installed")
+        )
+        names = self.invariant_names()
+        if self.judged:
+            out.append(
+                f"{head} invariants {len(names) - len(never['invariants'])} of {len(names)} checked, "
+                f"{sum(self.checked[i] for i in names)} checks, {sum(self.held[i] for i in names)} held"
+                + missing("invariants", "never checked")
+            )
+        else:
+            out.append(f"{head} invariants not counted (the judge's checks could not be read)")
+        if self.swarm_examples:
+            off = {k: sum(c.values()) for k, c in self.disabled.items()}
+            out.append(
+                f"{head} swarm: {self.swarm_examples} examples in {len(self.configurations)} configurations, disabling on average "
+                + ", ".join(f"{off[k] / self.swarm_examples:.1f} {k.replace('_', ' ')}" for k in off)
+            )
+        else:
+            out.append(f"{head} swarm off (every example could draw every action, behaviour and crash point)")
+        return out
