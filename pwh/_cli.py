@@ -192,7 +192,8 @@ def _parser() -> argparse.ArgumentParser:
 # Exit codes of the commands whose own parser does not state them (the others set an epilog).
 EXIT_CODES: dict[tuple[str, ...], str] = {
     ("soak",): "0 nothing found; 1 a model found a violation (its trace is written) or the reliability campaign a problem; "
-    "2 bad options or an unloadable SUT; 130 Ctrl-C",
+    "2 bad options or an unloadable SUT; 130 Ctrl-C. With --benchmark: 0 measured, whatever the targets (each is "
+    "reported met or MISSED, none enforced); 1 the reference broke an invariant while it was measured; 2 bad options",
     ("replay",): "0 the trace no longer fails; 1 it still fails; 2 not a readable trace, or an unloadable SUT",
     ("vectors",): "0 printed, or (--check) the shipped vectors match; 1 they differ",
     ("bench",): "0 measured (every target is reported, none enforced); 2 bad options",
@@ -232,25 +233,39 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
     for action in soak._actions:
         if action.dest == "minutes":
             action.required = False
-    soak.add_argument("--quick", action="store_true", help="with --campaign reliability: the short run the tests use")
-    soak.add_argument("--json", metavar="PATH", help="with --campaign reliability: write the counts as JSON")
+    soak.add_argument("--quick", action="store_true", help="with --campaign reliability or --benchmark: the short run the tests use")
+    soak.add_argument(
+        "--json",
+        metavar="PATH",
+        help="write the run as JSON: the models' summary with its coverage report (what each action, crash point, "
+        "behaviour and invariant was exercised), the reliability campaign's counts, or the benchmark's figures",
+    )
     models_handler = soak.get_default("handler")
 
     def handler(args: argparse.Namespace) -> int:
+        if getattr(args, "benchmark", False):
+            return _soak_benchmark(args)
         if args.campaign == "reliability":
             sut = getattr(args, "sut", None)
             if sut not in (None, "reference"):
                 raise UsageError("--campaign reliability runs against pwh's reference only: drop --sut")
             if args.minutes is not None:
                 raise UsageError("--campaign reliability runs a fixed set of cases: drop --minutes (or --quick for the short set)")
-            if getattr(args, "profile", None) is not None:
-                raise UsageError("--profile applies to the models, not to --campaign reliability (a fixed set of cases)")
+            models_only = [
+                option
+                for option, value in (
+                    ("--profile", getattr(args, "profile", None) is not None),
+                    ("--no-real-crashes", getattr(args, "no_real_crashes", False)),
+                    ("--no-swarm", getattr(args, "no_swarm", False)),
+                    ("--no-database", getattr(args, "no_database", False)),
+                )
+                if value
+            ]
+            if models_only:
+                raise UsageError(f"{models_only[0]} applies to the models, not to --campaign reliability (a fixed set of cases)")
             return _reliability(args)
-        if args.quick or args.json:
-            option = "--quick" if args.quick else "--json"
-            raise UsageError(
-                f"{option} applies to --campaign reliability only (the models report on the terminal and in counterexample traces)"
-            )
+        if args.quick:  # --json applies to the models too: their summary and coverage report
+            raise UsageError("--quick applies to --campaign reliability or --benchmark only (a soak is as long as its --minutes)")
         if args.minutes is None:
             raise UsageError("pwh soak needs --minutes N (or --campaign reliability)")
         if models_handler is _models_missing:
@@ -263,6 +278,31 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
         from pwh._harness.replay import replay_command
 
         replay.set_defaults(handler=replay_command)
+
+
+def _soak_benchmark(args: argparse.Namespace) -> int:
+    """``pwh soak --benchmark [--quick] [--json PATH]``: the models' own figures, with fixed SUTs,
+    seeds and budgets, so every option that chooses what a soak runs is refused."""
+    given = [
+        option
+        for option, value in (
+            ("--campaign", args.campaign),
+            ("--minutes", args.minutes),
+            ("--sut", getattr(args, "sut", None)),
+            ("--seed", getattr(args, "seed", None)),
+            ("--profile", getattr(args, "profile", None)),
+            ("--no-real-crashes", getattr(args, "no_real_crashes", False) or None),
+            ("--no-swarm", getattr(args, "no_swarm", False) or None),
+            ("--no-database", getattr(args, "no_database", False) or None),
+        )
+        if value is not None
+    ]
+    if given:
+        raise UsageError(
+            f"--benchmark measures fixed modes, seeds and budgets (the reference, then each mutant the models catch): drop {given[0]}"
+        )
+    _check_outputs(args, "json")
+    return int(importlib.import_module(f"{MODELS_PACKAGE}._commands").benchmark_command(args))
 
 
 def _soak(args: argparse.Namespace) -> int:
@@ -279,6 +319,7 @@ def _soak(args: argparse.Namespace) -> int:
     sut = args.sut or os.environ.get("PWH_SUT") or "reference"
     if sut not in BUILTIN_SUTS:
         searchable_cwd()
+    _check_outputs(args, "json")
     try:
         summary = models.soak(
             args.minutes,
@@ -287,12 +328,15 @@ def _soak(args: argparse.Namespace) -> int:
             campaign=args.campaign,
             real_crashes=False if args.no_real_crashes else None,
             out=lambda line: print(line, flush=True),
+            swarm=not getattr(args, "no_swarm", False),
+            database=not getattr(args, "no_database", False),
             **({"profile": args.profile} if args.profile else {}),  # else the models' own default
         )
     except (SUTLoadError, model_error) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write counterexamples: {exc.strerror or 'write failed'}") from None
+    _write(getattr(args, "json", None), json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return EXIT_FAILED if summary["violations"] else EXIT_OK
 
 

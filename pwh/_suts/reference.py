@@ -132,8 +132,13 @@ class ReferenceSUT:
         return self.dispatcher_class(self.registry, self._open_journal(), self.profile)
 
 
-def memory_sut(**options: Any) -> ReferenceSUT:
-    """The reference dispatcher with the in-memory journal (fast; for models)."""
-    sut = ReferenceSUT(journal="memory", **options)
+def memory_sut() -> ReferenceSUT:
+    """The reference dispatcher with the in-memory journal (fast; for models).
+
+    It takes no options, ``workdir`` above all: nothing it journals lives in a directory, so a
+    real crash (a SIGKILL of the process holding it) loses the journal, as it should, and the
+    models must not mistake it for a SUT that keeps one on disk (a factory that refuses
+    ``workdir`` is how they tell)."""
+    sut = ReferenceSUT(journal="memory")
     sut.name = "reference-memory"
     return sut

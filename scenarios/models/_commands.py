@@ -3,6 +3,9 @@
 The CLI adds these with :func:`add_model_commands`. Handlers return exit codes and print one
 clear line on error, never a traceback: 0 nothing found (``soak``) or the trace passes
 (``replay``); 1 a counterexample was found or the trace still fails; 2 the command could not run.
+``pwh soak --benchmark`` (:func:`benchmark_command`, ``_benchmark``): 0 measured, whatever the
+targets (they are reported, not enforced); 1 the reference broke an invariant while it was
+measured; 2 bad options.
 """
 
 from __future__ import annotations
@@ -33,6 +36,25 @@ def add_model_commands(subparsers: Any) -> None:
         + "; ".join(f"{p.name}, {p.soak_steps} steps" for p in PROFILES.values())
         + f" (default {DEFAULT_PROFILE}; the same names as the tests' Hypothesis profiles)",
     )
+    soak.add_argument(
+        "--no-swarm",
+        action="store_true",
+        help="draw every action, hook behaviour and crash point in every example (default: swarm testing, each example "
+        "leaves out a random subset of them; the coverage report and each counterexample trace say which)",
+    )
+    soak.add_argument(
+        "--no-database",
+        action="store_true",
+        help="neither save failing examples nor replay them (default: Hypothesis's example database, one per SUT in "
+        "hypothesis-examples/ under $PWH_COUNTEREXAMPLES, else under the temp dir's pwh-counterexamples/; "
+        "a failure found there is tried first the next time)",
+    )
+    soak.add_argument(
+        "--benchmark",
+        action="store_true",
+        help="measure the models instead: steps/s in three modes and the time to find each mutant they catch, "
+        "each beside its target (with --quick: a few seconds; --json PATH: write the figures)",
+    )
     soak.set_defaults(handler=soak_command)
 
     replay = subparsers.add_parser("replay", help="re-run a model counterexample trace (exit 1 while it still fails)")
@@ -47,6 +69,8 @@ def soak_command(args: argparse.Namespace) -> int:
     from ._soak import soak
     from ._system import ModelError
 
+    if getattr(args, "benchmark", False):
+        return benchmark_command(args)
     if args.minutes <= 0:
         return _error("--minutes must be positive")
     _importable_cwd()
@@ -60,12 +84,48 @@ def soak_command(args: argparse.Namespace) -> int:
             real_crashes=False if args.no_real_crashes else None,
             out=_print,
             profile=args.profile or DEFAULT_PROFILE,
+            swarm=not getattr(args, "no_swarm", False),
+            database=not getattr(args, "no_database", False),
         )
     except (SUTLoadError, ModelError) as exc:
         return _error(str(exc))
     except OSError as exc:
         return _error(f"cannot write counterexamples: {exc.strerror or 'write failed'}")
+    path = getattr(args, "json", None)  # pwh's CLI adds --json (the summary with its coverage report)
+    if path:
+        import json
+        from pathlib import Path
+
+        try:
+            Path(path).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", "utf-8")
+        except OSError as exc:
+            return _error(f"cannot write {Path(path).name}: {exc.strerror or 'write failed'}")
     return EXIT_FAILED if summary["violations"] else EXIT_OK
+
+
+def benchmark_command(args: argparse.Namespace) -> int:
+    """``pwh soak --benchmark [--quick] [--json PATH]``: the figures beside their targets, on the
+    terminal and (``--json``) in a file. Exit 0 once measured, whatever the targets; 1 when the
+    reference broke an invariant while it was measured; 2 bad options or an unwritable file."""
+    import json
+    from pathlib import Path
+
+    from ._benchmark import render_table, run_benchmark, to_json
+
+    path = getattr(args, "json", None)
+    if path and Path(path).is_dir():
+        return _error(f"--json {Path(path).name} is a directory; name a file")
+    _importable_cwd()
+    result = run_benchmark(quick=bool(getattr(args, "quick", False)), out=_print)
+    print()
+    print(render_table(result), end="", flush=True)
+    if path:
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(json.dumps(to_json(result), indent=2, sort_keys=True) + "\n", "utf-8")
+        except OSError as exc:
+            return _error(f"cannot write {Path(path).name}: {exc.strerror or 'write failed'}")
+    return EXIT_FAILED if result["reference_violations"] else EXIT_OK
 
 
 def replay_command(args: argparse.Namespace) -> int:

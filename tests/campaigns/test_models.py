@@ -551,6 +551,15 @@ def test_a_counterexample_with_the_new_actions_exports_and_replays(tmp_path: Pat
     assert not replay_trace(trace_file, "reference").failed
 
 
+def test_a_soak_never_kills_a_sut_whose_journal_lives_in_memory() -> None:
+    """A real crash of reference-memory loses its journal by design; killing it for real once made
+    a false M08 finding. It takes no journal directory, so its real-crash rounds are skipped."""
+    lines: list[str] = []
+    summary = soak(0.01, "reference-memory", 3, out=lines.append, real_crashes=True)  # every round would kill
+    assert "pwh soak: this SUT takes no journal directory: real crashes are skipped" in lines
+    assert summary["crashes"]["real"] == 0 and summary["violations"] == []
+
+
 def test_a_short_soak_reports_its_seed_progress_and_counts() -> None:
     lines: list[str] = []
     summary = soak(0.01, "reference", 5, out=lines.append)
@@ -580,3 +589,190 @@ def test_pwh_soak_profile_sets_how_long_each_history_is() -> None:
     from hypothesis import settings
 
     assert settings.get_profile("dev").max_examples == PROFILES["dev"].max_examples  # the tests' profiles are the same table
+
+
+# -- swarm testing, the coverage report and the example database (issue 20) --------------------
+
+
+def _swarm_coverage(seed: int) -> dict[str, Any]:
+    from scenarios.models._coverage import Coverage
+
+    coverage = Coverage()
+    run = run_model("reference-memory", seed=seed, max_examples=6, steps=10, swarm=True, coverage=coverage, shrink="none", export=False)
+    assert not run.found, run.violation
+    return coverage.to_json()
+
+
+def test_swarm_examples_leave_out_a_subset_and_what_is_left_out_never_runs() -> None:
+    from scenarios.models._machine import SWARM_RULES, ModelMachine
+
+    assert {r.function.__name__ for r in ModelMachine.setup_state().rules} == {"turn", *SWARM_RULES}  # every rule but turn
+    first, again, other = _swarm_coverage(1), _swarm_coverage(1), _swarm_coverage(2)
+    swarm = first["swarm"]
+    assert swarm["examples"] == first["examples"] > 1 and swarm["configurations"] > 1
+    assert first == again  # one seed, the same configurations (and so the same counts)
+    assert swarm["disabled"]["actions"] != other["swarm"]["disabled"]["actions"]  # another seed, other subsets
+    assert all(sum(swarm["disabled"][kind].values()) > 0 for kind in ("actions", "behaviours", "crash_points")), swarm
+    assert "turn" not in swarm["disabled"]["actions"] and first["actions"]["turn"] > 0
+    # Counted as each step runs, apart from the preconditions: whatever an example left out never ran in it.
+    assert swarm["ran_while_disabled"] == {"actions": {}, "behaviours": {}, "crash_points": {}}, swarm["ran_while_disabled"]
+
+
+def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
+    from scenarios.models._coverage import Coverage
+    from scenarios.models._machine import SWARM_RULES
+
+    path = tmp_path / "soak.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.02", "--no-real-crashes", "--sut", "reference-memory", "--seed", "5"]
+        + ["--json", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PWH_COUNTEREXAMPLES": str(tmp_path / "found")},
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    report = [line for line in lines if line.startswith("pwh soak: coverage: ")]
+    assert len(report) == 5 and lines[-1].startswith("pwh soak: done in"), done.stdout
+    summary = json.loads(path.read_text())
+    cov = summary["coverage"]
+    assert summary["swarm"] is True and cov["schema"] == "pwh_model_coverage_v1"
+    assert summary["example_database"].startswith(str(tmp_path / "found" / "hypothesis-examples"))  # pwh soak's default
+    assert set(cov) == {
+        "schema",
+        "examples",
+        "steps",
+        "actions",
+        "behaviours",
+        "crash_points",
+        "invariants",
+        "invariants_counted",
+        "swarm",
+        "never_exercised",
+    }
+    assert (cov["examples"], cov["steps"]) == (summary["examples"], summary["steps"]) and cov["invariants_counted"]
+    assert set(cov["actions"]) == {"setup", "turn", *SWARM_RULES}
+    assert all(cov["actions"][a] > 0 for a in ("setup", "turn", "install", "profile", "restart")), cov["actions"]
+    assert {i for i, _ in CAUGHT_BY.values()} | {"intent_once", "journal_bounded", "not_in_rollout_append"} == set(cov["invariants"])
+    for name in ("primary_untouched", "history_kept", "stable_identity", "journal_public_safe", "one_outcome_per_hook"):
+        assert cov["invariants"][name]["checked"] >= cov["steps"] > 0, name
+    assert all(c["held"] == c["checked"] and c["broken"] == 0 for c in cov["invariants"].values())  # the reference
+    reached = {p: sum(c["reached"].values()) for p, c in cov["crash_points"].items()}
+    assert sum(c["reached"]["simulated"] for c in cov["crash_points"].values()) == summary["crashes"]["simulated"] > 0
+    assert all(all(c["armed"][m] >= c["reached"][m] for m in ("simulated", "real")) for c in cov["crash_points"].values())
+    assert set(cov["swarm"]) == {"examples", "configurations", "disabled", "ran_while_disabled"} and cov["swarm"]["examples"] > 0
+    never = cov["never_exercised"]
+    assert never["actions"] == sorted(a for a, n in cov["actions"].items() if not n)
+    assert never["behaviours"] == sorted(b for b, n in cov["behaviours"].items() if not n)
+    assert never["crash_points"] == sorted(p for p, n in reached.items() if not n) and never["crash_points_real"] == []
+    assert never["invariants"] == []
+    for kind, names in never.items():
+        assert not names or any(", ".join(names) in line for line in report), (kind, report)
+    # Whatever could have run and did not is named as such.
+    empty = Coverage()
+    empty.begin_example(["setup", "turn"], ["proposes one intent", "raises an error"], ["primary.after_spend"], False)
+    empty.rule("turn", None)
+    text = "\n".join(empty.lines())
+    assert "never exercised: setup" in text and "never installed: proposes one intent, raises an error" in text
+    assert "never reached: primary.after_spend" in text and "never checked: bad_receipt_dispatches_nothing" in text
+    assert "swarm off" in text
+
+
+def test_a_soak_remembers_its_failures_and_tries_them_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure a soak found is in the example database, and the next soak of that SUT, from another
+    seed, finds it at its very first example; the same soak without the database does not."""
+    from scenarios.models._soak import example_database_dir
+
+    monkeypatch.setenv("PWH_COUNTEREXAMPLES", str(tmp_path))
+    sut, quiet = "scenarios.mutants:out_of_order", lambda line: None
+    database = example_database_dir(sut)
+
+    def hook_order(summary: dict[str, Any]) -> dict[str, Any]:
+        return next(v for v in summary["violations"] if v["invariant"] == "hook_order")
+
+    first = soak(0.02, sut, 6, real_crashes=False, out=quiet, database=True)  # seed 6 finds it at the second example
+    assert first["example_database"] == str(database) and hook_order(first)["example"] > 1
+    assert any(p.is_file() for p in database.rglob("*")), "nothing was saved to the example database"
+    without = soak(0.02, sut, 1, real_crashes=False, out=quiet)  # the library's default: no database
+    assert without["example_database"] is None
+    assert all(v["example"] > 1 for v in without["violations"])  # seed 1 alone does not find it at once
+    again = soak(0.02, sut, 1, real_crashes=False, out=quiet, database=True)
+    refound = hook_order(again)
+    assert (refound["round"], refound["example"]) == (0, 1), refound
+    # Its trace names the swarm configuration that found it, and replays from its steps alone.
+    trace_file = next(Path(p) for p in again["counterexamples"] if p.endswith(".json") and "hook_order" in p)
+    trace = json.loads(trace_file.read_text())
+    assert trace["swarm"] == refound["swarm"] and set(trace["swarm"]) == {"rules_off", "behaviours_off", "points_off"}
+    replayed = replay_trace(trace_file, sut)
+    assert replayed.failed and replayed.same_as_recorded
+    assert not replay_trace(trace_file, "reference").failed
+
+
+def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``pwh soak --benchmark --quick --json PATH`` (a few seconds): steps/s in the three modes and
+    each quick mutant's time to find, every target on the terminal with met or MISSED, and JSON of
+    the same; options that choose what a soak runs are refused (exit 2) before anything runs."""
+    from scenarios.models._benchmark import MODES, QUICK_MUTANTS, SCHEMA
+
+    out = tmp_path / "bench" / "models.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "soak", "--benchmark", "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["schema_version"] == SCHEMA and result["quick"] is True and result["reference_violations"] == []
+    assert set(result["modes"]) == {m.name for m in MODES}
+    for mode in MODES:
+        figure = result["modes"][mode.name]
+        assert (figure["sut"], figure["real_crashes"], figure["target"]) == (mode.sut, mode.real_crashes, mode.target)
+        assert figure["steps"] > 0 and figure["seconds"] > 0
+        assert figure["steps_per_s"] == round(figure["steps"] / figure["seconds"], 1)
+    assert result["modes"]["memory_simulated"]["target"] == 1000
+    assert set(result["mutants"]) == set(QUICK_MUTANTS)
+    for name in QUICK_MUTANTS:
+        m = result["mutants"][name]
+        assert m["row"] == MUTANTS[name].row and m["found"] and [r["seed"] for r in m["runs"]] == [1]
+        assert m["runs"][0]["invariant"] == CAUGHT_BY[name][0] and 0 < m["median_s"] == m["max_s"] <= 10
+    assert result["summary"]["found"] == result["summary"]["mutants"] == len(QUICK_MUTANTS)
+    names = [t["name"] for t in result["targets"]]
+    assert names[0].startswith("steps/s, in-memory journal") and len(names) == 4, names
+    for target in result["targets"]:
+        assert target["met"] in (True, False)
+        verdict = "met" if target["met"] else "MISSED"
+        assert re.search(rf"^  {re.escape(target['name'])} .*{re.escape(target['target'])}: {verdict}$", done.stdout, re.M), done.stdout
+    assert re.search(r"^in-memory journal, simulated crashes .* >= 1000: (met|MISSED)$", done.stdout, re.M), done.stdout
+
+    from pwh._cli import main
+
+    for refused in (["--campaign", "reliability"], ["--minutes", "1"], ["--sut", "reference"], ["--no-real-crashes"]):
+        assert main(["soak", "--benchmark", *refused]) == 2, refused
+        said = capsys.readouterr()
+        assert f"drop {refused[0]}" in said.err and said.out == "", (refused, said)
+
+
+def test_the_benchmark_reports_missed_when_a_target_is_not_met() -> None:
+    """The benchmark's target check can fail: a mutant not found within its cap is "not found" and
+    misses every mutant target; a mode below its rate misses its target, one at it meets it."""
+    from scenarios.models._benchmark import evaluate_targets, render_table, run_benchmark, to_json
+
+    lines: list[str] = []
+    result = run_benchmark(modes=[], mutants=["replay_under_new_profile"], seeds=[1], cap_s=0.001, warm_up=False, out=lines.append)
+    run = result["mutants"]["replay_under_new_profile"]["runs"][0]
+    assert not run["found"] and run["seconds"] == float("inf") and run["rounds"] == 1
+    assert [t["met"] for t in result["targets"]] == [False, False, False]
+    table = render_table(result)
+    assert "not found" in table and table.count(": MISSED") == 3, table
+    assert json.loads(json.dumps(to_json(result), allow_nan=False))["summary"]["max_s"] is None  # strict JSON
+
+    def rate(steps_per_s: float) -> list[object]:
+        mode = {"label": "in-memory journal, simulated crashes", "steps_per_s": steps_per_s, "target": 1000.0}
+        return [t["met"] for t in evaluate_targets({"modes": {"memory_simulated": mode}, "summary": result["summary"]})][:1]
+
+    assert rate(999.9) == [False] and rate(1000.0) == [True]
