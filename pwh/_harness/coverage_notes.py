@@ -6,6 +6,7 @@ is outside the RFC's behaviour. Unit tests cover them instead.
 """
 
 OUTSIDE_RFC: dict[str, str] = {
+    "pwh/_core/registry.py::_compiled": "the compiled-schema cache dropping its oldest entry past 128 distinct payload schemas (the matrix registers a handful); tests/core/test_contracts.py covers it",
     "pwh/_core/journal.py::_decode": "record corruption beyond a checksum mismatch (undecodable bytes, a record under another key): the matrix shows JNL-5 with a flipped byte; tests/core/test_journal.py covers the rest",
     "pwh/_core/journal.py::SQLiteJournal._connect": "the journal file cannot be opened at all: an operator fault before any dispatch",
     "pwh/_core/journal.py::SQLiteJournal._restore": "a removed journal that cannot be put back (its folder gone or read-only, or a file put in its place meanwhile): the matrix shows the restore; tests/core/test_journal_hostile.py the rest",

@@ -257,3 +257,19 @@ def test_a_trailing_newline_is_not_an_opaque_token() -> None:
     # validator of the published schemas, Python or ECMA-262, refuses "token\n".
     plain, errors = validate_source(source(receipt_id="receipt_0001\n"))
     assert plain is None and errors[0].path == "$.receipt_id"
+
+
+def test_payload_schemas_compile_once_per_content_and_the_cache_stays_bounded() -> None:
+    """The registry compiles a payload schema once per content (every fresh catalog registers the
+    same kinds again); past its bound it drops the oldest, and every validator still judges by its
+    own schema."""
+    from pwh._core import registry
+
+    registry._COMPILED.clear()
+    schemas = [{"type": "object", "properties": {"n": {"const": i}}, "required": ["n"]} for i in range(registry._COMPILED_MAX + 5)]
+    validators = [registry._compiled(s) for s in schemas]
+    assert len(registry._COMPILED) == registry._COMPILED_MAX
+    assert registry._compiled(schemas[-1]) is validators[-1]  # the same content: the same validator
+    assert registry._compiled(schemas[0]) is not validators[0]  # dropped, compiled afresh
+    for i in (0, 7, len(schemas) - 1):
+        assert validators[i].is_valid({"n": i}) and not validators[i].is_valid({"n": i + 1})
