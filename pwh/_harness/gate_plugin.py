@@ -259,6 +259,10 @@ def _short_id(nodeid: str) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     _search_sut_dir_last()
+    # pytest formats every failure's traceback for its terminal (the "long" style parses the source
+    # of each frame: ~0.1 s a failure, most of a run where every scenario fails). The gate reads
+    # the exception itself and shows no traceback, so the child asks for the cheap native text.
+    config.option.tbstyle = "native"
     out = config.getoption(RESULTS_OPTION)
     if out:
         config.pluginmanager.register(_Recorder(config, Path(out)), "pwh-gate-recorder")
