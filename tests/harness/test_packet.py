@@ -39,10 +39,10 @@ SUTS = ["reference", "tests.broken_suts:no_timeout"]
 
 @pytest.fixture(scope="module")
 def mini_features(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Each row's first scenario (and a timeout one of M07): every row covered, a tenth of the time.
+    """Each row's first scenario: every row covered, a tenth of the time.
     These tests are about packets, not the matrix; the whole matrix's verdict is held to its schema
     by tests/whole_gate/test_gate.py."""
-    return mini_matrix(tmp_path_factory.mktemp("mini") / "features", (("m07_isolation.feature", 48),))
+    return mini_matrix(tmp_path_factory.mktemp("mini") / "features")
 
 
 @pytest.fixture(scope="module")
@@ -578,21 +578,21 @@ def test_a_packet_without_reference_results_is_neither_built_nor_verified(
 @pytest.fixture(scope="module")
 def mini_packet(reference_run: GateRun, mini_features: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A packet over the small matrix, so a rerun costs seconds; it publishes the reference's run
-    relabelled as ``no_timeout``'s."""
+    relabelled as ``admits_uncommitted``'s."""
     root = tmp_path_factory.mktemp("mini-packet")
     out = root / "packet"
-    suts = ["reference", "tests.broken_suts:no_timeout"]
+    suts = ["reference", "tests.broken_suts:admits_uncommitted"]
     build_packet(out, suts, tar_path=root / "packet.tar.gz", gate=gate_of(reference_run), features=mini_features)
     return out
 
 
 def test_a_rerun_catches_results_the_sut_does_not_give(mini_packet: Path) -> None:
-    """Every file of the packet verifies and agrees with itself; only running ``no_timeout``
+    """Every file of the packet verifies and agrees with itself; only running ``admits_uncommitted``
     again shows that the results published for it are not its own."""
     tarball = mini_packet.parent / "packet.tar.gz"
     assert verify_packet(tarball).ok
     done = subprocess.run(
-        [sys.executable, "-m", "pwh", "packet", "verify", str(tarball), "--rerun", "--sut", "tests.broken_suts:no_timeout"],
+        [sys.executable, "-m", "pwh", "packet", "verify", str(tarball), "--rerun", "--sut", "tests.broken_suts:admits_uncommitted"],
         cwd=ROOT,  # where the adapter module is found
         capture_output=True,
         text=True,
@@ -600,11 +600,11 @@ def test_a_rerun_catches_results_the_sut_does_not_give(mini_packet: Path) -> Non
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "verified:" in done.stdout and "rerunning the gate for tests.broken_suts:no_timeout" in done.stdout
-    assert "  M07    pass → fail" in done.stdout, done.stdout[-3000:]
+    assert "verified:" in done.stdout and "rerunning the gate for tests.broken_suts:admits_uncommitted" in done.stdout
+    assert "  M03    pass → fail" in done.stdout, done.stdout[-3000:]
     rows = done.stdout.split("rows that differ")[1].split("scenarios that differ")[0]
-    assert [line.split()[0] for line in rows.strip().splitlines()[1:]] == ["M07"]  # only the row the mutant breaks
-    assert "differs from the published results for tests.broken_suts:no_timeout" in done.stderr and "Traceback" not in done.stderr
+    assert [line.split()[0] for line in rows.strip().splitlines()[1:]] == ["M03"]  # only the row the mutant breaks
+    assert "differs from the published results for tests.broken_suts:admits_uncommitted" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_rerun_of_an_honest_packet_is_as_published_and_a_damaged_one_is_never_run(
