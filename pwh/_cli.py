@@ -258,6 +258,7 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
                     ("--no-real-crashes", getattr(args, "no_real_crashes", False)),
                     ("--no-swarm", getattr(args, "no_swarm", False)),
                     ("--no-database", getattr(args, "no_database", False)),
+                    ("--workers", getattr(args, "workers", 1) != 1),
                 )
                 if value
             ]
@@ -294,6 +295,7 @@ def _soak_benchmark(args: argparse.Namespace) -> int:
             ("--no-real-crashes", getattr(args, "no_real_crashes", False) or None),
             ("--no-swarm", getattr(args, "no_swarm", False) or None),
             ("--no-database", getattr(args, "no_database", False) or None),
+            ("--workers", None if getattr(args, "workers", 1) == 1 else args.workers),
         )
         if value is not None
     ]
@@ -316,22 +318,27 @@ def _soak(args: argparse.Namespace) -> int:
     model_error = importlib.import_module(f"{MODELS_PACKAGE}._system").ModelError
     if not args.minutes > 0:
         raise UsageError("--minutes must be positive")
+    workers = getattr(args, "workers", 1)
+    if workers < 1:
+        raise UsageError("--workers must be at least 1")
     sut = args.sut or os.environ.get("PWH_SUT") or "reference"
     if sut not in BUILTIN_SUTS:
         searchable_cwd()
     _check_outputs(args, "json")
+    options = {
+        "campaign": args.campaign,
+        "real_crashes": False if args.no_real_crashes else None,
+        "out": lambda line: print(line, flush=True),
+        "swarm": not getattr(args, "no_swarm", False),
+        "database": not getattr(args, "no_database", False),
+        **({"profile": args.profile} if args.profile else {}),  # else the models' own default
+    }
     try:
-        summary = models.soak(
-            args.minutes,
-            sut,
-            args.seed,
-            campaign=args.campaign,
-            real_crashes=False if args.no_real_crashes else None,
-            out=lambda line: print(line, flush=True),
-            swarm=not getattr(args, "no_swarm", False),
-            database=not getattr(args, "no_database", False),
-            **({"profile": args.profile} if args.profile else {}),  # else the models' own default
-        )
+        if workers == 1:  # today's path: one soak in this process
+            summary = models.soak(args.minutes, sut, args.seed, **options)
+        else:
+            soak_workers = importlib.import_module(f"{MODELS_PACKAGE}._workers").soak_workers
+            summary = soak_workers(args.minutes, sut, args.seed, workers, **options)
     except (SUTLoadError, model_error) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

@@ -50,6 +50,14 @@ def add_model_commands(subparsers: Any) -> None:
         "a failure found there is tried first the next time)",
     )
     soak.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N soaks at once, one process each, with seeds derived from the soak's seed, and merge what they "
+        "found (default 1: one soak in this process)",
+    )
+    soak.add_argument(
         "--benchmark",
         action="store_true",
         help="measure the models instead: steps/s in three modes and the time to find each mutant they catch, "
@@ -73,20 +81,25 @@ def soak_command(args: argparse.Namespace) -> int:
         return benchmark_command(args)
     if args.minutes <= 0:
         return _error("--minutes must be positive")
+    workers = getattr(args, "workers", 1)
+    if workers < 1:
+        return _error("--workers must be at least 1")
     _importable_cwd()
     sut = args.sut or os.environ.get("PWH_SUT") or "reference"
+    options: dict[str, Any] = {
+        "campaign": args.campaign,
+        "real_crashes": False if args.no_real_crashes else None,
+        "profile": args.profile or DEFAULT_PROFILE,
+        "swarm": not getattr(args, "no_swarm", False),
+        "database": not getattr(args, "no_database", False),
+    }
     try:
-        summary = soak(
-            args.minutes,
-            sut,
-            args.seed,
-            campaign=args.campaign,
-            real_crashes=False if args.no_real_crashes else None,
-            out=_print,
-            profile=args.profile or DEFAULT_PROFILE,
-            swarm=not getattr(args, "no_swarm", False),
-            database=not getattr(args, "no_database", False),
-        )
+        if workers == 1:
+            summary = soak(args.minutes, sut, args.seed, out=_print, **options)
+        else:
+            from ._workers import soak_workers
+
+            summary = soak_workers(args.minutes, sut, args.seed, workers, out=_print, **options)
     except (SUTLoadError, ModelError) as exc:
         return _error(str(exc))
     except OSError as exc:

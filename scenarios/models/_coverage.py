@@ -188,6 +188,40 @@ class Coverage:
         else:
             self.broken[finding[0]] += 1
 
+    # -- merged across processes (``pwh soak --workers``) ----------------------------------------
+
+    def merge(self, other: Coverage) -> Coverage:
+        """Add ``other``'s counts to this report (the names seen are united); returns this one."""
+        self.examples += other.examples
+        self.steps += other.steps
+        self.rules |= other.rules
+        self.behaviour_names |= other.behaviour_names
+        self.point_names |= other.point_names
+        self.modes |= other.modes
+        self.actions.update(other.actions)
+        self.behaviours.update(other.behaviours)
+        for m in MODES:
+            self.armed[m].update(other.armed[m])
+            self.reached[m].update(other.reached[m])
+        self.checked.update(other.checked)
+        self.held.update(other.held)
+        self.broken.update(other.broken)
+        self.swarm_examples += other.swarm_examples
+        self.configurations |= other.configurations
+        for k in self.disabled:
+            self.disabled[k].update(other.disabled[k])
+            self.while_disabled[k].update(other.while_disabled[k])
+        self.judged = self.judged and other.judged
+        return self
+
+    @classmethod
+    def merge_all(cls, reports: Iterable[Coverage]) -> Coverage:
+        """A new report with the counts of every one of ``reports``."""
+        merged = cls()
+        for report in reports:
+            merged.merge(report)
+        return merged
+
     # -- the report ------------------------------------------------------------------------------
 
     def invariant_names(self) -> list[str]:

@@ -68,6 +68,7 @@ def soak(
     profile: str = DEFAULT_PROFILE,
     swarm: bool = True,
     database: bool = False,
+    coverage: Coverage | None = None,
 ) -> dict[str, Any]:
     """Run model examples against ``sut`` for ``minutes`` (fractions allowed); return a summary.
 
@@ -78,6 +79,7 @@ def soak(
     ``database``: save failing examples to :func:`example_database_dir` and replay them first
     (``pwh soak`` turns it on unless ``--no-database``; off here, so that a call from the tests
     stays free of state left by earlier runs).
+    ``coverage``: count into this report (``_workers`` merges its workers' reports); else a new one.
     """
     if minutes <= 0:
         raise ValueError("minutes must be positive")
@@ -92,7 +94,7 @@ def soak(
     started = time.monotonic()
     deadline = started + minutes * 60
     stats = Stats()
-    coverage = Coverage()
+    coverage = Coverage() if coverage is None else coverage
     ticker = _Ticker(started, stats, out)
     found: dict[tuple[str, str], dict[str, Any]] = {}  # one counterexample per broken invariant
     paths: list[Path] = []

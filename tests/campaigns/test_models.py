@@ -776,3 +776,92 @@ def test_the_benchmark_reports_missed_when_a_target_is_not_met() -> None:
         return [t["met"] for t in evaluate_targets({"modes": {"memory_simulated": mode}, "summary": result["summary"]})][:1]
 
     assert rate(999.9) == [False] and rate(1000.0) == [True]
+
+
+# -- pwh soak --workers: the cores of one machine (issue 20) ------------------------------------
+
+
+def _soak_workers(tmp_path: Path, sut: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    path = tmp_path / "soak.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.03", "--workers", "2", "--no-real-crashes", "--sut", sut]
+        + ["--seed", "5", "--json", str(path), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PWH_COUNTEREXAMPLES": str(tmp_path / "found")},
+    )
+    assert path.is_file(), done.stdout[-2000:] + done.stderr[-2000:]
+    return done, json.loads(path.read_text())
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return Path(f"/proc/{pid}/status").is_file() and "zombie" in Path(f"/proc/{pid}/status").read_text()
+
+
+def test_pwh_soak_workers_runs_soaks_at_once_and_merges_them(tmp_path: Path) -> None:
+    """``--workers 2`` on a mutant both workers find: two worker seeds derived from the one seed,
+    the counts the sum of the workers' own, a merged coverage report, the bug listed once with the
+    times found summed, every worker's counterexample listed, lines prefixed by worker, and no
+    worker left."""
+    done, summary = _soak_workers(tmp_path, "scenarios.mutants:replay_calls_provider", "--no-database")
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert summary["workers"] == 2 and summary["seed"] == 5
+    seeds = summary["worker_seeds"]
+    assert len(set(seeds)) == 2 and seeds == [w["seed"] for w in summary["per_worker"]]
+    for key in ("steps", "examples", "rounds"):
+        assert summary[key] == sum(w[key] for w in summary["per_worker"]) > 0, key
+    coverage = summary["coverage"]
+    assert coverage["steps"] == summary["steps"] and coverage["examples"] == summary["examples"]
+    assert sum(coverage["actions"].values()) > 0 and any(i["checked"] for i in coverage["invariants"].values())
+    keys = [(v["row"], v["invariant"]) for v in summary["violations"]]
+    assert len(keys) == len(set(keys)) and ("M05", "no_call_after_final") in keys, keys
+    for v in summary["violations"]:
+        key = f"{v['row']} {v['invariant']}"
+        assert v["times"] == sum(w["violations"].get(key, 0) for w in summary["per_worker"]) >= 1
+    assert all(Path(p).is_file() for p in summary["counterexamples"])
+    assert len(summary["counterexamples"]) >= sum(len(w["violations"]) for w in summary["per_worker"])  # a trace each, at least
+    assert "[w1] pwh soak: seed" in done.stdout and "[w2] pwh soak: seed" in done.stdout
+    assert "Traceback" not in done.stderr
+    pids = [w["pid"] for w in summary["per_worker"]]
+    assert len(set(pids)) == 2 and all(_gone(pid) for pid in pids), pids
+    bad = subprocess.run(
+        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.1", "--workers", "0"], capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "--workers" in bad.stderr, bad.stderr
+
+
+def test_ctrl_c_stops_every_soak_worker_without_a_traceback() -> None:
+    """A SIGINT to ``pwh soak --workers 2`` ends it with 130 and one line: the workers (which ignore
+    SIGINT) are stopped by the parent, none prints a traceback and none is left running."""
+    import signal
+    import time
+
+    argv = [sys.executable, "-m", "pwh", "soak", "--minutes", "1", "--workers", "2", "--no-real-crashes", "--sut", "reference-memory"]
+    with subprocess.Popen(
+        [*argv, "--no-database"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
+    ) as pwh:
+        try:
+            assert pwh.stdout is not None
+            started: set[str] = set()
+            while len(started) < 2:  # both workers are soaking
+                line = pwh.stdout.readline()
+                assert line, "pwh soak ended before its workers started"
+                if " pwh soak: SUT " in line:
+                    started.add(line.split()[0])
+            children = [int(p) for p in Path(f"/proc/{pwh.pid}/task/{pwh.pid}/children").read_text().split()]
+            pwh.send_signal(signal.SIGINT)
+            out, err = pwh.communicate(timeout=30)
+        finally:
+            if pwh.poll() is None:
+                pwh.kill()
+    assert pwh.returncode == 130 and "Traceback" not in err + out and err.strip() == "pwh: interrupted", err
+    deadline = time.monotonic() + 5
+    while not all(_gone(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert children and all(_gone(pid) for pid in children), children
