@@ -14,6 +14,7 @@ from pwh import RULES, Unsupported, load_sut
 from pwh._harness.network_guard import refuse_outbound
 from pwh._suts.guard import AdapterGuard, guarded_close
 
+from ._step_lookup import remember_step_lookups
 from ._world import World
 from .steps_checks import *  # noqa: F403
 from .steps_corpus import *  # noqa: F403
@@ -27,6 +28,8 @@ from .steps_teeth import *  # noqa: F403
 from .steps_turns import *  # noqa: F403
 
 SUT_ENV = "PWH_SUT"
+
+remember_step_lookups()  # the same step text finds the same definitions (scenarios/_step_lookup.py)
 
 # The seed-003 rows: their scenarios reach the SUT's turn seam when it offers one.
 SEED003_ROWS = frozenset(rule.id for rule in RULES if rule.group != "matrix")
