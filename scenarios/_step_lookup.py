@@ -36,5 +36,5 @@ def remember_step_lookups() -> bool:
         return found
 
     find._pwh_remembered = True  # type: ignore[attr-defined]
-    bdd.find_fixturedefs_for_step = find  # type: ignore[assignment]
+    bdd.find_fixturedefs_for_step = find
     return True
