@@ -3,7 +3,7 @@
 Each workload runs in its own child process (``python -m pwh._bench WORKLOAD ...``; the workloads
 are in :mod:`pwh._bench.workloads`), so its peak memory is its own and no workload warms another's
 caches. Times are wall-clock per dispatch. What the pooled figures say (ratios, targets, the
-breakdown, the table and the SVG) is :mod:`pwh._bench.report`'s; :func:`run_bench` only asks it.
+breakdown and the table) is :mod:`pwh._bench.report`'s, the figure :mod:`pwh._bench.plot`'s; :func:`run_bench` only asks them.
 """
 
 from __future__ import annotations
