@@ -12,7 +12,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pwh._harness import interrupt as ctrl_c
@@ -44,6 +44,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # run as the program: orphaned descendants come back to pwh to be stopped
         ctrl_c.become_subreaper()
     restore = ctrl_c.install()  # a SIGINT stops every process pwh started, by PID (pwh._harness.interrupt)
+    code = _run(args, since, restore)
+    if argv is None:
+        ctrl_c.exit_now_if_interrupted(code)
+    return code
+
+
+def _run(args: argparse.Namespace, since: int, restore: Callable[[], None]) -> int:
+    """The command's handler, with every way it can end turned into an exit code."""
     try:
         return int(args.handler(args))
     except (UsageError, GateError) as exc:

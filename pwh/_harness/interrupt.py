@@ -11,10 +11,24 @@ Run as the program (not called in-process by a test), pwh on Linux is also a *ch
 grandchild whose parent died (a provider that forked, a child killed at a crash point) is
 re-parented to pwh instead of to init, so it is still found. Elsewhere only what ``/proc`` shows
 is stopped (nothing, where there is no ``/proc``).
+
+Python cannot always raise where a signal lands: a ``KeyboardInterrupt`` raised inside a garbage
+collector callback (Hypothesis keeps one), a ``__del__`` or a weakref callback is handed to
+``sys.unraisablehook``, printed as "Exception ignored" and dropped, and the run would go on as if
+no Ctrl-C had come. So while the handling is installed, such a dropped ``KeyboardInterrupt`` is
+raised again in the main thread as soon as it runs ordinary code (nothing is printed); long loops
+also call :func:`raise_if_interrupted` at their safe points (the models, before every step); and
+the first SIGINT arms a last resort: if pwh has not finished :data:`GRACE_S` seconds later (a
+clean-up hangs, or code pwh ran caught the interrupt), it stops every descendant and ends with 130
+itself. Run as the program, pwh leaves a Ctrl-C through
+:func:`exit_now_if_interrupted`, so the exit status is 130 whatever the interpreter's own shutdown
+would make of the interrupted state it is left in.
 """
 
 from __future__ import annotations
 
+import _thread
+import contextlib
 import ctypes
 import os
 import signal
@@ -24,11 +38,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 PR_SET_CHILD_SUBREAPER = 36
 EXIT_INTERRUPTED = 130
+REDELIVER_AFTER_S = 0.01
+GRACE_S = 10.0  # how long the clean-ups of a Ctrl-C may take before pwh ends without them
 
 _interrupted = False
+_redeliver = False  # a dropped KeyboardInterrupt is being raised again: not a second Ctrl-C
+_finished = threading.Event()  # set when the command has returned: the last resort stands down
 
 
 def become_subreaper() -> bool:
@@ -126,21 +145,46 @@ def install() -> Callable[[], None]:
     if previous == signal.SIG_IGN or getattr(previous, "_pwh_ctrl_c", False):
         return lambda: None
     _interrupted = False
+    _finished.clear()
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        global _interrupted
+        global _interrupted, _redeliver
+        if _redeliver:
+            _redeliver = False
+            raise KeyboardInterrupt
         stop_descendants()
         if _interrupted:
             _exit_now()
         _interrupted = True
+        threading.Thread(target=_last_resort, name="pwh-ctrl-c", daemon=True).start()
         if callable(previous):
             previous(signum, frame)
         raise KeyboardInterrupt
 
     handler._pwh_ctrl_c = True  # type: ignore[attr-defined]
     signal.signal(signal.SIGINT, handler)
+    previous_hook = sys.unraisablehook
+
+    def unraisable(info: Any) -> None:
+        global _redeliver
+        if _interrupted and isinstance(info.exc_value, KeyboardInterrupt):
+            _redeliver = True
+            # From another thread, a moment later: the main thread takes it once it is out of
+            # this callback (raised in the callback, it would be dropped again).
+            later = threading.Timer(REDELIVER_AFTER_S, _thread.interrupt_main)
+            later.daemon = True
+            later.start()
+            return
+        previous_hook(info)
+
+    sys.unraisablehook = unraisable
 
     def restore() -> None:
+        global _interrupted, _redeliver
+        _finished.set()
+        _interrupted = _redeliver = False  # the handling is gone: a later run in this process starts clean
+        if sys.unraisablehook is unraisable:
+            sys.unraisablehook = previous_hook
         if signal.getsignal(signal.SIGINT) is handler:
             signal.signal(signal.SIGINT, previous)
 
@@ -166,8 +210,42 @@ def children_ignore_sigint() -> Iterator[None]:
 
 
 def interrupted() -> bool:
-    """Whether a SIGINT has arrived since :func:`install`."""
+    """Whether a SIGINT has arrived since :func:`install` (and the handling is still in place)."""
     return _interrupted
+
+
+def raise_if_interrupted() -> None:
+    """A safe point: raise ``KeyboardInterrupt`` if a Ctrl-C has come since :func:`install` (its
+    own may have been dropped where Python could not raise it). Only before new work starts:
+    never in a clean-up."""
+    if _interrupted:
+        raise KeyboardInterrupt
+
+
+def exit_now_if_interrupted(code: int) -> None:
+    """Run as the program, after the command returned ``code``: for a Ctrl-C, run the exit handlers,
+    flush, and end with 130 at once, without the interpreter's shutdown. A soak whose SIGINT
+    landed in the middle of an import was seen to print its one line and then die *by* SIGINT
+    (status -2) in that shutdown, about once in fifteen; this leaves no such path."""
+    if code != EXIT_INTERRUPTED:
+        return
+    import atexit
+
+    with contextlib.suppress(Exception):
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _last_resort() -> None:
+    """Started by the first SIGINT: unless the command has returned within :data:`GRACE_S`
+    seconds (its ``KeyboardInterrupt`` was dropped, or a clean-up hangs), end pwh with 130."""
+    if _finished.wait(GRACE_S):
+        return
+    stop_descendants()
+    _exit_now()
 
 
 def _exit_now() -> None:

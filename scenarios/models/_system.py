@@ -25,6 +25,7 @@ from fakes._orchestrator import (
 from fakes._packets import GENERIC_INTENT_KIND
 from fakes._scheduler import FakeScheduler
 from pwh import SUT, Profile, SimulatedCrash, Unsupported, canonical_bytes, load_sut
+from pwh._harness.interrupt import raise_if_interrupted
 from pwh._harness.paths import fast_tmp
 
 from .._world import World
@@ -179,6 +180,7 @@ class ModelSystem:
 
     def apply(self, step: dict[str, Any]) -> StepRecord:
         """Run one step, then let the scheduler poll the journal (at-least-once delivery)."""
+        raise_if_interrupted()  # a Ctrl-C whose own KeyboardInterrupt was dropped (a gc callback)
         self._check_applicable(step)
         record = StepRecord(len(self.steps), dict(step))
         self.steps.append(dict(step))
