@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from pwh._harness import interrupt as ctrl_c
 from pwh._harness.gate_error import GateError
@@ -267,6 +268,7 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
                     ("--no-swarm", getattr(args, "no_swarm", False)),
                     ("--no-database", getattr(args, "no_database", False)),
                     ("--workers", getattr(args, "workers", 1) != 1),
+                    ("--against", getattr(args, "against", None) is not None),
                 )
                 if value
             ]
@@ -304,6 +306,7 @@ def _soak_benchmark(args: argparse.Namespace) -> int:
             ("--no-swarm", getattr(args, "no_swarm", False) or None),
             ("--no-database", getattr(args, "no_database", False) or None),
             ("--workers", None if getattr(args, "workers", 1) == 1 else args.workers),
+            ("--against", getattr(args, "against", None)),
         )
         if value is not None
     ]
@@ -330,9 +333,12 @@ def _soak(args: argparse.Namespace) -> int:
     if workers < 1:
         raise UsageError("--workers must be at least 1")
     sut = args.sut or os.environ.get("PWH_SUT") or "reference"
-    if sut not in BUILTIN_SUTS:
+    against = getattr(args, "against", None)
+    if sut not in BUILTIN_SUTS or (against and against not in BUILTIN_SUTS):
         searchable_cwd()
     _check_outputs(args, "json")
+    if against:
+        return _soak_against(args, models, sut, against, model_error)
     options = {
         "campaign": args.campaign,
         "real_crashes": False if args.no_real_crashes else None,
@@ -353,6 +359,39 @@ def _soak(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot write counterexamples: {exc.strerror or 'write failed'}") from None
     _write(getattr(args, "json", None), json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return EXIT_FAILED if summary["violations"] else EXIT_OK
+
+
+def _soak_against(args: argparse.Namespace, models: Any, sut: str, against: str, model_error: type[Exception]) -> int:
+    """``pwh soak --sut A --against B``: the differential soak (``scenarios.models._differential``).
+    Exit 1 when the two answered a step differently in RFC terms; 0 when only in profile terms."""
+    from pwh._suts.seam import SUTLoadError
+
+    for option, given in (
+        ("--workers", getattr(args, "workers", 1) != 1),
+        ("--no-database", getattr(args, "no_database", False)),
+        ("--campaign", args.campaign is not None),
+    ):
+        if given:
+            raise UsageError(f"{option} does not apply to a differential soak (--against): one process, no example database")
+    if against == sut:
+        raise UsageError("--against must name another SUT than --sut")
+    differential_soak = importlib.import_module(f"{MODELS_PACKAGE}._differential").differential_soak
+    try:
+        summary = differential_soak(
+            args.minutes,
+            sut,
+            against,
+            args.seed,
+            out=lambda line: print(line, flush=True),
+            swarm=not getattr(args, "no_swarm", False),
+            **({"profile": args.profile} if args.profile else {}),
+        )
+    except (SUTLoadError, model_error) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write counterexamples: {exc.strerror or 'write failed'}") from None
+    _write(getattr(args, "json", None), json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return EXIT_FAILED if summary["divergences"] else EXIT_OK
 
 
 def _models_missing(args: argparse.Namespace) -> int:

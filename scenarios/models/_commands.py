@@ -58,6 +58,14 @@ def add_model_commands(subparsers: Any) -> None:
         "found (default 1: one soak in this process)",
     )
     soak.add_argument(
+        "--against",
+        default=None,
+        metavar="SUT",
+        help="differential soak: run the same generated histories against --sut and this SUT, compare their answers "
+        "after every step, and shrink and write the first difference in RFC terms (differences in profile terms are "
+        "counted apart); simulated crashes only, no example database",
+    )
+    soak.add_argument(
         "--benchmark",
         action="store_true",
         help="measure the models instead: steps/s in three modes and the time to find each mutant they catch, "

@@ -318,3 +318,75 @@ def _render(trace: dict[str, Any], trace_name: str, lines: list[tuple[str, str]]
         previous = keyword
         out.append(f"    {shown} {text}")
     return "\n".join(out) + "\n"
+
+
+# Which checks say most about each kind of RFC difference (``_answers``), best first.
+_DIFFERENCE_CHECKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("registration", ("registration", "called", "status")),
+    ("primary writebacks", ("writebacks", "primary", "spent")),
+    ("source dispatched", ("admission", "called", "journal_size")),
+    ("§10 failure class", ("status", "recorded")),
+    ("hook status", ("status", "recorded", "called")),
+    ("intents held", ("recorded", "status")),
+    ("provider calls", ("called", "timeout", "status")),
+    ("final journal records", ("recorded", "journal_size", "identity")),
+    ("admitted hooks", ("report_order", "called", "status")),
+)
+
+
+def export_divergence(trace: dict[str, Any], *, trace_name: str = "trace.json", library: StepLibrary | None = None) -> str:
+    """The Gherkin scenario for a differential trace (``_differential``): its steps as Given/When
+    lines, Then lines that hold on the trace's ``sut`` and fail on ``against`` (the checks of the
+    kind of fact that parted first, preferred), and both SUTs' answers in comments. Each SUT runs
+    alone, one after the other, as :func:`export_feature` runs them."""
+    library = library or StepLibrary()
+    found = trace["divergence"]
+    lines: list[tuple[str, str]] = []
+    with _Run(trace["sut"]) as first:
+        for step in trace["steps"]:
+            for keyword, text in _lines(step, first.world):
+                lines.append((keyword, text))
+                first.run(library, keyword, text)
+        wanted = [k for fact, kinds in _DIFFERENCE_CHECKS if any(fact in d for d in found["rfc"]) for k in kinds]
+        ranked = sorted(_candidates(first.world), key=lambda c: wanted.index(c[0]) if c[0] in wanted else len(wanted))
+        holds = [(kind, text) for kind, text in ranked if first.failed_at is None and first.passes(library, "Then", text)]
+    with _Run(trace["against"]) as second:
+        for keyword, text in lines:
+            second.run(library, keyword, text)
+        differing = [(kind, text) for kind, text in holds if not second.passes(library, "Then", text)]
+        instead = [text for kind, text in _candidates(second.world) if kind in {k for k, _ in differing}]
+    chosen = [text for _, text in differing][:MAX_THEN]
+    sut, against = trace["sut"], trace["against"]
+    out = [
+        f'# pwh differential soak: "{sut}" and "{against}" answer step {found["step"]} of this history differently (seed {trace["seed"]}).',
+        f"# Differs in RFC terms: {'; '.join(found['rfc'])}",
+    ]
+    if found.get("profile"):
+        out.append(f"# Differs in profile terms too: {'; '.join(found['profile'])}")
+    out.append(f'# "{sut}" answered:')
+    out += [f"#   {line}" for line in found["sut_answer"]]
+    out.append(f'# "{against}" answered:')
+    out += [f"#   {line}" for line in found["against_answer"]]
+    if chosen:
+        out.append(f'# The Then lines hold on "{sut}" and fail on "{against}"; stated by "{against}":')
+        out += [f"#   Then {text}" for text in instead[:MAX_THEN]]
+    else:
+        why = (
+            f'"{sut}" itself fails the line {first.failed_at!r}'
+            if first.failed_at is not None
+            else "no check of the step library tells them apart here"
+        )
+        out.append(f"# No Then line: {why}; the trace ({trace_name}) is the reproduction.")
+    out += [
+        f"Feature: Differential finding: {sut_slug(sut)} against {sut_slug(against)} (seed {trace['seed']})",
+        "",
+        "# Tag it with the row its rule belongs to before adding it to features/ (the gate needs one).",
+        "  @differential",
+        f"  Scenario: {sut_slug(against)} answers differently from {sut_slug(sut)}: {found['rfc'][0]}",
+    ]
+    previous = ""
+    for keyword, text in [*lines, *(("Then", t) for t in chosen)]:
+        shown = "And" if keyword == previous else keyword
+        previous = keyword
+        out.append(f"    {shown} {text}")
+    return "\n".join(out) + "\n"

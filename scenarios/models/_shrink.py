@@ -11,7 +11,7 @@ It stops when nothing changes or the budget is spent, and returns the best trace
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._system import ModelError
@@ -26,14 +26,10 @@ class _OutOfTime(Exception):
 
 def shrink_trace(trace: dict[str, Any], *, budget_s: float = 8.0) -> dict[str, Any]:
     """A shorter, plainer trace breaking the same invariant (``trace`` itself if none is found)."""
-    deadline = time.monotonic() + budget_s
     target = trace["violation"]["invariant"]
     options = trace.get("sut_options", {})
-    best, violation = list(trace["steps"]), trace["violation"]
 
     def reproduces(candidate: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any] | None:
-        if time.monotonic() > deadline:
-            raise _OutOfTime
         try:
             ran, found = run_steps(trace["sut"], candidate, options)
         except ModelError:
@@ -42,24 +38,43 @@ def shrink_trace(trace: dict[str, Any], *, budget_s: float = 8.0) -> dict[str, A
             return None
         return candidate[:ran], found.to_json()
 
+    best, violation = shrink_steps(list(trace["steps"]), trace["violation"], reproduces, budget_s=budget_s)
+    return make_trace(trace["seed"], trace["sut"], options, best, violation)
+
+
+Reproduces = Callable[[list[dict[str, Any]]], "tuple[list[dict[str, Any]], Any] | None"]
+
+
+def shrink_steps(steps: list[dict[str, Any]], found: Any, reproduces: Reproduces, *, budget_s: float) -> tuple[list[dict[str, Any]], Any]:
+    """The shortest, plainest steps ``reproduces`` still accepts within ``budget_s`` seconds, with
+    what it found on them (``steps`` and ``found`` themselves if no candidate reproduces).
+    ``reproduces(candidate)`` returns ``(the steps up to the finding, the finding)`` or None."""
+    deadline = time.monotonic() + budget_s
+    best = list(steps)
+
+    def attempt(candidate: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any] | None:
+        if time.monotonic() > deadline:
+            raise _OutOfTime
+        return reproduces(candidate)
+
     try:
         changed = True
         while changed:
             changed = False
             for candidate in _deletions(best):
-                result = reproduces(candidate)
+                result = attempt(candidate)
                 if result is not None:
-                    (best, violation), changed = result, True
+                    (best, found), changed = result, True
                     break
             else:
                 for candidate in _simplifications(best):
-                    result = reproduces(candidate)
+                    result = attempt(candidate)
                     if result is not None:
-                        (best, violation), changed = result, True
+                        (best, found), changed = result, True
                         break
     except _OutOfTime:
         pass
-    return make_trace(trace["seed"], trace["sut"], options, best, violation)
+    return best, found
 
 
 def _deletions(steps: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

@@ -112,9 +112,15 @@ def replay_trace(path: str | Path, sut: str | None = None) -> ReplayResult:
     return ReplayResult(name, run, violation, checked.violation)
 
 
+# The temp dir as it was when the models were imported: the LoopX adapter points TMPDIR at a private
+# folder while its runtime lives and removes that folder after, which would take the findings with it.
+_TEMP_AT_START = Path(tempfile.gettempdir())
+
+
 def counterexample_dir(directory: str | Path | None = None) -> Path:
-    """``directory``, else ``$PWH_COUNTEREXAMPLES``, else a fixed folder in the temp dir."""
-    chosen = directory or os.environ.get(COUNTEREXAMPLES_ENV) or Path(tempfile.gettempdir()) / "pwh-counterexamples"
+    """``directory``, else ``$PWH_COUNTEREXAMPLES``, else a fixed folder in the temp dir (the one
+    in force when the models were imported, never an adapter's private one)."""
+    chosen = directory or os.environ.get(COUNTEREXAMPLES_ENV) or _TEMP_AT_START / "pwh-counterexamples"
     path = Path(chosen)
     path.mkdir(parents=True, exist_ok=True)
     return path

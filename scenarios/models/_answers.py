@@ -1,0 +1,238 @@
+"""What one step of a model run answered, in RFC terms and in profile terms, for two SUTs to compare.
+
+A differential soak runs the same history against two SUTs and asks, after every step, whether
+they answered alike. "Alike" is judged as SPEC section 0 judges a verdict: a fact the RFC fixes
+(whether the primary writeback committed, whether a source was dispatched at all, each admitted
+hook's status and how many intents it holds, how many times its provider was called, the §10
+failure class, what the journal holds as final) differs *in RFC terms*; a fact only pwh's reading
+fixes (a code name beyond the §10 classes, the dispatch-level codes, the JSON path a rejection
+names, the attempt counter, the digest bytes of an identity) differs *in profile terms* only.
+
+A failure code the adapter could not map onto a §10 class is judged by the outcome alone, as the
+gate does: against it, any failure class is alike in RFC terms (and still differs as profile).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from pwh._core.codes import RFC_FAILURE_CODES
+from pwh._core.journal import FINAL_STATUSES
+
+from ._observe import Episode
+from ._system import ModelSystem, StepRecord
+
+RFC_CODES = frozenset(RFC_FAILURE_CODES)
+
+
+@dataclass(frozen=True)
+class HookAnswer:
+    """One admitted hook's answer in one episode."""
+
+    hook_id: str
+    status: str
+    code: str | None
+    intents: int
+    calls: int
+    attempts: int
+    intent_ids: tuple[str, ...]
+
+    def shown(self) -> str:
+        what = self.status if self.code is None else f"{self.status} {self.code}"
+        return f"{self.hook_id}: {what}, {self.intents} intent(s), {self.calls} provider call(s)"
+
+
+@dataclass(frozen=True)
+class EpisodeAnswer:
+    """One dispatch or redelivery: admitted or not (and the dispatch-level code), and each hook."""
+
+    kind: str
+    died: bool  # the process died inside it (a simulated crash): no outcome
+    admitted: bool
+    code: str | None
+    rejection_path: str | None
+    hooks: tuple[HookAnswer, ...]
+
+    def shown(self) -> list[str]:
+        if self.died:
+            return [f"{self.kind}: the process died inside it"]
+        if not self.admitted:
+            return [f"{self.kind}: nothing dispatched ({self.code or 'no code'})"]
+        return [f"{self.kind}: " + ("; ".join(h.shown() for h in self.hooks) or "no hook admitted")]
+
+
+@dataclass(frozen=True)
+class StepAnswer:
+    """Everything one step answered that two SUTs can be compared on."""
+
+    escaped: bool
+    unsupported: str | None
+    registration_accepted: bool | None  # an install or a bad registration: accepted? (None: not one)
+    registration_codes: tuple[str, ...]
+    committed: int
+    episodes: tuple[EpisodeAnswer, ...]
+    finals: tuple[tuple[str, str, int], ...]  # the journal's final records: (hook, status, intents), sorted
+    records: int  # every record the journal holds, final or not
+    notes: list[str] = field(default_factory=list, compare=False)
+
+    def shown(self) -> list[str]:
+        lines: list[str] = []
+        if self.unsupported is not None:
+            lines.append(f"unsupported: {self.unsupported}")
+        if self.escaped:
+            lines.append("an exception escaped the Turn")
+        if self.registration_accepted is not None:
+            lines.append(
+                "registration accepted"
+                if self.registration_accepted
+                else f"registration rejected ({', '.join(self.registration_codes) or 'no code'})"
+            )
+        lines.append(f"{self.committed} writeback(s) committed")
+        for episode in self.episodes:
+            lines += episode.shown()
+        finals = ", ".join(f"{h} {s} ({n})" for h, s, n in self.finals) or "none"
+        lines.append(f"journal: {self.records} record(s), final: {finals}")
+        return lines
+
+
+def answer_of(system: ModelSystem, record: StepRecord) -> StepAnswer:
+    """What ``record`` (a step ``system`` just ran) answered."""
+    accepted: bool | None = None
+    codes: tuple[str, ...] = ()
+    if record.bad_install is not None:
+        accepted = not record.bad_install
+        codes = tuple(sorted({str(getattr(r, "code", r)) for r in record.bad_install}))
+    elif record.step["op"] in ("install", "install_versioned", "install_periodic_report") and record.unsupported is None:
+        accepted = record.rejected_install is None
+    journal = system.journal()
+    finals = tuple(
+        sorted(
+            (str(r.get("hook_id")), str(r.get("status")), len(r.get("intents") or ())) for r in journal if r.get("status") in FINAL_STATUSES
+        )
+    )
+    return StepAnswer(
+        escaped=record.escaped is not None,
+        unsupported=record.unsupported,
+        registration_accepted=accepted,
+        registration_codes=codes,
+        committed=len(system.committed()),
+        episodes=tuple(_episode(e) for e in record.episodes),
+        finals=finals,
+        records=len(journal),
+    )
+
+
+def _episode(episode: Episode) -> EpisodeAnswer:
+    outcome = episode.outcome
+    if outcome is None:
+        return EpisodeAnswer(episode.kind, True, False, None, None, ())
+    calls: dict[str, int] = {}
+    for call in episode.calls:
+        calls[call.hook_id] = calls.get(call.hook_id, 0) + 1
+    hooks = tuple(
+        sorted(
+            (
+                HookAnswer(
+                    h.hook_id,
+                    h.status,
+                    h.failure_code,
+                    len(h.intents),
+                    calls.get(h.hook_id, 0),
+                    h.attempts,
+                    tuple(str(i.get("intent_id")) for i in h.intents),
+                )
+                for h in outcome.hooks
+            ),
+            key=lambda h: h.hook_id,
+        )
+    )
+    path = outcome.rejection.path if outcome.rejection is not None else None
+    return EpisodeAnswer(episode.kind, False, outcome.admitted, outcome.code, path, hooks)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where two answers to the same step part: each fact by name, in RFC or in profile terms."""
+
+    rfc: tuple[str, ...]
+    profile: tuple[str, ...]
+
+    @property
+    def any(self) -> bool:
+        return bool(self.rfc or self.profile)
+
+    @property
+    def key(self) -> str:
+        """What kind of difference this is, stable across histories and hook ids (the soak keeps
+        one of each): the facts that part, without the hooks they part on."""
+        facts = (fact.split(" (", 1)[0] for fact in (self.rfc or self.profile))
+        return "; ".join(dict.fromkeys(facts))
+
+
+def compare(a: StepAnswer, b: StepAnswer) -> Difference | None:
+    """How ``b`` differs from ``a`` (None: alike, or one of them cannot express the step)."""
+    if a.unsupported is not None or b.unsupported is not None:
+        return None  # a refused step: nothing to compare (the run goes on, as the models do)
+    rfc = list(_rfc_differences(a, b))
+    profile = list(_profile_differences(a, b))
+    if not rfc and not profile:
+        return None
+    return Difference(tuple(dict.fromkeys(rfc)), tuple(dict.fromkeys(profile)))
+
+
+def _rfc_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
+    if a.escaped != b.escaped:
+        yield "an exception escaped the Turn"
+    if a.registration_accepted != b.registration_accepted:
+        yield "registration accepted or rejected"
+    if a.committed != b.committed:
+        yield "primary writebacks committed"
+    if len(a.episodes) != len(b.episodes):
+        yield "dispatch episodes"
+    for ea, eb in zip(a.episodes, b.episodes, strict=False):
+        if ea.died != eb.died:
+            yield "the process died inside the dispatch"
+        elif bool(ea.admitted and ea.hooks) != bool(eb.admitted and eb.hooks):
+            yield "source dispatched or refused"  # (admitted with no hook to call is not dispatched either)
+        elif ea.admitted != eb.admitted:
+            continue  # nothing reached any hook on either side: said apart in profile terms
+        elif [h.hook_id for h in ea.hooks] != [h.hook_id for h in eb.hooks]:
+            yield "admitted hooks"
+        else:
+            for ha, hb in zip(ea.hooks, eb.hooks, strict=True):
+                if ha.status != hb.status:
+                    yield f"hook status ({ha.hook_id})"
+                elif ha.code != hb.code and ha.code in RFC_CODES and hb.code in RFC_CODES:
+                    yield f"§10 failure class ({ha.hook_id})"
+                if ha.intents != hb.intents:
+                    yield f"intents held ({ha.hook_id})"
+                if ha.calls != hb.calls:
+                    yield f"provider calls ({ha.hook_id})"
+    if a.finals != b.finals:
+        yield "final journal records"
+
+
+def _profile_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
+    if a.registration_codes != b.registration_codes:
+        yield "registration rejection codes"
+    if a.records != b.records:
+        yield "journal records (final or not)"
+    for ea, eb in zip(a.episodes, b.episodes, strict=False):
+        if ea.admitted != eb.admitted:
+            yield "admitted or refused, where no hook was called"
+        if ea.code != eb.code:
+            yield "dispatch-level code"
+        if ea.rejection_path != eb.rejection_path:
+            yield "rejection path"
+        by_id = {h.hook_id: h for h in eb.hooks}
+        for ha in ea.hooks:
+            hb = by_id.get(ha.hook_id)
+            if hb is None:
+                continue
+            if ha.code != hb.code and not (ha.code in RFC_CODES and hb.code in RFC_CODES):
+                yield "failure code name beyond the §10 classes"
+            if ha.attempts != hb.attempts:
+                yield "attempt counter"
+            if len(ha.intent_ids) == len(hb.intent_ids) and ha.intent_ids != hb.intent_ids:
+                yield "identity digest bytes"

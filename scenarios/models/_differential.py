@@ -1,0 +1,371 @@
+"""``pwh soak --sut A --against B``: the same generated histories against two SUTs, compared.
+
+The plain models judge one SUT by the invariants; two implementations can both keep every
+invariant and still answer the same history differently, and one of them is then wrong, or the RFC
+is ambiguous there. So each generated step runs on ``A`` and then on ``B`` (two systems with their
+own fakes, fed the same steps: the fakes are deterministic), and their answers are compared
+(:mod:`._answers`). The first step where they part *in RFC terms* ends the example; it is shrunk
+(the bounded trace shrinker, keeping a candidate only if the same facts still part first) and
+written as a ``pwh_differential_trace_v0`` trace and a Gherkin scenario whose Then lines hold on
+``A`` and fail on ``B``, with both answers in its comments. Differences in profile terms only are
+counted apart (one example history kept for each kind) and the example goes on.
+
+Crashes are simulated only (a real SIGKILL would kill one SUT's history and not the other's at the
+same instant), at the crash points both SUTs have; a step either SUT refuses is not compared. The
+invariants are not judged here: ``pwh soak --sut A`` does that.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import hypothesis
+from hypothesis.stateful import run_state_machine_as_test
+
+from ._answers import Difference, StepAnswer, answer_of, compare
+from ._catalog import SOAK_WEIGHTS
+from ._coverage import Coverage
+from ._machine import MachineConfig, ModelMachine, _probe_sut, model_settings, with_swarm
+from ._names import sut_slug
+from ._profiles import DEFAULT_PROFILE, PROFILES
+from ._shrink import shrink_steps
+from ._system import CannotExpress, ModelError, ModelSystem, Stats
+from ._trace import counterexample_dir
+
+DIFF_TRACE_SCHEMA = "pwh_differential_trace_v0"
+ROUND_EXAMPLES = 10
+FIRST_GUESS_S = 0.5
+SHRINK_MIN_S, SHRINK_MAX_S = 5.0, 60.0
+COVERAGE_INVARIANTS = "pwh soak: coverage: invariants"
+
+
+class NotComparable(ModelError):
+    """One SUT took a step the other refused: what follows would not compare like with like."""
+
+
+class Diverged(Exception):
+    """Two SUTs answered one step differently in RFC terms (ends the example)."""
+
+    def __init__(self, trace: dict[str, Any]) -> None:
+        super().__init__(trace["divergence"]["key"])
+        self.trace = trace
+
+
+@dataclass
+class DifferentialConfig(MachineConfig):
+    """A model run's configuration, with the second SUT and what the run has found so far."""
+
+    against: str = "reference"
+    found: list[dict[str, Any]] = field(default_factory=list)  # RFC divergences' traces, in order
+    profile_only: dict[str, dict[str, Any]] = field(default_factory=dict)  # kind -> {"times", "trace"}
+    compared: int = 0  # steps both SUTs answered and were compared on
+    not_compared: int = 0  # steps one of them refused
+    refused: set[str] = field(default_factory=set)  # kinds of step (:func:`step_kind`) one SUT refuses
+
+
+def step_kind(step: dict[str, Any]) -> str:
+    """What an adapter accepts or refuses as a whole: the op, and for a profile change its setting."""
+    return f"profile {step['setting']}" if step["op"] == "profile" else str(step["op"])
+
+
+def divergence(step_index: int, diff: Difference, a: StepAnswer, b: StepAnswer) -> dict[str, Any]:
+    return {
+        "step": step_index,
+        "key": diff.key,
+        "rfc": list(diff.rfc),
+        "profile": list(diff.profile),
+        "sut_answer": a.shown(),
+        "against_answer": b.shown(),
+    }
+
+
+def make_diff_trace(seed: int, sut: str, against: str, steps: list[dict[str, Any]], found: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "schema_version": DIFF_TRACE_SCHEMA,
+        "seed": seed,
+        "sut": sut,
+        "against": against,
+        "steps": [dict(s) for s in steps],
+        "divergence": found,
+    }
+
+
+class DifferentialMachine(ModelMachine):
+    """The model machine with a second system that every step also runs on."""
+
+    config: ClassVar[DifferentialConfig]
+
+    def __init__(self) -> None:
+        super().__init__()
+        try:
+            self.other = ModelSystem(self.config.against, real_crashes=False)
+        except BaseException:
+            self.system.close()
+            raise
+
+    def teardown(self) -> None:
+        try:
+            self.other.close()
+        finally:
+            super().teardown()
+
+    def _crash_points(self) -> list[str]:
+        both = set(self.other.crash_points())
+        return [p for p in super()._crash_points() if p in both]
+
+    def _do(self, step: dict[str, Any]) -> None:
+        cfg = self.config
+        if cfg.coverage is not None and not (self._in_setup and step["op"] != "setup"):
+            cfg.coverage.rule(self._rule_of(step), self.swarm)
+        kind = step_kind(step)
+        if kind in cfg.refused and step["op"] != "setup":
+            return  # one of the two refuses this kind of step: it is left out of the history, on both
+        try:
+            record = self.system.apply(step)
+            other = self.other.apply(step)
+        except CannotExpress:
+            hypothesis.reject()  # one of them cannot run the example at all: draw another
+        if (record.unsupported is None) != (other.unsupported is None):
+            # One of them took the step and the other did not: their states part here, and nothing
+            # after it would compare like with like. Never again in this run; this example is void.
+            if step["op"] != "setup":  # (every history has one: only this example is lost)
+                cfg.refused.add(kind)
+            cfg.not_compared += 1
+            hypothesis.reject()
+        if cfg.coverage is not None:
+            cfg.coverage.step(step, record, self.system.hooks.__contains__, self.swarm)
+        a, b = answer_of(self.system, record), answer_of(self.other, other)
+        diff = compare(a, b)
+        if record.unsupported is not None:
+            cfg.not_compared += 1
+        else:
+            cfg.compared += 1
+        if cfg.progress is not None:
+            cfg.progress()
+        if diff is None:
+            return
+        trace = make_diff_trace(cfg.seed, cfg.sut, cfg.against, self.system.steps, divergence(record.index, diff, a, b))
+        if self.swarm is not None:
+            trace["swarm"] = self.swarm.to_json()
+        if diff.rfc:
+            cfg.found.append(trace)
+            raise Diverged(trace)
+        kept = cfg.profile_only.setdefault(diff.key, {"times": 0, "trace": trace})
+        kept["times"] += 1
+
+
+@dataclass
+class DifferentialRun:
+    """One differential model run: the first RFC divergence (if any) and the profile-only ones."""
+
+    seed: int
+    stats: Stats
+    trace: dict[str, Any] | None = None
+    profile_only: dict[str, dict[str, Any]] = field(default_factory=dict)
+    compared: int = 0
+    not_compared: int = 0
+    refused: set[str] = field(default_factory=set)
+
+
+def run_differential(
+    sut: str,
+    against: str,
+    *,
+    seed: int | None = None,
+    max_examples: int = ROUND_EXAMPLES,
+    steps: int | None = None,
+    swarm: bool = False,
+    stats: Stats | None = None,
+    coverage: Coverage | None = None,
+    progress: Callable[[], None] | None = None,
+    refused: set[str] | None = None,
+) -> DifferentialRun:
+    """Run ``max_examples`` generated histories on both SUTs; stop at the first RFC divergence.
+    ``refused``: kinds of step already known to be refused by one of them (updated in place)."""
+    seed = secrets.randbelow(2**32) if seed is None else seed
+    for name in (sut, against):
+        _probe_sut(name, {}, False)
+    config = DifferentialConfig(sut, {}, False, dict(SOAK_WEIGHTS), seed, stats or Stats(), progress, against=against)
+    config.swarm, config.coverage = swarm, coverage
+    if refused is not None:
+        config.refused = refused
+    machine = hypothesis.seed(seed)(type("DifferentialMachineRun", (DifferentialMachine,), {"config": config}))
+    run = DifferentialRun(seed, config.stats)
+    try:
+        run_state_machine_as_test(machine, settings=model_settings(max_examples=max_examples, steps=steps, shrink=False))
+    except Diverged:
+        pass
+    except Exception:
+        if not config.found:
+            raise
+    run.trace = config.found[-1] if config.found else None
+    run.profile_only, run.compared, run.not_compared = config.profile_only, config.compared, config.not_compared
+    run.refused = config.refused
+    return run
+
+
+def diff_steps(sut: str, against: str, steps: list[dict[str, Any]]) -> tuple[int, dict[str, Any] | None]:
+    """Run ``steps`` on both SUTs without Hypothesis: (steps run, the first RFC divergence)."""
+    a, b = ModelSystem(sut), None
+    try:
+        b = ModelSystem(against)
+        for i, step in enumerate(steps):
+            ra, rb = a.apply(step), b.apply(step)
+            if (ra.unsupported is None) != (rb.unsupported is None):
+                raise NotComparable(f"step {i} ({step_kind(step)}) is refused by one of the two SUTs only")
+            answer_a, answer_b = answer_of(a, ra), answer_of(b, rb)
+            diff = compare(answer_a, answer_b)
+            if diff is not None and diff.rfc:
+                return i + 1, divergence(i, diff, answer_a, answer_b)
+        return len(steps), None
+    finally:
+        a.close()
+        if b is not None:
+            b.close()
+
+
+def shrink_divergence(trace: dict[str, Any], *, budget_s: float = 8.0) -> dict[str, Any]:
+    """A shorter, plainer history on which the same facts part first (``trace`` if none)."""
+    target = trace["divergence"]["rfc"]
+
+    def reproduces(candidate: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any] | None:
+        try:
+            ran, found = diff_steps(trace["sut"], trace["against"], candidate)
+        except ModelError:
+            return None
+        if found is None or found["rfc"] != target:
+            return None
+        return candidate[:ran], found
+
+    best, found = shrink_steps(list(trace["steps"]), trace["divergence"], reproduces, budget_s=budget_s)
+    return with_swarm(make_diff_trace(trace["seed"], trace["sut"], trace["against"], best, found), trace)
+
+
+def write_divergence(trace: dict[str, Any], directory: str | Path | None = None, *, out: Callable[[str], None] | None = None) -> list[Path]:
+    """Write the trace as JSON and as a Gherkin scenario (:func:`export_divergence`); print where."""
+    from ._gherkin import export_divergence
+
+    target = counterexample_dir(directory)
+    stem = f"diff-{sut_slug(trace['sut'])}-vs-{sut_slug(trace['against'])}-seed{trace['seed']}"
+    n, candidate = 1, stem
+    while (target / f"{candidate}.json").exists():
+        n += 1
+        candidate = f"{stem}-{n}"
+    json_path, feature_path = target / f"{candidate}.json", target / f"{candidate}.feature"
+    json_path.write_text(json.dumps(trace, indent=2, sort_keys=True) + "\n", "utf-8")
+    feature_path.write_text(export_divergence(trace, trace_name=json_path.name), "utf-8")
+    if out is not None:
+        out(f"pwh soak: divergence ({trace['divergence']['key']}) written to {target}")
+        for p in (json_path, feature_path):
+            out(f"  {p.name}")
+    return [json_path, feature_path]
+
+
+def differential_soak(
+    minutes: float,
+    sut: str,
+    against: str,
+    seed: int | None,
+    *,
+    out: Callable[[str], None] = print,
+    profile: str = DEFAULT_PROFILE,
+    swarm: bool = True,
+    directory: str | Path | None = None,
+) -> dict[str, Any]:
+    """Rounds of :func:`run_differential` for ``minutes``; each RFC divergence found (one per
+    kind) is shrunk and written; profile-only differences are counted. Returns a summary."""
+    if minutes <= 0:
+        raise ValueError("minutes must be positive")
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    if sut == against:
+        raise ValueError("--against must name another SUT than --sut")
+    for name in (sut, against):
+        _probe_sut(name, {}, False)
+    from ._soak import derive_seed
+
+    seed = secrets.randbelow(2**32) if seed is None else seed
+    out(f"pwh soak: seed {seed}")
+    out(
+        f"pwh soak: {sut!r} against {against!r} for {minutes:g} min, profile {profile}: the same histories on both, compared after every step"
+    )
+    started = time.monotonic()
+    deadline = started + minutes * 60
+    stats, coverage = Stats(), Coverage()
+    found: dict[str, dict[str, Any]] = {}
+    profile_only: dict[str, dict[str, Any]] = {}
+    paths: list[Path] = []
+    compared = not_compared = rounds = 0
+    refused: set[str] = set()
+    while time.monotonic() < deadline:
+        per_example = (time.monotonic() - started) / stats.examples if stats.examples else FIRST_GUESS_S
+        examples = max(1, min(ROUND_EXAMPLES, int((deadline - time.monotonic()) / per_example)))
+        run = run_differential(
+            sut,
+            against,
+            seed=derive_seed(seed, rounds),
+            max_examples=examples,
+            steps=PROFILES[profile].soak_steps,
+            swarm=swarm,
+            stats=stats,
+            coverage=coverage,
+            refused=refused,
+        )
+        rounds += 1
+        compared, not_compared = compared + run.compared, not_compared + run.not_compared
+        for key, kept in run.profile_only.items():
+            mine = profile_only.setdefault(key, {"times": 0, "trace": kept["trace"]})
+            mine["times"] += kept["times"]
+        if run.trace is None:
+            continue
+        key = run.trace["divergence"]["key"]
+        if key in found:
+            found[key]["times"] += 1
+            continue
+        budget = max(SHRINK_MIN_S, min(SHRINK_MAX_S, deadline - time.monotonic()))
+        shrunk = shrink_divergence(run.trace, budget_s=budget)
+        found[key] = {**shrunk["divergence"], "seed": run.seed, "round": rounds - 1, "times": 1}
+        paths += write_divergence(shrunk, directory, out=out)
+    elapsed = time.monotonic() - started
+    summary = {
+        "seed": seed,
+        "sut": sut,
+        "against": against,
+        "minutes": minutes,
+        "profile": profile,
+        "swarm": swarm,
+        "elapsed_s": round(elapsed, 1),
+        "rounds": rounds,
+        "examples": stats.examples,
+        "steps": stats.steps,
+        "steps_compared": compared,
+        "steps_not_compared": not_compared,
+        "divergences": list(found.values()),
+        "profile_only": {k: {"times": v["times"], "example": v["trace"]} for k, v in sorted(profile_only.items())},
+        "counterexamples": [str(p) for p in paths],
+        "coverage": coverage.to_json(),
+    }
+    for line in coverage.lines():
+        if not line.startswith(COVERAGE_INVARIANTS):  # compared here, not judged: the plain soak judges them
+            out(line)
+    out(
+        f"pwh soak: done in {elapsed:.0f} s: {rounds} rounds, {stats.examples} examples, {stats.steps} steps, "
+        f"{compared} compared ({not_compared} refused by one SUT), {len(found)} RFC divergence(s), "
+        f"{len(profile_only)} kind(s) of profile-only difference"
+    )
+    for line in _summary_lines(found, profile_only):
+        out(line)
+    return summary
+
+
+def _summary_lines(found: dict[str, dict[str, Any]], profile_only: dict[str, dict[str, Any]]) -> Iterator[str]:
+    for key, d in found.items():
+        yield f"  RFC: {key}: found {d['times']} time(s), first at step {d['step']} of a {d['step'] + 1}-step history"
+    for key, kept in sorted(profile_only.items()):
+        yield f"  profile only: {key}: {kept['times']} step(s)"

@@ -1,0 +1,190 @@
+"""The differential soak: two SUTs, the same histories, their answers compared in RFC and profile terms."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scenarios.models._answers import EpisodeAnswer, HookAnswer, StepAnswer, compare
+from scenarios.models._differential import (
+    DIFF_TRACE_SCHEMA,
+    diff_steps,
+    run_differential,
+    shrink_divergence,
+    write_divergence,
+)
+from scenarios.models._gherkin import StepLibrary
+
+ROOT = Path(__file__).resolve().parents[2]
+UNCOMMITTED = "tests.broken_suts:admits_uncommitted"  # dispatches a receipt whose step is not committed (M03)
+
+
+def _hook(code: str | None = None, *, status: str = "failed", intents: int = 0, calls: int = 1, ids: tuple[str, ...] = ()) -> HookAnswer:
+    return HookAnswer("a.alpha", status, code, intents, calls, 1, ids)
+
+
+def _step(*hooks: HookAnswer, admitted: bool = True, code: str | None = None) -> StepAnswer:
+    return StepAnswer(False, None, None, (), 1, (EpisodeAnswer("dispatch", False, admitted, code, None, hooks),), (), 0)
+
+
+def test_two_rfc_failure_classes_part_in_rfc_terms() -> None:
+    diff = compare(_step(_hook("producer_failed")), _step(_hook("producer_timed_out")))
+    assert diff is not None and diff.rfc == ("§10 failure class (a.alpha)",) and diff.profile == ()
+
+
+def test_a_code_the_adapter_could_not_map_is_judged_by_the_outcome_alone() -> None:
+    diff = compare(_step(_hook("producer_failed")), _step(_hook("loopx_own_error_name")))
+    assert diff is not None and diff.rfc == () and diff.profile == ("failure code name beyond the §10 classes",)
+
+
+def test_status_intents_and_provider_calls_are_rfc_facts() -> None:
+    diff = compare(_step(_hook(status="proposed", intents=2)), _step(_hook("result_contract_rejected", calls=2)))
+    assert diff is not None
+    assert diff.rfc == ("hook status (a.alpha)", "intents held (a.alpha)", "provider calls (a.alpha)")
+    assert diff.key == "hook status; intents held; provider calls"  # the kind, without the hook
+
+
+def test_nothing_reaching_any_hook_is_alike_however_each_says_so() -> None:
+    refused = _step(admitted=False, code="not_a_post_writeback_event")
+    admitted_with_no_hook = _step(admitted=True)
+    diff = compare(refused, admitted_with_no_hook)
+    assert diff is not None and diff.rfc == ()
+    assert diff.profile == ("admitted or refused, where no hook was called", "dispatch-level code")
+    dispatched = _step(_hook(status="proposed", intents=1))
+    assert compare(refused, dispatched).rfc == ("source dispatched or refused",)  # type: ignore[union-attr]
+
+
+def test_identity_digest_bytes_are_profile() -> None:
+    a = _step(_hook(status="proposed", intents=1, ids=("pwi_1",)))
+    b = _step(_hook(status="proposed", intents=1, ids=("loopx_9",)))
+    diff = compare(a, b)
+    assert diff is not None and diff.rfc == () and diff.profile == ("identity digest bytes",)
+    assert compare(a, a) is None
+
+
+def test_two_suts_that_answer_alike_never_part() -> None:
+    """The reference with its SQLite journal and with its memory journal: every step alike, even
+    the identity bytes (the two systems' fakes are deterministic, so a difference is the SUT's)."""
+    run = run_differential("reference", "reference-memory", seed=3, max_examples=6, steps=15, swarm=True)
+    assert run.trace is None and run.profile_only == {}
+    assert run.compared > 40 and run.not_compared == 0
+
+
+def test_an_rfc_divergence_is_found_shrunk_and_written_with_both_answers(tmp_path: Path) -> None:
+    run = run_differential("reference", UNCOMMITTED, seed=1, max_examples=40, steps=15, swarm=True)
+    assert run.trace is not None, "the run never parted from a SUT that dispatches uncommitted receipts"
+    assert "source dispatched or refused" in run.trace["divergence"]["rfc"]
+    shrunk = shrink_divergence(run.trace, budget_s=20)
+    assert len(shrunk["steps"]) <= len(run.trace["steps"])
+    assert shrunk["divergence"]["rfc"] == run.trace["divergence"]["rfc"]
+    ran, again = diff_steps("reference", UNCOMMITTED, shrunk["steps"])  # the written history reproduces it
+    assert again is not None and again["rfc"] == shrunk["divergence"]["rfc"] and ran == len(shrunk["steps"])
+    json_path, feature_path = write_divergence(shrunk, tmp_path)
+    written = json.loads(json_path.read_text())
+    assert written["schema_version"] == DIFF_TRACE_SCHEMA and written["against"] == UNCOMMITTED
+    feature = feature_path.read_text()
+    assert '# "reference" answered:' in feature and f'# "{UNCOMMITTED}" answered:' in feature
+    assert "nothing dispatched" in feature  # the reference's answer, beside the SUT's
+    scenario = [line.strip() for line in feature.splitlines() if line.startswith("    ")]
+    assert scenario[0] == "Given the post-writeback phase is enabled" and any(line.startswith(("Then", "And")) for line in scenario)
+    library = StepLibrary()
+    keyword = ""
+    for line in scenario:  # every line is a step of the library: the scenario can be pasted into features/
+        word, text = line.split(" ", 1)
+        keyword = keyword if word == "And" else word
+        assert library.matches(keyword, text), line
+
+
+def test_a_step_one_sut_refuses_is_never_compared() -> None:
+    """LoopX has no hook allowlist: after it refuses one, the two states part, so such a history is
+    not comparable (and the differential machine leaves that kind of step out from then on). In a
+    child process: the LoopX adapter moves this process's TMPDIR while its runtime lives."""
+    script = textwrap.dedent(
+        """
+        import json
+        from scenarios.models._differential import NotComparable, diff_steps, run_differential
+        steps = [{"op": "setup", "ceiling": None, "segment": 3}, {"op": "profile", "setting": "allowlist", "value": "a.alpha"}]
+        try:
+            diff_steps("reference", "loopx", steps)
+            said = None
+        except NotComparable as exc:
+            said = str(exc)
+        run = run_differential("reference", "loopx", seed=5, max_examples=8, steps=12, swarm=False)
+        print(json.dumps({"said": said, "refused": sorted(run.refused)}))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["said"] is not None and "refused by one of the two SUTs only" in seen["said"]
+    assert "profile allowlist" in seen["refused"]
+
+
+def _pwh(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pwh", *args], cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=300
+    )
+
+
+def test_pwh_soak_against_exits_1_on_an_rfc_divergence_and_writes_it(tmp_path: Path) -> None:
+    env = {**os.environ, "PWH_COUNTEREXAMPLES": str(tmp_path / "found")}
+    done = _pwh(
+        "soak",
+        "--sut",
+        "reference",
+        "--against",
+        UNCOMMITTED,
+        "--minutes",
+        "0.1",
+        "--seed",
+        "2",
+        "--json",
+        str(tmp_path / "d.json"),
+        env=env,
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    summary = json.loads((tmp_path / "d.json").read_text())
+    assert summary["against"] == UNCOMMITTED and summary["divergences"]
+    assert summary["steps_compared"] > 0
+    assert "coverage: invariants" not in done.stdout  # compared here, not judged
+    written = sorted(p.name for p in (tmp_path / "found").iterdir() if p.is_file())
+    assert len(written) == 2 * len(summary["divergences"]) and {Path(n).suffix for n in written} == {".json", ".feature"}
+    assert sorted(Path(p).name for p in summary["counterexamples"]) == written
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (("--against", "reference"), "another SUT"),
+        (("--against", "loopx", "--workers", "2"), "--workers does not apply to a differential soak"),
+        (("--against", "loopx", "--no-database"), "--no-database does not apply"),
+        (("--against", "loopx", "--benchmark"), "drop --against"),
+        (("--against", "loopx", "--campaign", "reliability"), "--against applies to the models"),
+    ],
+)
+def test_pwh_soak_against_refuses_what_does_not_apply(extra: tuple[str, ...], message: str) -> None:
+    fixed = "--benchmark" in extra or "reliability" in extra  # they take no --sut and no --minutes
+    args = ("soak", *extra) if fixed else ("soak", "--sut", "reference", *extra, "--minutes", "0.1")
+    done = _pwh(*args)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_findings_never_go_to_an_adapters_private_temp_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The LoopX adapter points TMPDIR at a folder it removes once its runtime stops: findings
+    written there by default would be lost with it."""
+    import tempfile
+
+    from scenarios.models._trace import counterexample_dir
+
+    monkeypatch.delenv("PWH_COUNTEREXAMPLES", raising=False)
+    before = counterexample_dir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert counterexample_dir() == before and tmp_path not in counterexample_dir().parents
