@@ -269,6 +269,7 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
                     ("--no-database", getattr(args, "no_database", False)),
                     ("--workers", getattr(args, "workers", 1) != 1),
                     ("--against", getattr(args, "against", None) is not None),
+                    ("--cluster", getattr(args, "cluster", None) is not None),
                 )
                 if value
             ]
@@ -307,6 +308,7 @@ def _soak_benchmark(args: argparse.Namespace) -> int:
             ("--no-database", getattr(args, "no_database", False) or None),
             ("--workers", None if getattr(args, "workers", 1) == 1 else args.workers),
             ("--against", getattr(args, "against", None)),
+            ("--cluster", getattr(args, "cluster", None)),
         )
         if value is not None
     ]
@@ -347,8 +349,13 @@ def _soak(args: argparse.Namespace) -> int:
         "database": not getattr(args, "no_database", False),
         **({"profile": args.profile} if args.profile else {}),  # else the models' own default
     }
+    cluster = getattr(args, "cluster", None)
+    if cluster and workers != 1:
+        raise UsageError("--workers does not apply with --cluster: the cluster runs one soak per worker thread it has")
     try:
-        if workers == 1:  # today's path: one soak in this process
+        if cluster:
+            summary = _soak_cluster(cluster, args, sut, options)
+        elif workers == 1:  # today's path: one soak in this process
             summary = models.soak(args.minutes, sut, args.seed, **options)
         else:
             soak_workers = importlib.import_module(f"{MODELS_PACKAGE}._workers").soak_workers
@@ -361,6 +368,17 @@ def _soak(args: argparse.Namespace) -> int:
     return EXIT_FAILED if summary["violations"] else EXIT_OK
 
 
+def _soak_cluster(address: str, args: argparse.Namespace, sut: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``pwh soak --cluster ADDRESS``: the soaks on a Dask cluster (``scenarios.models._cluster``);
+    a cluster that cannot be used, or a task that failed there, is one line and exit 2."""
+    cluster = importlib.import_module(f"{MODELS_PACKAGE}._cluster")
+    try:
+        summary: dict[str, Any] = cluster.soak_cluster(address, args.minutes, sut, args.seed, **options)
+    except (cluster.ClusterUnavailable, cluster.TaskFailed) as exc:
+        raise UsageError(str(exc)) from None
+    return summary
+
+
 def _soak_against(args: argparse.Namespace, models: Any, sut: str, against: str, model_error: type[Exception]) -> int:
     """``pwh soak --sut A --against B``: the differential soak (``scenarios.models._differential``).
     Exit 1 when the two answered a step differently in RFC terms; 0 when only in profile terms."""
@@ -368,6 +386,7 @@ def _soak_against(args: argparse.Namespace, models: Any, sut: str, against: str,
 
     for option, given in (
         ("--workers", getattr(args, "workers", 1) != 1),
+        ("--cluster", getattr(args, "cluster", None) is not None),
         ("--no-database", getattr(args, "no_database", False)),
         ("--campaign", args.campaign is not None),
     ):

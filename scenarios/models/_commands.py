@@ -58,6 +58,14 @@ def add_model_commands(subparsers: Any) -> None:
         "found (default 1: one soak in this process)",
     )
     soak.add_argument(
+        "--cluster",
+        default=None,
+        metavar="ADDRESS",
+        help="spread the soak over the Dask distributed cluster whose scheduler is at ADDRESS (tcp://host:port): one "
+        "soak per worker thread, seeds derived from the soak's seed, the example database carried to the workers and "
+        "back, counts, counterexamples and coverage merged here (needs the cluster extra: pip install 'pwh[cluster]')",
+    )
+    soak.add_argument(
         "--against",
         default=None,
         metavar="SUT",
