@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pwh._core.codes import RFC_FAILURE_CODES
 from pwh._core.journal import FINAL_STATUSES
 
+from ._catalog import ALSO, expected
 from ._observe import Episode
 from ._system import ModelSystem, StepRecord
 
@@ -37,6 +38,7 @@ class HookAnswer:
     calls: int
     attempts: int
     intent_ids: tuple[str, ...]
+    readings: frozenset[tuple[str, str | None]] = frozenset()  # (status, code) pairs SPEC §0 leaves open for its behaviour
 
     def shown(self) -> str:
         what = self.status if self.code is None else f"{self.status} {self.code}"
@@ -117,13 +119,24 @@ def answer_of(system: ModelSystem, record: StepRecord) -> StepAnswer:
         registration_accepted=accepted,
         registration_codes=codes,
         committed=len(system.committed()),
-        episodes=tuple(_episode(e) for e in record.episodes),
+        episodes=tuple(_episode(e, system) for e in record.episodes),
         finals=finals,
         records=len(journal),
     )
 
 
-def _episode(episode: Episode) -> EpisodeAnswer:
+def _readings(system: ModelSystem, hook_id: str) -> frozenset[tuple[str, str | None]]:
+    """The outcomes SPEC section 0 accepts alike for this hook's behaviour, where it accepts more
+    than one (a hook that writes into its input: failed as producer_failed, or not_applicable)."""
+    spec = system.hooks.get(hook_id)
+    also = ALSO.get(spec.behaviour) if spec is not None else None
+    if spec is None or also is None:
+        return frozenset()
+    first = expected(spec.behaviour, 1, {})
+    return frozenset({(first.status, first.code), (also.status, also.code)})
+
+
+def _episode(episode: Episode, system: ModelSystem) -> EpisodeAnswer:
     outcome = episode.outcome
     if outcome is None:
         return EpisodeAnswer(episode.kind, True, False, None, None, ())
@@ -141,6 +154,7 @@ def _episode(episode: Episode) -> EpisodeAnswer:
                     calls.get(h.hook_id, 0),
                     h.attempts,
                     tuple(str(i.get("intent_id")) for i in h.intents),
+                    _readings(system, h.hook_id),
                 )
                 for h in outcome.hooks
             ),
@@ -166,8 +180,8 @@ class Difference:
     def key(self) -> str:
         """What kind of difference this is, stable across histories and hook ids (the soak keeps
         one of each): the facts that part, without the hooks they part on."""
-        facts = (fact.split(" (", 1)[0] for fact in (self.rfc or self.profile))
-        return "; ".join(dict.fromkeys(facts))
+        facts = {fact.split(" (", 1)[0] for fact in (self.rfc or self.profile)}
+        return "; ".join(sorted(facts))
 
 
 def compare(a: StepAnswer, b: StepAnswer) -> Difference | None:
@@ -193,15 +207,17 @@ def _rfc_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
     for ea, eb in zip(a.episodes, b.episodes, strict=False):
         if ea.died != eb.died:
             yield "the process died inside the dispatch"
-        elif bool(ea.admitted and ea.hooks) != bool(eb.admitted and eb.hooks):
-            yield "source dispatched or refused"  # (admitted with no hook to call is not dispatched either)
-        elif ea.admitted != eb.admitted:
-            continue  # nothing reached any hook on either side: said apart in profile terms
+        elif _dispatched(ea) != _dispatched(eb):
+            yield "source dispatched or refused"
+        elif not _dispatched(ea):
+            continue  # no provider called and nothing held on either side: how each says so is profile
         elif [h.hook_id for h in ea.hooks] != [h.hook_id for h in eb.hooks]:
             yield "admitted hooks"
         else:
             for ha, hb in zip(ea.hooks, eb.hooks, strict=True):
-                if ha.status != hb.status:
+                if _open_reading(ha, hb):
+                    pass  # both are readings SPEC §0 accepts for this hook: said apart in profile terms
+                elif ha.status != hb.status:
                     yield f"hook status ({ha.hook_id})"
                 elif ha.code != hb.code and ha.code in RFC_CODES and hb.code in RFC_CODES:
                     yield f"§10 failure class ({ha.hook_id})"
@@ -213,14 +229,25 @@ def _rfc_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
         yield "final journal records"
 
 
+def _dispatched(episode: EpisodeAnswer) -> bool:
+    """Whether the source reached any hook: a provider called, or an intent held. A hook reported
+    as refused before any call (LoopX reports one for a source it will not run) is not reached."""
+    return episode.admitted and any(h.calls or h.intents for h in episode.hooks)
+
+
+def _open_reading(a: HookAnswer, b: HookAnswer) -> bool:
+    here, there = (a.status, a.code), (b.status, b.code)
+    return here != there and here in a.readings and there in a.readings
+
+
 def _profile_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
     if a.registration_codes != b.registration_codes:
         yield "registration rejection codes"
     if a.records != b.records:
         yield "journal records (final or not)"
     for ea, eb in zip(a.episodes, b.episodes, strict=False):
-        if ea.admitted != eb.admitted:
-            yield "admitted or refused, where no hook was called"
+        if not _dispatched(ea) and not _dispatched(eb) and (ea.admitted, ea.hooks) != (eb.admitted, eb.hooks):
+            yield "how a source no hook is called for is reported"
         if ea.code != eb.code:
             yield "dispatch-level code"
         if ea.rejection_path != eb.rejection_path:
@@ -230,7 +257,9 @@ def _profile_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
             hb = by_id.get(ha.hook_id)
             if hb is None:
                 continue
-            if ha.code != hb.code and not (ha.code in RFC_CODES and hb.code in RFC_CODES):
+            if _open_reading(ha, hb):
+                yield "how a mutation attempt surfaces"
+            elif ha.code != hb.code and not (ha.code in RFC_CODES and hb.code in RFC_CODES):
                 yield "failure code name beyond the §10 classes"
             if ha.attempts != hb.attempts:
                 yield "attempt counter"

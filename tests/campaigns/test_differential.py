@@ -47,7 +47,9 @@ def test_status_intents_and_provider_calls_are_rfc_facts() -> None:
     diff = compare(_step(_hook(status="proposed", intents=2)), _step(_hook("result_contract_rejected", calls=2)))
     assert diff is not None
     assert diff.rfc == ("hook status (a.alpha)", "intents held (a.alpha)", "provider calls (a.alpha)")
-    assert diff.key == "hook status; intents held; provider calls"  # the kind, without the hook
+    assert diff.key == "hook status; intents held; provider calls"  # the kind, without the hook, in a stable order
+    other = compare(_step(_hook("result_contract_rejected", calls=2)), _step(_hook(status="proposed", intents=2)))
+    assert other is not None and other.key == diff.key
 
 
 def test_nothing_reaching_any_hook_is_alike_however_each_says_so() -> None:
@@ -55,9 +57,24 @@ def test_nothing_reaching_any_hook_is_alike_however_each_says_so() -> None:
     admitted_with_no_hook = _step(admitted=True)
     diff = compare(refused, admitted_with_no_hook)
     assert diff is not None and diff.rfc == ()
-    assert diff.profile == ("admitted or refused, where no hook was called", "dispatch-level code")
+    assert diff.profile == ("how a source no hook is called for is reported", "dispatch-level code")
     dispatched = _step(_hook(status="proposed", intents=1))
     assert compare(refused, dispatched).rfc == ("source dispatched or refused",)  # type: ignore[union-attr]
+    refused_before_any_call = _step(_hook("registration_or_input_rejected", calls=0))  # LoopX's way for a bad source
+    diff = compare(refused, refused_before_any_call)
+    assert diff is not None and diff.rfc == () and "how a source no hook is called for is reported" in diff.profile
+
+
+def test_a_reading_spec_section_0_leaves_open_is_profile_only() -> None:
+    """A hook that writes into its input: failing it (the reference) or its answering not_applicable
+    (LoopX) are both accepted; only how the attempt surfaces differs."""
+    readings = frozenset({("failed", "producer_failed"), ("not_applicable", None)})
+    mutating = HookAnswer("a.alpha", "failed", "producer_failed", 0, 1, 1, (), readings)
+    shrugged = HookAnswer("a.alpha", "not_applicable", None, 0, 1, 1, (), readings)
+    diff = compare(_step(mutating), _step(shrugged))
+    assert diff is not None and diff.rfc == () and diff.profile == ("how a mutation attempt surfaces",)
+    plain = HookAnswer("a.alpha", "failed", "producer_failed", 0, 1, 1, ())
+    assert compare(_step(plain), _step(HookAnswer("a.alpha", "not_applicable", None, 0, 1, 1, ()))).rfc == ("hook status (a.alpha)",)  # type: ignore[union-attr]
 
 
 def test_identity_digest_bytes_are_profile() -> None:
