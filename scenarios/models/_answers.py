@@ -6,7 +6,8 @@ they answered alike. "Alike" is judged as SPEC section 0 judges a verdict: a fac
 hook's status and how many intents it holds, how many times its provider was called, the §10
 failure class, what the journal holds as final) differs *in RFC terms*; a fact only pwh's reading
 fixes (a code name beyond the §10 classes, the dispatch-level codes, the JSON path a rejection
-names, the attempt counter, the digest bytes of an identity) differs *in profile terms* only.
+names, the attempt counter, the retry cap's number, the digest bytes of an identity) differs *in
+profile terms* only.
 
 A failure code the adapter could not map onto a §10 class is judged by the outcome alone, as the
 gate does: against it, any failure class is alike in RFC terms (and still differs as profile).
@@ -39,6 +40,7 @@ class HookAnswer:
     attempts: int
     intent_ids: tuple[str, ...]
     readings: frozenset[tuple[str, str | None]] = frozenset()  # (status, code) pairs SPEC §0 leaves open for its behaviour
+    capped: bool = False  # not called because its recorded attempts reached the profile's retry cap
 
     def shown(self) -> str:
         what = self.status if self.code is None else f"{self.status} {self.code}"
@@ -155,6 +157,7 @@ def _episode(episode: Episode, system: ModelSystem) -> EpisodeAnswer:
                     h.attempts,
                     tuple(str(i.get("intent_id")) for i in h.intents),
                     _readings(system, h.hook_id),
+                    calls.get(h.hook_id, 0) == 0 and h.attempts >= system.max_attempts,
                 )
                 for h in outcome.hooks
             ),
@@ -215,6 +218,8 @@ def _rfc_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
             yield "admitted hooks"
         else:
             for ha, hb in zip(ea.hooks, eb.hooks, strict=True):
+                if ha.capped != hb.capped:
+                    continue  # one stopped at its retry cap, the other not yet: the cap's number is profile
                 if _open_reading(ha, hb):
                     pass  # both are readings SPEC §0 accepts for this hook: said apart in profile terms
                 elif ha.status != hb.status:
@@ -230,9 +235,10 @@ def _rfc_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
 
 
 def _dispatched(episode: EpisodeAnswer) -> bool:
-    """Whether the source reached any hook: a provider called, or an intent held. A hook reported
-    as refused before any call (LoopX reports one for a source it will not run) is not reached."""
-    return episode.admitted and any(h.calls or h.intents for h in episode.hooks)
+    """Whether the source reached any hook: a provider called, an intent held, or a hook stopped at
+    its retry cap (its record was read). A hook reported as refused before any call (LoopX reports
+    one for a source it will not run) is not reached."""
+    return episode.admitted and any(h.calls or h.intents or h.capped for h in episode.hooks)
 
 
 def _open_reading(a: HookAnswer, b: HookAnswer) -> bool:
@@ -257,7 +263,9 @@ def _profile_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
             hb = by_id.get(ha.hook_id)
             if hb is None:
                 continue
-            if _open_reading(ha, hb):
+            if ha.capped != hb.capped:
+                yield "the retry cap's number"
+            elif _open_reading(ha, hb):
                 yield "how a mutation attempt surfaces"
             elif ha.code != hb.code and not (ha.code in RFC_CODES and hb.code in RFC_CODES):
                 yield "failure code name beyond the §10 classes"

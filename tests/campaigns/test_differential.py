@@ -77,6 +77,17 @@ def test_a_reading_spec_section_0_leaves_open_is_profile_only() -> None:
     assert compare(_step(plain), _step(HookAnswer("a.alpha", "not_applicable", None, 0, 1, 1, ()))).rfc == ("hook status (a.alpha)",)  # type: ignore[union-attr]
 
 
+def test_stopping_at_a_retry_cap_the_other_has_not_reached_is_profile() -> None:
+    """SPEC section 0: that retries are bounded is normative, the bound's number is profile. The
+    reference stops after 3 attempts; LoopX's bound is 10,000."""
+    stopped = HookAnswer("a.alpha", "failed", "dispatch_budget_exhausted", 0, 0, 3, (), frozenset(), True)
+    called_again = HookAnswer("a.alpha", "failed", "producer_failed", 0, 1, 4, ())
+    diff = compare(_step(stopped), _step(called_again))
+    assert diff is not None and diff.rfc == () and "the retry cap's number" in diff.profile
+    not_capped = HookAnswer("a.alpha", "failed", "dispatch_budget_exhausted", 0, 0, 3, ())
+    assert compare(_step(not_capped), _step(called_again)).rfc  # type: ignore[union-attr]
+
+
 def test_identity_digest_bytes_are_profile() -> None:
     a = _step(_hook(status="proposed", intents=1, ids=("pwi_1",)))
     b = _step(_hook(status="proposed", intents=1, ids=("loopx_9",)))
