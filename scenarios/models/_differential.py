@@ -105,6 +105,7 @@ class DifferentialMachine(ModelMachine):
         super().__init__()
         try:
             self.other = ModelSystem(self.config.against, real_crashes=False)
+            self.excused: set[str] = set()  # hooks parted only as SPEC section 0 allows (``compare``)
         except BaseException:
             self.system.close()
             raise
@@ -141,7 +142,7 @@ class DifferentialMachine(ModelMachine):
         if cfg.coverage is not None:
             cfg.coverage.step(step, record, self.system.hooks.__contains__, self.swarm)
         a, b = answer_of(self.system, record), answer_of(self.other, other)
-        diff = compare(a, b)
+        diff = compare(a, b, self.excused)
         if record.unsupported is not None:
             cfg.not_compared += 1
         else:
@@ -156,8 +157,9 @@ class DifferentialMachine(ModelMachine):
         if diff.rfc:
             cfg.found.append(trace)
             raise Diverged(trace)
-        kept = cfg.profile_only.setdefault(diff.key, {"times": 0, "trace": trace})
-        kept["times"] += 1
+        for kind in diff.profile_kinds:  # counted per fact: one step may part on several
+            kept = cfg.profile_only.setdefault(kind, {"times": 0, "trace": trace})
+            kept["times"] += 1
 
 
 @dataclass
@@ -213,6 +215,7 @@ def run_differential(
 def diff_steps(sut: str, against: str, steps: list[dict[str, Any]]) -> tuple[int, dict[str, Any] | None]:
     """Run ``steps`` on both SUTs without Hypothesis: (steps run, the first RFC divergence)."""
     a, b = ModelSystem(sut), None
+    excused: set[str] = set()
     try:
         b = ModelSystem(against)
         for i, step in enumerate(steps):
@@ -220,7 +223,7 @@ def diff_steps(sut: str, against: str, steps: list[dict[str, Any]]) -> tuple[int
             if (ra.unsupported is None) != (rb.unsupported is None):
                 raise NotComparable(f"step {i} ({step_kind(step)}) is refused by one of the two SUTs only")
             answer_a, answer_b = answer_of(a, ra), answer_of(b, rb)
-            diff = compare(answer_a, answer_b)
+            diff = compare(answer_a, answer_b, excused)
             if diff is not None and diff.rfc:
                 return i + 1, divergence(i, diff, answer_a, answer_b)
         return len(steps), None
@@ -231,15 +234,15 @@ def diff_steps(sut: str, against: str, steps: list[dict[str, Any]]) -> tuple[int
 
 
 def shrink_divergence(trace: dict[str, Any], *, budget_s: float = 8.0) -> dict[str, Any]:
-    """A shorter, plainer history on which the same facts part first (``trace`` if none)."""
-    target = trace["divergence"]["rfc"]
+    """A shorter, plainer history on which the same kind of fact parts first (``trace`` if none)."""
+    target = trace["divergence"]["key"]
 
     def reproduces(candidate: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any] | None:
         try:
             ran, found = diff_steps(trace["sut"], trace["against"], candidate)
         except ModelError:
             return None
-        if found is None or found["rfc"] != target:
+        if found is None or found["key"] != target:
             return None
         return candidate[:ran], found
 
@@ -330,7 +333,7 @@ def differential_soak(
             continue
         budget = max(SHRINK_MIN_S, min(SHRINK_MAX_S, deadline - time.monotonic()))
         shrunk = shrink_divergence(run.trace, budget_s=budget)
-        found[key] = {**shrunk["divergence"], "seed": run.seed, "round": rounds - 1, "times": 1}
+        found[key] = {**shrunk["divergence"], "steps": shrunk["steps"], "seed": run.seed, "round": rounds - 1, "times": 1}
         paths += write_divergence(shrunk, directory, out=out)
     elapsed = time.monotonic() - started
     summary = {

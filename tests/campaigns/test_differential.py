@@ -47,7 +47,7 @@ def test_status_intents_and_provider_calls_are_rfc_facts() -> None:
     diff = compare(_step(_hook(status="proposed", intents=2)), _step(_hook("result_contract_rejected", calls=2)))
     assert diff is not None
     assert diff.rfc == ("hook status (a.alpha)", "intents held (a.alpha)", "provider calls (a.alpha)")
-    assert diff.key == "hook status; intents held; provider calls"  # the kind, without the hook, in a stable order
+    assert diff.key == "hook status"  # the kind: the first fact that parts, without the hook
     other = compare(_step(_hook("result_contract_rejected", calls=2)), _step(_hook(status="proposed", intents=2)))
     assert other is not None and other.key == diff.key
 
@@ -75,6 +75,28 @@ def test_a_reading_spec_section_0_leaves_open_is_profile_only() -> None:
     assert diff is not None and diff.rfc == () and diff.profile == ("how a mutation attempt surfaces",)
     plain = HookAnswer("a.alpha", "failed", "producer_failed", 0, 1, 1, ())
     assert compare(_step(plain), _step(HookAnswer("a.alpha", "not_applicable", None, 0, 1, 1, ()))).rfc == ("hook status (a.alpha)",)  # type: ignore[union-attr]
+
+
+def test_a_record_kept_only_by_an_open_reading_stays_profile_on_later_steps() -> None:
+    readings = frozenset({("failed", "producer_failed"), ("not_applicable", None)})
+    failed = HookAnswer("a.alpha", "failed", "producer_failed", 0, 1, 1, (), readings)
+    shrugged = HookAnswer("a.alpha", "not_applicable", None, 0, 1, 1, (), readings)
+    first_a = StepAnswer(False, None, None, (), 1, (EpisodeAnswer("dispatch", False, True, None, None, (failed,)),), (), 1)
+    first_b = StepAnswer(
+        False, None, None, (), 1, (EpisodeAnswer("dispatch", False, True, None, None, (shrugged,)),), (("a.alpha", "not_applicable", 0),), 1
+    )
+    later_a = StepAnswer(False, None, None, (), 2, (), (), 1)
+    later_b = StepAnswer(False, None, None, (), 2, (), (("a.alpha", "not_applicable", 0),), 1)
+    excused: set[str] = set()
+    assert compare(first_a, first_b, excused).rfc == ()  # type: ignore[union-attr]
+    later = compare(later_a, later_b, excused)
+    assert (
+        excused == {"a.alpha"}
+        and later is not None
+        and later.rfc == ()
+        and later.profile == ("records of a hook parted by an open reading",)
+    )
+    assert compare(later_a, later_b).rfc == ("final journal records",)  # type: ignore[union-attr]  # without the history: a difference
 
 
 def test_stopping_at_a_retry_cap_the_other_has_not_reached_is_profile() -> None:
@@ -110,7 +132,7 @@ def test_an_rfc_divergence_is_found_shrunk_and_written_with_both_answers(tmp_pat
     assert "source dispatched or refused" in run.trace["divergence"]["rfc"]
     shrunk = shrink_divergence(run.trace, budget_s=20)
     assert len(shrunk["steps"]) <= len(run.trace["steps"])
-    assert shrunk["divergence"]["rfc"] == run.trace["divergence"]["rfc"]
+    assert shrunk["divergence"]["key"] == run.trace["divergence"]["key"]
     ran, again = diff_steps("reference", UNCOMMITTED, shrunk["steps"])  # the written history reproduces it
     assert again is not None and again["rfc"] == shrunk["divergence"]["rfc"] and ran == len(shrunk["steps"])
     json_path, feature_path = write_divergence(shrunk, tmp_path)
