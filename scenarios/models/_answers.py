@@ -41,6 +41,7 @@ class HookAnswer:
     intent_ids: tuple[str, ...]
     readings: frozenset[tuple[str, str | None]] = frozenset()  # (status, code) pairs SPEC §0 leaves open for its behaviour
     capped: bool = False  # not called because its recorded attempts reached the profile's retry cap
+    behaviour: str = field(default="", compare=False)  # what the model installed it to do: names a kind of difference
 
     def shown(self) -> str:
         what = self.status if self.code is None else f"{self.status} {self.code}"
@@ -79,6 +80,7 @@ class StepAnswer:
     finals: tuple[tuple[str, str, int], ...]  # the journal's final records: (hook, status, intents), sorted
     records: int  # every record the journal holds, final or not
     escaped_as: str | None = field(default=None, compare=False)  # the escaped exception's type name
+    label: str = field(default="", compare=False)  # the step's op (and flaw): names a kind of difference
 
     def shown(self) -> list[str]:
         lines: list[str] = []
@@ -125,6 +127,7 @@ def answer_of(system: ModelSystem, record: StepRecord) -> StepAnswer:
         finals=finals,
         records=len(journal),
         escaped_as=record.escaped.split(" ", 1)[0].split("(", 1)[0] if record.escaped else None,
+        label=" ".join(str(record.step[k]) for k in ("op", "flaw", "action") if k in record.step),
     )
 
 
@@ -159,6 +162,7 @@ def _episode(episode: Episode, system: ModelSystem) -> EpisodeAnswer:
                     tuple(str(i.get("intent_id")) for i in h.intents),
                     _readings(system, h.hook_id),
                     calls.get(h.hook_id, 0) == 0 and h.attempts >= system.max_attempts,
+                    system.hooks[h.hook_id].behaviour if h.hook_id in system.hooks else "",
                 )
                 for h in outcome.hooks
             ),
@@ -175,6 +179,7 @@ class Difference:
 
     rfc: tuple[str, ...]
     profile: tuple[str, ...]
+    labels: dict[str, str] = field(default_factory=dict, compare=False)  # hook id -> behaviour; "" -> the step
 
     @property
     def any(self) -> bool:
@@ -185,8 +190,12 @@ class Difference:
         """What kind of difference this is, stable across histories and hook ids (the soak keeps
         one history of each): the first fact that parts, in the order a step's effects follow
         (an escape, the registration, the primary, the dispatch, each hook's status, class,
-        intents, calls, then the journal), without the hook it parts on."""
-        return _kind(self.rfc[0] if self.rfc else self.profile[0])
+        intents, calls, then the journal), with what the hook it parts on was installed to do
+        (or, for a fact of the whole step, the step), never the hook's id."""
+        fact = self.rfc[0] if self.rfc else self.profile[0]
+        name, _, hook = fact.partition(" (")
+        cause = self.labels.get(hook.rstrip(")")) if hook else self.labels.get("")
+        return f"{name} ({cause})" if cause else name
 
     @property
     def profile_kinds(self) -> tuple[str, ...]:
@@ -216,7 +225,9 @@ def compare(a: StepAnswer, b: StepAnswer, excused: set[str] | None = None) -> Di
         profile.append("records of a hook parted by an open reading")
     if not rfc and not profile:
         return None
-    return Difference(tuple(dict.fromkeys(rfc)), tuple(dict.fromkeys(profile)))
+    labels = {h.hook_id: h.behaviour for e in a.episodes for h in e.hooks if h.behaviour}
+    labels[""] = a.label
+    return Difference(tuple(dict.fromkeys(rfc)), tuple(dict.fromkeys(profile)), labels)
 
 
 def _rfc_differences(a: StepAnswer, b: StepAnswer, excused: set[str]) -> Iterator[str]:

@@ -48,6 +48,9 @@ def test_status_intents_and_provider_calls_are_rfc_facts() -> None:
     assert diff is not None
     assert diff.rfc == ("hook status (a.alpha)", "intents held (a.alpha)", "provider calls (a.alpha)")
     assert diff.key == "hook status"  # the kind: the first fact that parts, without the hook
+    two = HookAnswer("a.alpha", "proposed", None, 2, 1, 1, (), behaviour="proposes two intents")
+    rejected = HookAnswer("a.alpha", "failed", "result_contract_rejected", 0, 1, 1, (), behaviour="proposes two intents")
+    assert compare(_step(two), _step(rejected)).key == "hook status (proposes two intents)"  # type: ignore[union-attr]
     other = compare(_step(_hook("result_contract_rejected", calls=2)), _step(_hook(status="proposed", intents=2)))
     assert other is not None and other.key == diff.key
 
