@@ -123,7 +123,7 @@ def answer_of(system: ModelSystem, record: StepRecord) -> StepAnswer:
         registration_accepted=accepted,
         registration_codes=codes,
         committed=len(system.committed()),
-        episodes=tuple(_episode(e, system) for e in record.episodes),
+        episodes=tuple(_episode(e, system, _calls_before(system, e)) for e in record.episodes),
         finals=finals,
         records=len(journal),
         escaped_as=record.escaped.split(" ", 1)[0].split("(", 1)[0] if record.escaped else None,
@@ -142,7 +142,21 @@ def _readings(system: ModelSystem, hook_id: str) -> frozenset[tuple[str, str | N
     return frozenset({(first.status, first.code), (also.status, also.code)})
 
 
-def _episode(episode: Episode, system: ModelSystem) -> EpisodeAnswer:
+def _calls_before(system: ModelSystem, episode: Episode) -> dict[str, int]:
+    """Provider calls per hook for this episode's receipt in every earlier episode of the run:
+    each call is an attempt (the reference counts one before each call), so a hook not called now
+    after the profile's ``max_attempts`` of them was stopped by the retry cap."""
+    counts: dict[str, int] = {}
+    for earlier in system.episodes:
+        if earlier is episode:
+            break
+        if earlier.receipt_id == episode.receipt_id:
+            for call in earlier.calls:
+                counts[call.hook_id] = counts.get(call.hook_id, 0) + 1
+    return counts
+
+
+def _episode(episode: Episode, system: ModelSystem, before: dict[str, int]) -> EpisodeAnswer:
     outcome = episode.outcome
     if outcome is None:
         return EpisodeAnswer(episode.kind, True, False, None, None, ())
@@ -161,7 +175,7 @@ def _episode(episode: Episode, system: ModelSystem) -> EpisodeAnswer:
                     h.attempts,
                     tuple(str(i.get("intent_id")) for i in h.intents),
                     _readings(system, h.hook_id),
-                    calls.get(h.hook_id, 0) == 0 and h.attempts >= system.max_attempts,
+                    calls.get(h.hook_id, 0) == 0 and max(h.attempts, before.get(h.hook_id, 0)) >= system.max_attempts,
                     system.hooks[h.hook_id].behaviour if h.hook_id in system.hooks else "",
                 )
                 for h in outcome.hooks
