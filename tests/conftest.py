@@ -36,6 +36,8 @@ SLOW_FIRST = (
     "tests/harness/test_verdict_commands.py",
     "tests/harness/test_smoke.py",
     "tests/harness/test_html_report.py",
+    "tests/campaigns/test_differential.py",
+    "tests/suts/test_loopx_differential.py",
 )
 
 

@@ -26,6 +26,7 @@ from ._observe import Episode
 from ._system import ModelSystem, StepRecord
 
 RFC_CODES = frozenset(RFC_FAILURE_CODES)
+ESCAPED = "an exception escaped the Turn"
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,11 @@ class Difference:
         (or, for a fact of the whole step, the step), never the hook's id."""
         fact = self.rfc[0] if self.rfc else self.profile[0]
         name, _, hook = fact.partition(" (")
-        cause = self.labels.get(hook.rstrip(")")) if hook else self.labels.get("")
+        hook = hook.removesuffix(")")
+        if name == ESCAPED:
+            cause: str | None = hook  # what escaped, wherever in the history it surfaced
+        else:
+            cause = self.labels.get(hook) if hook else self.labels.get("")
         return f"{name} ({cause})" if cause else name
 
     @property
@@ -246,7 +251,7 @@ def compare(a: StepAnswer, b: StepAnswer, excused: set[str] | None = None) -> Di
 
 def _rfc_differences(a: StepAnswer, b: StepAnswer, excused: set[str]) -> Iterator[str]:
     if a.escaped != b.escaped:
-        yield "an exception escaped the Turn"
+        yield f"{ESCAPED} ({a.escaped_as or b.escaped_as})"
     if a.registration_accepted != b.registration_accepted:
         yield "registration accepted or rejected"
     if a.committed != b.committed:
