@@ -155,8 +155,8 @@ def test_a_failed_task_or_ctrl_c_stops_every_soak_process(cluster: Any) -> None:
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         soak_cluster(cluster.scheduler_address, 1, "reference-memory", seed=5, out=lambda line: None, **QUIET)
-    assert time.monotonic() - started < 30
-    assert _wait_until(lambda: not soaking(), 10), soaking()
+    assert time.monotonic() - started < 50  # well before the end of its minute
+    assert _wait_until(lambda: not soaking(), 30), soaking()  # (a loaded machine relays the stop slowly)
 
 
 def test_a_cluster_that_cannot_be_used_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

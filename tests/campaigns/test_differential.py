@@ -194,7 +194,7 @@ def test_pwh_soak_against_exits_1_on_an_rfc_divergence_and_writes_it(tmp_path: P
         "--against",
         UNCOMMITTED,
         "--minutes",
-        "0.1",
+        "0.03",
         "--seed",
         "2",
         "--json",
