@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,6 +128,7 @@ class MachineConfig:
     swarm: bool = False  # each example draws a Swarm first (pwh soak)
     coverage: Coverage | None = None  # what the run exercised, when someone reads it
     found_at_example: int | None = None  # stats.examples when the first failure was recorded
+    stop_at: float | None = None  # time.monotonic() past which the run's remaining steps do nothing (a soak's budget)
 
     def behaviours(self, left_out: frozenset[str] = frozenset()) -> st.SearchStrategy[str]:
         """Phrases drawn by weight; Hypothesis shrinks towards the first, the most ordinary one."""
@@ -158,6 +160,8 @@ class ModelMachine(RuleBasedStateMachine):
 
     def _do(self, step: dict[str, Any]) -> None:
         cfg = self.config
+        if cfg.stop_at is not None and time.monotonic() > cfg.stop_at:
+            return  # the soak's time is up: what is left of this round's examples runs as no-ops
         if cfg.coverage is not None and not (self._in_setup and step["op"] != "setup"):
             cfg.coverage.rule(self._rule_of(step), self.swarm)
         try:
@@ -385,6 +389,7 @@ def run_model(
     coverage: Coverage | None = None,
     database: ExampleDatabase | None = None,
     reuse: bool = True,
+    stop_at: float | None = None,
 ) -> ModelRun:
     """Run the model against ``sut`` (default ``$PWH_SUT`` or ``reference``) and, when it finds a
     counterexample, shrink it and write it (JSON trace and Gherkin) unless ``export`` is false.
@@ -392,7 +397,8 @@ def run_model(
     ``shrink``: ``"trace"`` (the bounded trace shrinker, ``shrink_budget_s`` seconds: the CI
     default), ``"hypothesis"`` (Hypothesis's own, thorough and slow: soaks) or ``"none"``.
     ``swarm``: each example draws a :class:`Swarm` first. ``coverage``: counts what the run
-    exercised into it. ``database``: save failures there and (``reuse``) replay stored ones first;
+    exercised into it. ``stop_at``: past this ``time.monotonic()`` every step is a no-op, so the
+    run ends soon after (a soak's budget). ``database``: save failures there and (``reuse``) replay stored ones first;
     the machine class is then named for the SUT and mode, the key Hypothesis stores them under.
     """
     if shrink not in ("trace", "hypothesis", "none"):
@@ -402,7 +408,7 @@ def run_model(
     options = dict(sut_options or {})
     _probe_sut(name, options, real_crashes)
     config = MachineConfig(name, options, real_crashes, dict(weights or CI_WEIGHTS), seed, stats or Stats(), progress)
-    config.swarm, config.coverage = swarm, coverage
+    config.swarm, config.coverage, config.stop_at = swarm, coverage, stop_at
     class_name = (
         "ModelMachineRun" if database is None else machine_key(name, options, real_crashes, config.weights, swarm, steps or CI_STEPS)
     )

@@ -132,6 +132,7 @@ def soak(
             coverage=coverage,
             database=db,
             reuse=real not in replayed,  # later rounds would only find the stored failure again
+            stop_at=deadline,  # a round never runs past the soak's budget (only its last step finishes)
         )
         replayed.add(real)
         rounds += 1
