@@ -46,6 +46,8 @@ MODE_SEED = 1
 MUTANT_SEEDS: tuple[int, ...] = (1, 2, 3)
 FULL_MODE_STEPS = {"memory_simulated": 3000, "sqlite_simulated": 3000, "sqlite_real": 800}  # about 20 s each here
 FULL_CAP_S = 60.0  # a search that has not found its mutant by then: "not found"
+SCALING_TARGET = 1.8  # steps/s of two workers over one, on the same histories
+SCALING_MINUTES = 10 / 60  # each of the three soaks it takes (the full run only)
 QUICK_MODE_STEPS = 40  # one round of two examples a mode (the first of a round is the simplest history)
 QUICK_CAP_S = 10.0
 QUICK_SEEDS: tuple[int, ...] = (1,)
@@ -133,6 +135,10 @@ def run_benchmark(
             f"  {mode.label}: {figure['steps']} steps in {figure['seconds']:.1f} s = {figure['steps_per_s']:.0f} steps/s "
             f"({figure['hooks_timed_out']} hung hook calls)"
         )
+    result["scaling"] = None if quick or modes is not None else measure_scaling(SCALING_MINUTES)
+    if result["scaling"] is not None:
+        sc = result["scaling"]
+        out(f"  2 workers: {sc['together_steps_per_s']:.0f} steps/s against {sc['alone_steps_per_s']:.0f} for one = {sc['scaling']:.2f}x")
     for name in chosen:
         runs = [time_to_find(name, known[name], seed, cap) for seed in seed_set]
         result["mutants"][name] = _mutant_summary(known[name], runs)
@@ -142,6 +148,30 @@ def run_benchmark(
     result["summary"] = _summary(result["mutants"])
     result["targets"] = evaluate_targets(result)
     return result
+
+
+def measure_scaling(minutes: float) -> dict[str, Any]:
+    """Steps per second of ``pwh soak --workers 2`` over one worker's, on the same histories: each
+    worker's seed soaked alone, one after the other, then both at once (``_workers``); a worker's
+    histories decide its speed (a hung hook waits out its timeout), so only the same seeds compare.
+    In-memory journal, simulated crashes, no example database."""
+    from ._soak import soak
+    from ._workers import soak_workers, worker_seed
+
+    options: dict[str, Any] = {"real_crashes": False, "database": False}
+    alone = [soak(minutes, "reference-memory", worker_seed(MODE_SEED, i), out=lambda line: None, **options) for i in range(2)]
+    together = soak_workers(minutes, "reference-memory", MODE_SEED, 2, out=lambda line: None, **options)
+    alone_rate = sum(r["steps"] for r in alone) / sum(r["elapsed_s"] for r in alone)
+    together_rate = together["steps"] / together["elapsed_s"]
+    return {
+        "minutes": minutes,
+        "alone": [{"seed": r["seed"], "steps": r["steps"], "seconds": r["elapsed_s"]} for r in alone],
+        "together": [{"seed": w["seed"], "steps": w["steps"], "seconds": w["elapsed_s"]} for w in together["per_worker"]],
+        "alone_steps_per_s": round(alone_rate, 1),
+        "together_steps_per_s": round(together_rate, 1),
+        "scaling": round(together_rate / alone_rate, 2),
+        "target": SCALING_TARGET,
+    }
 
 
 def measure_mode(mode: Mode, steps: int, *, round_examples: int | None = None) -> dict[str, Any]:
@@ -268,6 +298,15 @@ def evaluate_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                     "met": figure["steps_per_s"] >= figure["target"],
                 }
             )
+    scaling = result.get("scaling")
+    targets.append(
+        {
+            "name": "steps/s, 2 workers over 1 (same histories)",
+            "figure": scaling["scaling"] if scaling else "-",
+            "target": f">= {SCALING_TARGET:g}",
+            "met": scaling["scaling"] >= SCALING_TARGET if scaling else None,
+        }
+    )
     summary = result["summary"]
     measured = summary["mutants"] > 0
     targets += [

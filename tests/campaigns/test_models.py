@@ -742,9 +742,12 @@ def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path
         assert m["runs"][0]["invariant"] == CAUGHT_BY[name][0] and 0 < m["median_s"] == m["max_s"] <= 10
     assert result["summary"]["found"] == result["summary"]["mutants"] == len(QUICK_MUTANTS)
     names = [t["name"] for t in result["targets"]]
-    assert names[0].startswith("steps/s, in-memory journal") and len(names) == 4, names
+    assert names[0].startswith("steps/s, in-memory journal") and len(names) == 5, names
+    assert result["scaling"] is None and result["targets"][1]["met"] is None  # the 2-worker scaling: the full run only
     for target in result["targets"]:
-        assert target["met"] in (True, False)
+        if target["met"] is None:
+            assert re.search(rf"^  {re.escape(target['name'])} .*: not measured$", done.stdout, re.M), done.stdout
+            continue
         verdict = "met" if target["met"] else "MISSED"
         assert re.search(rf"^  {re.escape(target['name'])} .*{re.escape(target['target'])}: {verdict}$", done.stdout, re.M), done.stdout
     assert re.search(r"^in-memory journal, simulated crashes .* >= 1000: (met|MISSED)$", done.stdout, re.M), done.stdout
@@ -766,7 +769,7 @@ def test_the_benchmark_reports_missed_when_a_target_is_not_met() -> None:
     result = run_benchmark(modes=[], mutants=["replay_under_new_profile"], seeds=[1], cap_s=0.001, warm_up=False, out=lines.append)
     run = result["mutants"]["replay_under_new_profile"]["runs"][0]
     assert not run["found"] and run["seconds"] == float("inf") and run["rounds"] == 1
-    assert [t["met"] for t in result["targets"]] == [False, False, False]
+    assert [t["met"] for t in result["targets"]] == [None, False, False, False]  # scaling: not measured
     table = render_table(result)
     assert "not found" in table and table.count(": MISSED") == 3, table
     assert json.loads(json.dumps(to_json(result), allow_nan=False))["summary"]["max_s"] is None  # strict JSON
@@ -776,6 +779,12 @@ def test_the_benchmark_reports_missed_when_a_target_is_not_met() -> None:
         return [t["met"] for t in evaluate_targets({"modes": {"memory_simulated": mode}, "summary": result["summary"]})][:1]
 
     assert rate(999.9) == [False] and rate(1000.0) == [True]
+
+    def scaled(by: float) -> object:
+        targets = evaluate_targets({"modes": {}, "scaling": {"scaling": by}, "summary": result["summary"]})
+        return next(t["met"] for t in targets if t["name"].startswith("steps/s, 2 workers"))
+
+    assert scaled(1.79) is False and scaled(1.8) is True
 
 
 # -- pwh soak --workers: the cores of one machine (issue 20) ------------------------------------
@@ -865,3 +874,29 @@ def test_ctrl_c_stops_every_soak_worker_without_a_traceback() -> None:
     while not all(_gone(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert children and all(_gone(pid) for pid in children), children
+
+
+def test_the_scaling_figure_compares_two_workers_with_the_same_histories_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker's seed is soaked alone, then both at once: only the same histories compare (a
+    worker's speed is its histories'), and the figure is the two rates' ratio."""
+    from scenarios.models import _benchmark, _soak, _workers
+
+    seen: list[tuple[str, int]] = []
+
+    def alone(minutes: float, sut: str, seed: int, **kw: Any) -> dict[str, Any]:
+        seen.append(("alone", seed))
+        return {"seed": seed, "steps": 1000 + seed % 7, "elapsed_s": 10.0}
+
+    def together(minutes: float, sut: str, seed: int, workers: int, **kw: Any) -> dict[str, Any]:
+        seeds = [_workers.worker_seed(seed, i) for i in range(workers)]
+        seen.extend(("together", s) for s in seeds)
+        per = [{"seed": s, "steps": 950 + s % 7, "elapsed_s": 10.0 + i} for i, s in enumerate(seeds)]
+        return {"steps": sum(p["steps"] for p in per), "elapsed_s": 11.0, "per_worker": per}
+
+    monkeypatch.setattr(_soak, "soak", alone)
+    monkeypatch.setattr(_workers, "soak_workers", together)
+    figure = _benchmark.measure_scaling(0.1)
+    assert sorted(s for kind, s in seen if kind == "alone") == sorted(s for kind, s in seen if kind == "together")
+    alone_rate = sum(a["steps"] for a in figure["alone"]) / 20.0
+    together_rate = sum(t["steps"] for t in figure["together"]) / 11.0
+    assert figure["scaling"] == round(together_rate / alone_rate, 2) and figure["target"] == 1.8
