@@ -260,19 +260,7 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
                 raise UsageError("--campaign reliability runs against pwh's reference only: drop --sut")
             if args.minutes is not None:
                 raise UsageError("--campaign reliability runs a fixed set of cases: drop --minutes (or --quick for the short set)")
-            models_only = [
-                option
-                for option, value in (
-                    ("--profile", getattr(args, "profile", None) is not None),
-                    ("--no-real-crashes", getattr(args, "no_real_crashes", False)),
-                    ("--no-swarm", getattr(args, "no_swarm", False)),
-                    ("--no-database", getattr(args, "no_database", False)),
-                    ("--workers", getattr(args, "workers", 1) != 1),
-                    ("--against", getattr(args, "against", None) is not None),
-                    ("--cluster", getattr(args, "cluster", None) is not None),
-                )
-                if value
-            ]
+            models_only = _given_soak_options(args, MODEL_OPTIONS)
             if models_only:
                 raise UsageError(f"{models_only[0]} applies to the models, not to --campaign reliability (a fixed set of cases)")
             return _reliability(args)
@@ -292,26 +280,34 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
         replay.set_defaults(handler=replay_command)
 
 
+# ``pwh soak``'s options, each with the attribute it sets and its value when not given: one table
+# for every mode that refuses some of them (--benchmark, --campaign reliability, --against).
+SOAK_OPTIONS: dict[str, tuple[str, object]] = {
+    "--campaign": ("campaign", None),
+    "--minutes": ("minutes", None),
+    "--sut": ("sut", None),
+    "--seed": ("seed", None),
+    "--profile": ("profile", None),
+    "--no-real-crashes": ("no_real_crashes", False),
+    "--no-swarm": ("no_swarm", False),
+    "--no-database": ("no_database", False),
+    "--workers": ("workers", 1),
+    "--against": ("against", None),
+    "--cluster": ("cluster", None),
+}
+# What only the models read (not the reliability campaign, not the benchmark).
+MODEL_OPTIONS = ("--profile", "--no-real-crashes", "--no-swarm", "--no-database", "--workers", "--against", "--cluster")
+
+
+def _given_soak_options(args: argparse.Namespace, options: Sequence[str]) -> list[str]:
+    """Those of ``options`` the command line gave (a value other than the option's default)."""
+    return [o for o in options if getattr(args, SOAK_OPTIONS[o][0], SOAK_OPTIONS[o][1]) != SOAK_OPTIONS[o][1]]
+
+
 def _soak_benchmark(args: argparse.Namespace) -> int:
     """``pwh soak --benchmark [--quick] [--json PATH]``: the models' own figures, with fixed SUTs,
     seeds and budgets, so every option that chooses what a soak runs is refused."""
-    given = [
-        option
-        for option, value in (
-            ("--campaign", args.campaign),
-            ("--minutes", args.minutes),
-            ("--sut", getattr(args, "sut", None)),
-            ("--seed", getattr(args, "seed", None)),
-            ("--profile", getattr(args, "profile", None)),
-            ("--no-real-crashes", getattr(args, "no_real_crashes", False) or None),
-            ("--no-swarm", getattr(args, "no_swarm", False) or None),
-            ("--no-database", getattr(args, "no_database", False) or None),
-            ("--workers", None if getattr(args, "workers", 1) == 1 else args.workers),
-            ("--against", getattr(args, "against", None)),
-            ("--cluster", getattr(args, "cluster", None)),
-        )
-        if value is not None
-    ]
+    given = _given_soak_options(args, ("--campaign", "--minutes", "--sut", "--seed", *MODEL_OPTIONS))
     if given:
         raise UsageError(
             f"--benchmark measures fixed modes, seeds and budgets (the reference, then each mutant the models catch): drop {given[0]}"
@@ -384,14 +380,9 @@ def _soak_against(args: argparse.Namespace, models: Any, sut: str, against: str,
     Exit 1 when the two answered a step differently in RFC terms; 0 when only in profile terms."""
     from pwh._suts.seam import SUTLoadError
 
-    for option, given in (
-        ("--workers", getattr(args, "workers", 1) != 1),
-        ("--cluster", getattr(args, "cluster", None) is not None),
-        ("--no-database", getattr(args, "no_database", False)),
-        ("--campaign", args.campaign is not None),
-    ):
-        if given:
-            raise UsageError(f"{option} does not apply to a differential soak (--against): one process, no example database")
+    refused = _given_soak_options(args, ("--workers", "--cluster", "--no-database", "--campaign"))
+    if refused:
+        raise UsageError(f"{refused[0]} does not apply to a differential soak (--against): one process, no example database")
     if against == sut:
         raise UsageError("--against must name another SUT than --sut")
     differential_soak = importlib.import_module(f"{MODELS_PACKAGE}._differential").differential_soak
