@@ -201,8 +201,10 @@ def _parser() -> argparse.ArgumentParser:
 # Exit codes of the commands whose own parser does not state them (the others set an epilog).
 EXIT_CODES: dict[tuple[str, ...], str] = {
     ("soak",): "0 nothing found; 1 a model found a violation (its trace is written) or the reliability campaign a problem; "
-    "2 bad options or an unloadable SUT; 130 Ctrl-C. With --benchmark: 0 measured, whatever the targets (each is "
-    "reported met or MISSED, none enforced); 1 the reference broke an invariant while it was measured; 2 bad options",
+    "2 bad options, an unloadable SUT or an unusable --cluster; 130 Ctrl-C. With --against: 1 the two SUTs answered a step "
+    "differently in RFC terms (its trace is written), 0 not (profile-only differences are counted, not failed). With "
+    "--benchmark: 0 measured, whatever the targets (each is reported met or MISSED, none enforced); 1 the reference broke "
+    "an invariant while it was measured; 2 bad options",
     ("replay",): "0 the trace no longer fails; 1 it still fails; 2 not a readable trace, or an unloadable SUT",
     ("vectors",): "0 printed, or (--check) the shipped vectors match; 1 they differ",
     ("bench",): "0 measured (every target is reported, none enforced); 2 bad options",

@@ -76,7 +76,8 @@ def add_model_commands(subparsers: Any) -> None:
     soak.add_argument(
         "--benchmark",
         action="store_true",
-        help="measure the models instead: steps/s in three modes and the time to find each mutant they catch, "
+        help="measure the models instead: steps/s in three modes, the scaling of two workers over one on the same "
+        "histories (full run only) and the time to find each mutant they catch, "
         "each beside its target (with --quick: a few seconds; --json PATH: write the figures)",
     )
     soak.set_defaults(handler=soak_command)
