@@ -15,7 +15,7 @@ gate does: against it, any failure class is alike in RFC terms (and still differ
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from pwh._core.codes import RFC_FAILURE_CODES
@@ -205,10 +205,6 @@ class Difference:
     labels: dict[str, str] = field(default_factory=dict, compare=False)  # hook id -> behaviour; "" -> the step
 
     @property
-    def any(self) -> bool:
-        return bool(self.rfc or self.profile)
-
-    @property
     def key(self) -> str:
         """What kind of difference this is, stable across histories and hook ids (the soak keeps
         one history of each): the first fact that parts, in the order a step's effects follow
@@ -293,15 +289,11 @@ def _rfc_differences(a: StepAnswer, b: StepAnswer, excused: set[str]) -> Iterato
         yield "final journal records"
 
 
-def _reached(admitted: bool, hooks: list[HookAnswer]) -> bool:
+def _reached(admitted: bool, hooks: Sequence[HookAnswer]) -> bool:
+    """Whether a dispatch reached any of ``hooks``: a provider called, an intent held, or a hook
+    stopped at its retry cap (its record was read). A hook reported as refused before any call
+    (LoopX reports one for a source it will not run) is not reached."""
     return admitted and any(h.calls or h.intents or h.capped for h in hooks)
-
-
-def _dispatched(episode: EpisodeAnswer) -> bool:
-    """Whether the source reached any hook: a provider called, an intent held, or a hook stopped at
-    its retry cap (its record was read). A hook reported as refused before any call (LoopX reports
-    one for a source it will not run) is not reached."""
-    return _reached(episode.admitted, list(episode.hooks))
 
 
 def _open_reading(a: HookAnswer, b: HookAnswer) -> bool:
@@ -315,7 +307,11 @@ def _profile_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
     if a.records != b.records:
         yield "journal records (final or not)"
     for ea, eb in zip(a.episodes, b.episodes, strict=False):
-        if not _dispatched(ea) and not _dispatched(eb) and (ea.admitted, ea.hooks) != (eb.admitted, eb.hooks):
+        if (
+            not _reached(ea.admitted, ea.hooks)
+            and not _reached(eb.admitted, eb.hooks)
+            and (ea.admitted, ea.hooks) != (eb.admitted, eb.hooks)
+        ):
             yield "how a source no hook is called for is reported"
         if ea.code != eb.code:
             yield "dispatch-level code"
@@ -329,7 +325,7 @@ def _profile_differences(a: StepAnswer, b: StepAnswer) -> Iterator[str]:
             if ha.capped != hb.capped:
                 yield "the retry cap's number"
             elif _open_reading(ha, hb):
-                yield "how a mutation attempt surfaces"
+                yield "which call of a provider is its first" if ha.behaviour == FIRST_FAILS else "how a mutation attempt surfaces"
             elif ha.code != hb.code and not (ha.code in RFC_CODES and hb.code in RFC_CODES):
                 yield "failure code name beyond the §10 classes"
             if ha.attempts != hb.attempts:

@@ -50,7 +50,7 @@ from ._coverage import Coverage
 from ._names import sut_slug
 from ._soak import _keeps_journal_on_disk, example_database_dir, soak
 from ._trace import COUNTEREXAMPLES_ENV, counterexample_dir, write_counterexample
-from ._workers import merge_summaries, worker_seed
+from ._workers import merge_summaries, report_merged, worker_seed
 
 CONNECT_TIMEOUT_S = 10.0  # for the scheduler to answer, and for a first worker to join it
 POLL_S = 1.0  # how often a task looks whether it was told to stop, and a soak process for its worker
@@ -140,17 +140,7 @@ def soak_cluster(
     coverage = Coverage.merge_all([results[i][1] for i in range(n)])
     summary = merge_summaries(seed, [results[i][0] for i in range(n)], coverage)
     summary["cluster"] = {"address": address, "tasks": n, "workers": len(nthreads)}
-    for line in coverage.lines():
-        out(line)
-    out(
-        f"pwh soak: {n} tasks done in {summary['elapsed_s']:.0f} s: {summary['rounds']} rounds, "
-        f"{summary['examples']} examples, {summary['steps']} steps, {summary['crashes']['simulated']} simulated + "
-        f"{summary['crashes']['real']} real crashes, {summary['restarts']} restarts, {len(summary['violations'])} counterexample(s)"
-    )
-    for v in summary["violations"]:
-        out(f"  {v['row']} {v['invariant']}: found {v['times']} time(s), first by task t{v['worker']}")
-    for p in summary["counterexamples"]:
-        out(f"  {p}")
+    report_merged(summary, coverage, out, f"{n} tasks", "task t")
     return summary
 
 

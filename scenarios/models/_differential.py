@@ -35,13 +35,11 @@ from ._machine import MachineConfig, ModelMachine, _probe_sut, model_settings, w
 from ._names import sut_slug
 from ._profiles import DEFAULT_PROFILE, PROFILES
 from ._shrink import shrink_steps
+from ._soak import ROUND_EXAMPLES, derive_seed, round_examples, shrink_budget
 from ._system import CannotExpress, ModelError, ModelSystem, Stats
 from ._trace import counterexample_dir
 
 DIFF_TRACE_SCHEMA = "pwh_differential_trace_v0"
-ROUND_EXAMPLES = 10
-FIRST_GUESS_S = 0.5
-SHRINK_MIN_S, SHRINK_MAX_S = 5.0, 60.0
 COVERAGE_INVARIANTS = "pwh soak: coverage: invariants"
 
 
@@ -187,11 +185,13 @@ def run_differential(
     coverage: Coverage | None = None,
     progress: Callable[[], None] | None = None,
     refused: set[str] | None = None,
+    probe: bool = True,
 ) -> DifferentialRun:
     """Run ``max_examples`` generated histories on both SUTs; stop at the first RFC divergence.
-    ``refused``: kinds of step already known to be refused by one of them (updated in place)."""
+    ``refused``: kinds of step already known to be refused by one of them (updated in place).
+    ``probe``: load each SUT once first, for a clear error (a soak does that once, not every round)."""
     seed = secrets.randbelow(2**32) if seed is None else seed
-    for name in (sut, against):
+    for name in (sut, against) if probe else ():
         _probe_sut(name, {}, False)
     config = DifferentialConfig(sut, {}, False, dict(SOAK_WEIGHTS), seed, stats or Stats(), progress, against=against)
     config.swarm, config.coverage = swarm, coverage
@@ -291,8 +291,6 @@ def differential_soak(
         raise ValueError("--against must name another SUT than --sut")
     for name in (sut, against):
         _probe_sut(name, {}, False)
-    from ._soak import derive_seed
-
     seed = secrets.randbelow(2**32) if seed is None else seed
     out(f"pwh soak: seed {seed}")
     out(
@@ -307,8 +305,7 @@ def differential_soak(
     compared = not_compared = rounds = 0
     refused: set[str] = set()
     while time.monotonic() < deadline:
-        per_example = (time.monotonic() - started) / stats.examples if stats.examples else FIRST_GUESS_S
-        examples = max(1, min(ROUND_EXAMPLES, int((deadline - time.monotonic()) / per_example)))
+        examples = round_examples(started, deadline, stats)
         run = run_differential(
             sut,
             against,
@@ -319,6 +316,7 @@ def differential_soak(
             stats=stats,
             coverage=coverage,
             refused=refused,
+            probe=False,  # probed once above
         )
         rounds += 1
         compared, not_compared = compared + run.compared, not_compared + run.not_compared
@@ -331,8 +329,7 @@ def differential_soak(
         if key in found:
             found[key]["times"] += 1
             continue
-        budget = max(SHRINK_MIN_S, min(SHRINK_MAX_S, deadline - time.monotonic()))
-        shrunk = shrink_divergence(run.trace, budget_s=budget)
+        shrunk = shrink_divergence(run.trace, budget_s=shrink_budget(deadline))
         found[key] = {**shrunk["divergence"], "steps": shrunk["steps"], "seed": run.seed, "round": rounds - 1, "times": 1}
         paths += write_divergence(shrunk, directory, out=out)
     elapsed = time.monotonic() - started

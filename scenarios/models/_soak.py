@@ -50,6 +50,18 @@ def derive_seed(seed: int, round_index: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{round_index}".encode()).digest()[:4], "big")
 
 
+def round_examples(started: float, deadline: float, stats: Stats) -> int:
+    """How many examples the next round runs: smaller rounds near the end, from the time an example
+    has taken so far, so the soak ends close to its budget."""
+    per_example = (time.monotonic() - started) / stats.examples if stats.examples else FIRST_GUESS_S
+    return max(1, min(ROUND_EXAMPLES, int((deadline - time.monotonic()) / per_example)))
+
+
+def shrink_budget(deadline: float) -> float:
+    """Seconds to shrink a new finding in: what is left of the soak, within bounds."""
+    return max(SHRINK_MIN_S, min(SHRINK_MAX_S, deadline - time.monotonic()))
+
+
 def example_database_dir(sut: str) -> Path:
     """Where ``pwh soak`` keeps the failing examples it found against ``sut``: one directory per
     exact SUT spec (a readable slug and a digest of the spec) under the counterexample directory."""
@@ -113,10 +125,7 @@ def soak(
     replayed: set[bool] = set()  # crash modes whose first round has replayed the stored failures
     while time.monotonic() < deadline:
         real = can_kill and _real_round(rounds, real_crashes)
-        left = deadline - time.monotonic()
-        # Smaller rounds near the end, so the soak ends close to its budget.
-        per_example = (time.monotonic() - started) / stats.examples if stats.examples else FIRST_GUESS_S
-        examples = max(1, min(ROUND_EXAMPLES, int(left / per_example)))
+        examples = round_examples(started, deadline, stats)
         result = run_model(
             sut,
             seed=derive_seed(seed, rounds),
@@ -141,8 +150,7 @@ def soak(
             if key in found:
                 found[key]["times"] += 1
                 continue
-            budget = max(SHRINK_MIN_S, min(SHRINK_MAX_S, deadline - time.monotonic()))
-            shrunk = with_swarm(shrink_trace(result.trace, budget_s=budget), result.trace)
+            shrunk = with_swarm(shrink_trace(result.trace, budget_s=shrink_budget(deadline)), result.trace)
             found[key] = {
                 **shrunk["violation"],
                 "round": rounds - 1,

@@ -64,18 +64,24 @@ def soak_workers(
         pool.join()
     coverage = Coverage.merge_all([c for _, c in results])
     summary = merge_summaries(seed, [s for s, _ in results], coverage)
+    report_merged(summary, coverage, out, f"{workers} workers", "worker ")
+    return summary
+
+
+def report_merged(summary: dict[str, Any], coverage: Coverage, out: Callable[[str], None], ran: str, by: str) -> None:
+    """The end of a merged run (``--workers``, ``--cluster``): the merged coverage, the counts, and
+    each violation with the ``by`` (``"worker "``, ``"task t"``) that found it first."""
     for line in coverage.lines():
         out(line)
     out(
-        f"pwh soak: {workers} workers done in {summary['elapsed_s']:.0f} s: {summary['rounds']} rounds, "
+        f"pwh soak: {ran} done in {summary['elapsed_s']:.0f} s: {summary['rounds']} rounds, "
         f"{summary['examples']} examples, {summary['steps']} steps, {summary['crashes']['simulated']} simulated + "
         f"{summary['crashes']['real']} real crashes, {summary['restarts']} restarts, {len(summary['violations'])} counterexample(s)"
     )
     for v in summary["violations"]:
-        out(f"  {v['row']} {v['invariant']}: found {v['times']} time(s), first by worker {v['worker']}")
+        out(f"  {v['row']} {v['invariant']}: found {v['times']} time(s), first by {by}{v['worker']}")
     for p in summary["counterexamples"]:
         out(f"  {p}")
-    return summary
 
 
 def merge_summaries(seed: int, summaries: list[dict[str, Any]], coverage: Coverage) -> dict[str, Any]:

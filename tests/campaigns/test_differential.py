@@ -76,6 +76,11 @@ def test_a_reading_spec_section_0_leaves_open_is_profile_only() -> None:
     shrugged = HookAnswer("a.alpha", "not_applicable", None, 0, 1, 1, (), readings)
     diff = compare(_step(mutating), _step(shrugged))
     assert diff is not None and diff.rfc == () and diff.profile == ("how a mutation attempt surfaces",)
+    first_fails = frozenset({("failed", "producer_failed"), ("proposed", None)})
+    failed_again = HookAnswer("a.alpha", "failed", "producer_failed", 0, 1, 1, (), first_fails, behaviour="fails on its first call only")
+    proposed = HookAnswer("a.alpha", "proposed", None, 0, 1, 1, (), first_fails, behaviour="fails on its first call only")
+    diff = compare(_step(failed_again), _step(proposed))
+    assert diff is not None and diff.rfc == () and diff.profile == ("which call of a provider is its first",)
     plain = HookAnswer("a.alpha", "failed", "producer_failed", 0, 1, 1, ())
     assert compare(_step(plain), _step(HookAnswer("a.alpha", "not_applicable", None, 0, 1, 1, ()))).rfc == ("hook status (a.alpha)",)  # type: ignore[union-attr]
 
