@@ -38,6 +38,6 @@ Feature: M06 — same identity, different payload: the conflict is rejected and 
     And hook "a.reporter" proposes the same intent on every call, its keys in a different order each time
     When the orchestrator commits a todo_completed writeback
     And a second dispatcher delivers the same dispatch again
-    Then hook "a.reporter" was called 2 times
+    Then hook "a.reporter" was called 2 times, as pwh reads that delivery
     And hook "a.reporter" ends with status "proposed"
     And the journal still holds the original intent for hook "a.reporter"

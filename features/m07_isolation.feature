@@ -67,6 +67,7 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
     And hook "a.flaky" has exactly one dispatch identity
     And the primary receipt and the quota-spend eligibility are unchanged
 
+  # §10 allows a retry under the same identity or a kept failure: under both, never two intents.
   @M07
   Scenario: one invocation per dispatch, as in the RFC's own registration, still allows a retry
     Given the post-writeback phase is enabled
@@ -76,7 +77,7 @@ Feature: M07 — a provider that raises, hangs or answers badly fails alone, com
     Then hook "a.flaky" was called at most once per delivery
     And hook "a.flaky" was retried, called 2 times in all
     And hook "a.flaky" has exactly one dispatch identity
-    And hook "a.flaky" has exactly one recorded intent
+    And hook "a.flaky" has its one intent on record if it was retried, else its failure kept
 
   @M07
   Scenario: a well-behaved hook leaves the primary writeback exactly as without hooks

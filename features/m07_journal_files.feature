@@ -31,7 +31,7 @@ Feature: M07 — a sidecar journal changed under the dispatcher is reported, nev
     And the outcome of hook "a.reporter" reports 0 attempts, not a replay, not recorded
     When the orchestrator commits a todo_completed writeback
     Then the dispatch reports the journal error "journal_read_failed"
-    And hook "a.reporter" was called 1 time
+    And hook "a.reporter" was called 1 time, as pwh reads that delivery
     And the primary receipt and the quota-spend eligibility are unchanged
     And the quota was spent exactly once for each committed receipt
 

@@ -2,7 +2,8 @@
 of check each one is (SPEC.md section 0).
 
 Every check is either **RFC** (a clause of the RFC or of seed 003 requires it: pass ``rfc=`` with
-the clause, e.g. ``rfc="§12 M01"``) or **profile** (pwh's reading where the documents are silent:
+the id of that clause in pwh's clause table, ``pwh/_harness/clauses.py``, e.g. ``rfc="§12.M01"``, or
+a tuple of ids) or **profile** (pwh's reading where the documents are silent:
 pass ``profile=`` with a few words saying what pwh chose). A failed RFC check ends the scenario as
 a failure of the implementation; a failed profile check is recorded as a *profile divergence* and
 the scenario goes on, so its remaining RFC checks still judge the implementation.
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pwh._harness.clauses import cite
 
 About = Literal["sut", "testbed"]
 
@@ -66,14 +69,16 @@ def expect(
     expected: str,
     seen: Any,
     *,
-    rfc: str | None = None,
+    rfc: str | tuple[str, ...] | None = None,
     profile: str | None = None,
     about: About = "sut",
 ) -> bool:
-    """Check ``condition``; returns it. Exactly one of ``rfc`` (the clause) or ``profile`` (pwh's
-    reading) must be given: a check that says neither is a harness bug, refused at once."""
+    """Check ``condition``; returns it. Exactly one of ``rfc`` (clause ids from the clause table)
+    or ``profile`` (pwh's reading) must be given: a check that says neither, or cites a clause the
+    table does not hold, is a harness bug, refused at once whether or not the check passes."""
     if (rfc is None) == (profile is None):
-        raise TypeError("a check is either rfc=CLAUSE or profile=READING (SPEC.md section 0), never both or neither")
+        raise TypeError("a check is either rfc=CLAUSE or profile=READING (docs/rules.md), never both or neither")
+    citation = cite(rfc) if rfc is not None else ""
     if about not in ("sut", "testbed"):
         raise TypeError(f"about must be 'sut' or 'testbed', not {about!r}")
     ledger = current_ledger()
@@ -82,7 +87,7 @@ def expect(
     if condition:
         return True
     if rfc is not None:
-        raise ExpectationFailed(expected, str(seen), rfc, about)
+        raise ExpectationFailed(expected, str(seen), citation, about)
     if ledger is None:  # outside a scenario (a unit test of a step): a profile miss still fails
         raise ExpectationFailed(expected, str(seen), "profile", about)
     ledger.divergences.append({"expected": expected, "seen": str(seen), "reading": str(profile)})
@@ -94,7 +99,7 @@ def expect_equal(
     wanted: Any,
     what: str,
     *,
-    rfc: str | None = None,
+    rfc: str | tuple[str, ...] | None = None,
     profile: str | None = None,
     about: About = "sut",
 ) -> bool:
@@ -110,11 +115,12 @@ def require(condition: bool, expected: str, seen: Any) -> None:
 
 
 def expect_code(
-    seen: str | None, wanted: str, what: str, *, clause: str, rfc_codes: frozenset[str] | set[str], about: About = "sut"
+    seen: str | None, wanted: str, what: str, *, clause: str | tuple[str, ...], rfc_codes: frozenset[str] | set[str], about: About = "sut"
 ) -> bool:
     """A failure code, judged as SPEC section 0 says: when the implementation's code is one of the
     RFC's §10 classes (as its adapter mapped it), a different class is an RFC failure; a code outside
     those classes (the implementation's own name, or one pwh made up) is judged as profile only."""
     if wanted in rfc_codes and seen in rfc_codes:
         return expect_equal(seen, wanted, what, rfc=clause, about=about)
+    cite(clause)  # a bad citation is refused even where the code is judged as profile
     return expect_equal(seen, wanted, what, profile="the exact code name beyond the RFC's §10 failure classes", about=about)

@@ -27,13 +27,23 @@ HOOK = r'"(?P<hook_id>[a-z0-9_.]+)"'
 @then("no provider was called")
 def no_provider_called(world: World) -> None:
     calls = {h: p.calls for h, p in world.hooks.items() if p.calls}
-    expect(not calls, "zero provider calls", f"calls per hook: {calls}", rfc="§5.1, §6, §12 M01-M03: zero provider calls")
+    expect(
+        not calls,
+        "zero provider calls",
+        f"calls per hook: {calls}",
+        rfc=("§5.1.enabled", "§6.validated-before-call", "§12.M01", "§12.M02", "§12.M03"),
+    )
 
 
 @then(parsers.parse('hook "{hook_id}" was never called'))
 def hook_never_called(world: World, hook_id: str) -> None:
     calls = _calls(world, hook_id)
-    expect(calls == 0, f"hook {hook_id} never called", f"{calls} calls", rfc="§5.1, §6, §10, §12")
+    expect(
+        calls == 0,
+        f"hook {hook_id} never called",
+        f"{calls} calls",
+        rfc=("§5.1.enabled", "§6.validated-before-call", "§10.profile-gates", "§12.M01", "§12.M02", "§12.M03"),
+    )
 
 
 def _calls(world: World, hook_id: str) -> int:
@@ -48,7 +58,21 @@ def hook_called_n(world: World, hook_id: str, n: str) -> None:
         calls == int(n),
         f"hook {hook_id} called {n} time(s)",
         f"{calls} call(s)",
-        rfc="§9 replay is a no-op, §10 per-dispatch invocation count, §12 M04/M05",
+        rfc=("§9.replay-noop", "§12.M05"),
+    )
+
+
+@then(parsers.re(rf"hook {HOOK} was called (?P<n>\d+) times?, as pwh reads that delivery"))
+def hook_called_n_profile(world: World, hook_id: str, n: str) -> None:
+    """A call count the RFC leaves open: a second delivery of a dispatch already answered, or a new
+    identity dispatched while the journal cannot be read. The RFC asks only that neither records
+    a second result (the scenario's other steps); how often the provider runs is pwh's reading."""
+    calls = _calls(world, hook_id)
+    expect(
+        calls == int(n),
+        f"hook {hook_id} called {n} time(s)",
+        f"{calls} call(s)",
+        profile="how often a provider runs on a delivery the RFC leaves open",
     )
 
 
@@ -60,7 +84,7 @@ def hook_called_once_per_delivery(world: World, hook_id: str) -> None:
         calls <= deliveries,
         f"at most one call of {hook_id} per delivery ({deliveries} deliveries)",
         f"{calls} call(s)",
-        rfc="§10: core bounds each hook's invocations per dispatch (V0 calls a hook once)",
+        rfc="§10.limits",
     )
 
 
@@ -78,7 +102,7 @@ def hook_retried_n(world: World, hook_id: str, n: int) -> None:
 @then(parsers.parse('the hooks were called in the order "{order}"'))
 def call_order(world: World, order: str) -> None:
     wanted = [h.strip() for h in order.split(",")]
-    expect_equal(world.call_order, wanted, "provider call order", rfc="§6: core dispatches in stable hook_id order")
+    expect_equal(world.call_order, wanted, "provider call order", rfc="§6.stable-order")
 
 
 @then(parsers.parse('the hooks are reported in the order "{order}"'))
@@ -95,7 +119,7 @@ def not_in_rollout(world: World) -> None:
         not inside,
         "no hook called from the rollout-event append helper",
         inside,
-        rfc="§3.2, §13: hooks never run inside the rollout-event append helper",
+        rfc=("§3.2.not-in-append-helper", "§5.1.rollout-not-authority"),
     )
 
 
@@ -106,7 +130,7 @@ def same_inputs(world: World, hook_id: str) -> None:
         len(set(inputs)) <= 1,
         "the same input on every call",
         f"{len(set(inputs))} different inputs",
-        rfc="§9: a retry or replay reuses the same dispatch identity and input",
+        rfc=("§9.crash-retry", "§10.observable-retry", "§5.2.crash-replay"),
     )
 
 
@@ -114,14 +138,14 @@ def same_inputs(world: World, hook_id: str) -> None:
 def saw_committed_source(world: World, hook_id: str) -> None:
     receipt = world.last_committed().receipt or {}
     probe = world.hooks.get(hook_id)
-    expect(bool(probe and probe.inputs), f"{hook_id} to have been called", "never called", rfc="§12 M08")
+    expect(bool(probe and probe.inputs), f"{hook_id} to have been called", "never called", rfc="§12.M04")
     seen = plain(probe.inputs[-1]).get("source", {}) if probe and probe.inputs else {}
     identity = {k: receipt.get(k) for k in SOURCE_IDENTITY}
     expect_equal(
         {k: seen.get(k) for k in SOURCE_IDENTITY},
         identity,
         f"the source identity {hook_id} saw",
-        rfc="§6, §7: each hook gets the immutable input core built from the committed receipt, untouched by any other hook",
+        rfc=("§7.immutable-input", "§6.no-hook-dependency"),
     )
     rest = {k: receipt.get(k) for k in SOURCE_OPAQUE}
     expect_equal(
@@ -152,7 +176,7 @@ def _hook(world: World, hook_id: str):
         bool(found),
         f"an outcome for hook {hook_id}",
         "the hook is absent from every dispatch outcome",
-        rfc="§12 M04: each admitted hook gets a dispatch receipt",
+        rfc="§12.M04",
     )
     return found[-1]
 
@@ -160,10 +184,10 @@ def _hook(world: World, hook_id: str):
 @then(parsers.parse('hook "{hook_id}" ends with failure code "{code}"'))
 def ends_with_code(world: World, hook_id: str, code: str) -> None:
     outcome = _hook(world, hook_id)
-    judged = _failure_judged(world, hook_id, "§10, §12 M07: a compact isolated failure")
+    judged = _failure_judged(world, hook_id, ("§10.failure-codes", "§12.M07"))
     expect(outcome.status == "failed", f"hook {hook_id} to end as an isolated failure ({code})", f"status {outcome.status}", **judged)
     expect_code(
-        outcome.failure_code, code, f"failure code of {hook_id}", clause="§10 stable failure codes", rfc_codes=frozenset(RFC_FAILURE_CODES)
+        outcome.failure_code, code, f"failure code of {hook_id}", clause="§10.failure-codes", rfc_codes=frozenset(RFC_FAILURE_CODES)
     )
 
 
@@ -174,7 +198,7 @@ def ends_past_retry_bound(world: World, hook_id: str, code: str) -> None:
         outcome.status == "failed",
         f"hook {hook_id} to stay failed",
         f"status {outcome.status}",
-        rfc="§10: a failure is observable and never turns into a success by itself",
+        rfc="§10.observable-retry",
     )
     expect(
         outcome.failure_code == code,
@@ -203,7 +227,7 @@ def ends_with_status(world: World, hook_id: str, status: str) -> None:
         outcome.status == status,
         f"hook {hook_id} ended {status}",
         f"{outcome.status} ({outcome.failure_code})",
-        rfc="§8: a result is not_applicable or proposed",
+        rfc="§8.result-shape",
     )
 
 
@@ -212,8 +236,29 @@ def recorded_intents(world: World, hook_id: str, n: str) -> None:
     wanted = {"no": 0, "one": 1, "two": 2}[n]
     records = world.records_for(hook_id)
     intents = [i for r in records if r.get("status") == "proposed" for i in r.get("intents", [])]
-    judged = _failure_judged(world, hook_id, "§9, §12 M04/M05/M07: validated intents are journaled once, failures carry none")
+    judged = _failure_judged(world, hook_id, ("§1.journaled", "§9.replay-noop", "§12.M07"))
     expect(len(intents) == wanted, f"{wanted} recorded intent(s) for {hook_id}", f"{len(intents)} in {len(records)} record(s)", **judged)
+
+
+@then(parsers.parse('hook "{hook_id}" has its one intent on record if it was retried, else its failure kept'))
+def retried_or_failure_kept(world: World, hook_id: str) -> None:
+    """After a failed first call §10 allows both: a retry under the same identity ("也可在有界 policy
+    下用相同 dispatch identity 重试") or a kept failure. Under both, the journal never holds two
+    intents for the one dispatch, and a hook called again and answering holds its one intent."""
+    records = world.records_for(hook_id)
+    intents = [i for r in records if r.get("status") == "proposed" for i in r.get("intents", [])]
+    clause = ("§9.replay-noop", "§10.observable-retry", "§12.M05")
+    expect(len(intents) <= 1, f"at most one recorded intent for {hook_id}", f"{len(intents)} in {len(records)} record(s)", rfc=clause)
+    if _calls(world, hook_id) >= 2:
+        expect(len(intents) == 1, f"{hook_id}, retried and answering, to hold its one intent", f"{len(intents)} intents", rfc=clause)
+    else:
+        last = world.hook_outcomes(hook_id)
+        expect(
+            bool(last) and last[-1].status == "failed",
+            f"{hook_id}, not retried, to keep its failure",
+            f"status {last[-1].status if last else 'none'}",
+            rfc=("§10.observable-retry", "§10.failure-codes"),
+        )
 
 
 @then(parsers.parse('hook "{hook_id}" has exactly one dispatch identity'))
@@ -223,7 +268,7 @@ def one_identity(world: World, hook_id: str) -> None:
         len(ids) == 1,
         f"one dispatch identity for {hook_id}",
         f"{len(ids)} identities",
-        rfc="§9, §12 M04: one stable dispatch identity per admitted hook and receipt",
+        rfc=("§9.dispatch-id", "§12.M04"),
     )
 
 
@@ -235,7 +280,7 @@ def one_identity_each(world: World) -> None:
         if record["source_receipt_id"] in receipt_ids:
             by_hook.setdefault(record["hook_id"], set()).add(record["dispatch_id"])
     admitted = sorted(h.hook_id for h in world.outcomes[-1].hooks) if world.outcomes else []
-    clause = "§9, §12 M04: exactly one dispatch identity per admitted hook"
+    clause = ("§9.dispatch-id", "§12.M04")
     expect_equal(sorted(by_hook), admitted, "hooks with a sidecar record", rfc=clause)
     counts = {h: len(ids) for h, ids in by_hook.items()}
     expect(all(c == len(receipt_ids) for c in counts.values()), f"{len(receipt_ids)} identity per hook per receipt", counts, rfc=clause)
@@ -244,14 +289,14 @@ def one_identity_each(world: World) -> None:
         len(records) == len(set(records)),
         "one sidecar record per dispatch identity",
         f"{len(records)} records, {len(set(records))} ids",
-        rfc="§9, §14: atomic per-dispatch dedupe",
+        rfc=("§9.replay-noop", "§14.atomic-dedupe"),
     )
 
 
 @then(parsers.parse('the replay returned the original receipt for hook "{hook_id}" without calling it'))
 def replay_returned_original(world: World, hook_id: str) -> None:
     outcomes = world.hook_outcomes(hook_id)
-    clause = "§9 JNL-1, §12 M05: the replay returns the original receipt"
+    clause = ("§9.replay-noop", "§12.M05")
     expect(len(outcomes) >= 2, "an original dispatch and a replay", f"{len(outcomes)} outcome(s)", rfc=clause)
     if len(outcomes) < 2:
         return
@@ -262,7 +307,7 @@ def replay_returned_original(world: World, hook_id: str) -> None:
 
 @then(parsers.parse('the journal still holds the original intent for hook "{hook_id}"'))
 def original_kept(world: World, hook_id: str) -> None:
-    clause = "§9 JNL-2, §12 M06: the new result is rejected, the original receipt kept"
+    clause = ("§9.conflict", "§12.M06")
     records = world.records_for(hook_id)
     expect(len(records) == 1, f"one record for {hook_id}", f"{len(records)} records", rfc=clause)
     original = _first_record(world, hook_id)
@@ -285,7 +330,7 @@ def gave_up_in_time(world: World, hook_id: str) -> None:
         world.last_elapsed_ms <= limit,
         f"the Turn to finish within {limit} ms with {hook_id} hung",
         f"it took more than {limit} ms",
-        rfc="§10: core enforces each hook's wall time",
+        rfc="§10.limits",
     )
 
 
@@ -303,23 +348,28 @@ def not_admitted(world: World, code: str) -> None:
 @then("no dispatch happened")
 def no_dispatch(world: World) -> None:
     admitted = [o for o in world.outcomes if o.admitted and o.hooks]
-    expect(not admitted, "no admitted dispatch", f"{len(admitted)} dispatch(es) ran hooks", rfc="§5.1, §12 M03")
+    expect(
+        not admitted,
+        "no admitted dispatch",
+        f"{len(admitted)} dispatch(es) ran hooks",
+        rfc=("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03"),
+    )
 
 
 @then("the sidecar journal holds no intent")
 def journal_no_intent(world: World) -> None:
     intents = [i for r in world.journal() for i in r.get("intents", [])]
-    expect(not intents, "no intent in the sidecar journal", f"{len(intents)} intent(s)", rfc="§12 M01-M03, M09, M12: no sidecar intent")
+    expect(not intents, "no intent in the sidecar journal", f"{len(intents)} intent(s)", rfc=("§12.M01", "§12.M02", "§12.M03"))
 
 
 @then(parsers.parse("the sidecar journal holds {n:d} records"))
 def journal_n_records(world: World, n: int) -> None:
-    expect_equal(len(world.journal()), n, "sidecar records", rfc="§9: one record per dispatch identity, history never overwritten")
+    expect_equal(len(world.journal()), n, "sidecar records", rfc=("§9.replay-noop", "§9.new-identity"))
 
 
 @then("every failure in the journal is a compact stable code")
 def compact_failures(world: World) -> None:
-    clause = "§9 JNL-6, §10: compact stable failure codes only, no raw exception text"
+    clause = ("§9.journal-contents", "§10.failure-codes")
     for record in world.journal():
         if record.get("status") == "failed":
             code = record.get("failure_code")
@@ -353,7 +403,7 @@ def registration_rejected(world: World, hook_id: str) -> None:
         rejections[0].code,
         "registration_rejected",
         "rejection code",
-        clause="§10 stable failure codes",
+        clause="§10.failure-codes",
         rfc_codes=frozenset(RFC_FAILURE_CODES),
     )
     expect(
@@ -370,7 +420,7 @@ def hook_is_installed(world: World, hook_id: str) -> None:
         world.install_rejections.get(hook_id) == [],
         f"{hook_id} installed",
         world.install_rejections.get(hook_id),
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -378,7 +428,7 @@ def hook_is_installed(world: World, hook_id: str) -> None:
 def intent_requests_scope(world: World, hook_id: str, scope: str) -> None:
     records = world.records_for(hook_id)
     intents = [i for r in records for i in r.get("intents", [])]
-    clause = "§6, §8, §12 M09: a requested scope is recorded as a proposal only"
+    clause = ("§6.scope-is-request", "§8.scope-declared", "§12.M09")
     expect(len(intents) == 1, "one recorded intent", f"{len(intents)}", rfc=clause)
     if len(intents) != 1:
         return
@@ -400,19 +450,19 @@ def primary_unchanged(world: World) -> None:
             ours == theirs,
             "primary store byte-identical to a run with no hooks",
             snapshot_difference(theirs, ours),
-            rfc="§1, §5.2, §10, §12 M07: the primary receipt and spend eligibility unchanged",
+            rfc=("§5.2.receipt-kept", "§5.2.spend", "§10.failure-never", "§12.M07"),
         )
     finally:
         base.close()
     uses = [u for t in world.turns for u in t.primary_uses]
-    expect(not uses, "the dispatcher never touched the primary Turn", uses, rfc="§1, §10: a hook never changes the primary receipt")
+    expect(not uses, "the dispatcher never touched the primary Turn", uses, rfc=("§5.2.receipt-kept", "§10.failure-never"))
 
 
 @then("the quota was spent exactly once for each committed receipt")
 def spent_once(world: World) -> None:
     receipts = [r["receipt_id"] for r in world.orch.receipts()]
     spends = [s["receipt_id"] for s in world.orch.spends()]
-    expect_equal(sorted(spends), sorted(receipts), "spent receipts", rfc="§5.2, §10: quota spend depends on the primary receipt only")
+    expect_equal(sorted(spends), sorted(receipts), "spent receipts", rfc=("§5.2.spend", "§10.failure-never"))
 
 
 @then(parsers.re(r"the Turn stops at (?P<stage>validation|the writeback|provider resolution) with code \"(?P<code>[a-z_]+)\""))
@@ -424,7 +474,7 @@ def turn_stopped(world: World, stage: str, code: str) -> None:
         world.last.stage == wanted and world.last.code == code,
         f"{wanted} with {code}",
         f"{world.last.stage} with {world.last.code}",
-        rfc="§12 M03; seed 003 (the Turn's own validation)",
+        rfc="§12.M03",
         about=world.last.judged_by,
     )
 
@@ -432,12 +482,12 @@ def turn_stopped(world: World, stage: str, code: str) -> None:
 @then("no primary writeback was made")
 def no_writeback(world: World) -> None:
     about = world.last.judged_by if world.turns else "testbed"
-    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="§12 M03; seed 003", about=about)
+    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="§12.M03", about=about)
 
 
 @then(parsers.parse("{n:d} primary writebacks are committed"))
 def n_writebacks(world: World, n: int) -> None:
-    expect_equal(len(world.orch.receipts()), n, "primary writebacks", rfc="§1, §10: a hook never removes a primary receipt")
+    expect_equal(len(world.orch.receipts()), n, "primary writebacks", rfc=("§5.2.receipt-kept", "§10.failure-never"))
 
 
 # -- scheduler, sink, network -------------------------------------------------------------------
@@ -448,22 +498,22 @@ def scheduler_one(world: World, kind: str) -> None:
     scheduler = world.scheduler_for_periodic_report()
     executed = {k: v for k, v in scheduler.executions.items() if v}
     kinds = [e.intent_kind for e in scheduler.entries if e.status == "executed"]
-    expect(kinds == [kind], f"one executed {kind} intent", kinds, rfc="§12 M10/M11: one typed trigger-evaluation intent")
-    expect(all(v == 1 for v in executed.values()), "each intent executed once", executed, rfc="§9 JNL-7: the executor dedupes on intent_id")
+    expect(kinds == [kind], f"one executed {kind} intent", kinds, rfc=("§12.M10", "§12.M11"))
+    expect(all(v == 1 for v in executed.values()), "each intent executed once", executed, rfc="§9.executor-dedupe")
 
 
 @then("the fake scheduler received no intent")
 def scheduler_none(world: World) -> None:
     scheduler = world.scheduler_for_periodic_report()
-    expect(not scheduler.entries, "no intent delivered to the scheduler", f"{len(scheduler.entries)} entries", rfc="§12 M01, M10")
+    expect(not scheduler.entries, "no intent delivered to the scheduler", f"{len(scheduler.entries)} entries", rfc="§12.M01")
 
 
 @then(parsers.re(r'the trigger decision says a report is (?P<due>due|not due) because "(?P<reason>[a-z_]+)"'))
 def trigger_decision(world: World, due: str, reason: str) -> None:
     decisions = world.reducer.decisions() if world.reducer else []
-    clause = "§8: the capability's trigger reducer owns the promotion decision"
+    clause = "§8.reducer-decides"
     # How many decisions there are follows from what the SUT recorded: a check of the SUT.
-    expect(len(decisions) == 1, "exactly one trigger decision", f"{len(decisions)}", rfc="§12 M10/M11: one trigger-evaluation intent")
+    expect(len(decisions) == 1, "exactly one trigger decision", f"{len(decisions)}", rfc=("§12.M10", "§12.M11"))
     if len(decisions) != 1:
         return
     d = decisions[0]
@@ -479,13 +529,13 @@ def trigger_decision(world: World, due: str, reason: str) -> None:
 @then(parsers.re(r'the governed admission (?P<verdict>denied|admitted) the intent(?: with code "(?P<code>[a-z_]+)")?'))
 def admission_verdict(world: World, verdict: str, code: str | None) -> None:
     decisions = world.admission.decisions
-    clause = "§1, §8: a separate governed executor re-admits every intent"
+    clause = "§1.no-effect"
     # Whether an intent reached the admission at all follows from what the SUT recorded.
     expect(
         len(decisions) == 1,
         "one admission decision on the recorded intent",
         f"{len(decisions)}",
-        rfc="§6, §8, §12 M09: an intent requesting a scope is recorded as a proposal for admission",
+        rfc=("§6.scope-is-request", "§8.scope-declared", "§12.M09"),
     )
     if len(decisions) != 1:
         return
@@ -498,7 +548,7 @@ def admission_verdict(world: World, verdict: str, code: str | None) -> None:
 @then(parsers.parse('the granted scope is exactly "{scope}"'))
 def granted_scope(world: World, scope: str) -> None:
     granted = list(world.admission.decisions[-1].granted_scope) if world.admission.decisions else None
-    expect_equal(granted, [scope], "granted scope", rfc="§8: only the governed admission grants a scope", about="testbed")
+    expect_equal(granted, [scope], "granted scope", rfc=("§1.no-effect", "§6.scope-is-request"), about="testbed")
 
 
 @then("the sink was never called")
@@ -507,14 +557,14 @@ def sink_untouched(world: World) -> None:
         not world.sink.touched,
         "zero sink calls",
         f"{len(world.sink.calls)} call(s)",
-        rfc="§1, §10, §12 M12: no sink call before separate governed admission",
+        rfc=("§1.no-effect", "§10.failure-never", "§12.M12"),
     )
 
 
 @then("no outbound network connection was attempted")
 def no_network(world: World) -> None:
     attempts = world.guard.refused  # type: ignore[attr-defined]
-    expect(not attempts, "no outbound connection", f"{len(attempts)} refused attempt(s)", rfc="§12 M12: no network call")
+    expect(not attempts, "no outbound connection", f"{len(attempts)} refused attempt(s)", rfc="§12.M12")
 
 
 # -- public boundary ----------------------------------------------------------------------------
@@ -526,7 +576,7 @@ def nothing_private(world: World) -> None:
     recorded = world.journal()
     reported = [o.to_json() for o in world.outcomes]
     findings = scanner.scan_value({"journal": recorded, "outcomes": reported})
-    clause = "§7, §9 JNL-6, §12 M13: no private names, URLs, paths or credentials"
+    clause = ("§7.input-excludes", "§9.journal-contents", "§12.M13")
     expect(not findings, "no private value in the journal or the outcomes", [f.to_json() for f in findings[:3]], rfc=clause)
     text = json.dumps({"journal": recorded, "outcomes": reported})
     planted = [k for k, v in world.private_values.items() if v and v in text]
@@ -539,10 +589,13 @@ PROFILE_ONLY_FAILURES = {
     # Read-only views are Python's shapes, not JSON: the RFC decides nothing about such an answer,
     # and pwh's reference reads it as the JSON it shows.
     "proposes one intent behind read-only views": "pwh reads a result made of read-only views as the JSON it shows (not JSON: the RFC is silent)",
+    # §8 bounds the serialised result by the hook's budget; no clause ties the executor budget an
+    # intent asks for (intent.budget) to the hook's own result budget.
+    "proposes an intent with a larger budget than its own": "pwh refuses an intent asking its executor for more result bytes than the hook's own budget (no clause ties the two)",
 }
 
 
-def _failure_judged(world: World, hook_id: str, clause: str) -> dict[str, Any]:
+def _failure_judged(world: World, hook_id: str, clause: str | tuple[str, ...]) -> dict[str, Any]:
     """``rfc=clause``, unless the hook's behaviour fails only by pwh's reading."""
     probe = world.hooks.get(hook_id)
     reading = PROFILE_ONLY_FAILURES.get(probe.behaviour if probe else "")
@@ -577,7 +630,7 @@ def _nothing_dispatched(world: World):
     calls = world.calls_per_outcome[-1] if world.calls_per_outcome else world.total_calls()
     # The When step that offered the source says which clause makes it inadmissible; None: only
     # pwh's reading does (then refusing it is a profile check).
-    clause = getattr(world, "inadmissible_clause", "§5.1, §12 M03: only a committed, durable, well-formed source dispatches")
+    clause = getattr(world, "inadmissible_clause", ("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03"))
     judged: dict[str, Any] = {"rfc": clause} if clause else {"profile": "pwh refuses this source; the RFC does not say it must"}
     expect(calls == 0, "zero provider calls for an inadmissible source", f"{calls} call(s)", **judged)
     intents = [i for h in (outcome.hooks if outcome else ()) for i in h.intents]
@@ -593,7 +646,7 @@ def no_private_input(world: World) -> None:
         not planted,
         "no planted private value in any hook's input",
         f"planted {planted} handed to a hook",
-        rfc="§7: source identities are public-safe; input excludes credentials, paths and prose",
+        rfc=("§7.opaque-source", "§7.input-excludes"),
     )
 
 
@@ -648,13 +701,13 @@ def not_admitted_at(world: World, path: str) -> None:
 @then("the intent kind registration is rejected")
 def kind_rejected(world: World) -> None:
     rejections = world.kind_rejections  # type: ignore[attr-defined]
-    expect(bool(rejections), "the intent kind refused", "accepted", rfc="§6, §8: each intent kind has one known payload schema")
+    expect(bool(rejections), "the intent kind refused", "accepted", rfc=("§6.validated-before-call", "§8.known-schema"))
     if rejections:
         expect_code(
             rejections[0].code,
             "registration_rejected",
             "rejection code",
-            clause="§10 stable failure codes",
+            clause="§10.failure-codes",
             rfc_codes=frozenset(RFC_FAILURE_CODES),
         )
 
@@ -669,13 +722,13 @@ def kind_rejected_at(world: World, path: str) -> None:
 @then(parsers.parse('the offered registration is rejected at "{path}"'))
 def offered_rejected(world: World, path: str) -> None:
     rejections = world.offered_rejections  # type: ignore[attr-defined]
-    expect(bool(rejections), "the registration rejected before any provider call", "accepted", rfc="§6: exact fields, bounded values")
+    expect(bool(rejections), "the registration rejected before any provider call", "accepted", rfc="§6.validated-before-call")
     if rejections:
         expect_code(
             rejections[0].code,
             "registration_rejected",
             "rejection code",
-            clause="§10 stable failure codes",
+            clause="§10.failure-codes",
             rfc_codes=frozenset(RFC_FAILURE_CODES),
         )
         expect_equal(

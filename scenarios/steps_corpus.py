@@ -76,7 +76,7 @@ def corpus_hook(world: World, label: str) -> None:
         not rejections,
         f"hook {HOOK_ID} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
     world.share("corpus_label", label)
 

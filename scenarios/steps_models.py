@@ -21,7 +21,7 @@ def versioned_hook(world: World, hook_id: str, version: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 

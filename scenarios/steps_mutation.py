@@ -136,7 +136,7 @@ def _install_with_detail(world: World, hook_id: str, detail: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -202,7 +202,7 @@ def hook_with_private_key(world: World, hook_id: str, name: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -239,7 +239,7 @@ def hook_with_read_only_views(world: World, hook_id: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -253,7 +253,7 @@ def _reference_digest(prefix: str, fields: Mapping[str, Any]) -> str:
 @then(parsers.parse('the dispatch identity of hook "{hook_id}" follows the reference profile\'s recipe'))
 def dispatch_identity_recipe(world: World, hook_id: str) -> None:
     records = world.records_for(hook_id)
-    expect(bool(records), f"a sidecar record for hook {hook_id}", "none", rfc="§9, §12 M04: one record per dispatch identity")
+    expect(bool(records), f"a sidecar record for hook {hook_id}", "none", rfc=("§9.replay-noop", "§12.M04"))
     for r in records:
         wanted = _reference_digest(
             "pwh_",
@@ -275,7 +275,7 @@ def dispatch_identity_recipe(world: World, hook_id: str) -> None:
 @then(parsers.parse('the intent identity recorded for hook "{hook_id}" follows the reference profile\'s recipe'))
 def intent_identity_recipe(world: World, hook_id: str) -> None:
     intents = [(r, i) for r in world.records_for(hook_id) for i in r.get("intents", [])]
-    expect(bool(intents), f"a recorded intent for hook {hook_id}", "none", rfc="§9, §12 M04: validated intents are journaled")
+    expect(bool(intents), f"a recorded intent for hook {hook_id}", "none", rfc=("§1.journaled", "§12.M04"))
     for r, i in intents:
         wanted = _reference_digest(
             "pwi_",

@@ -56,7 +56,7 @@ def provider_rejected(world: World, path: str) -> None:
         not answer.registered,
         f"registration refused ({path} out of order)",
         f"registered at {answer.stage}",
-        rfc="seed 003 PRV-1",
+        rfc=("seed003.lifecycle", "seed003.experiment-a"),
         about=about,
     )
     expect_equal(answer.path, path, "the lifecycle flag the rejection names", profile="the JSON path a rejection names", about=about)
@@ -65,8 +65,14 @@ def provider_rejected(world: World, path: str) -> None:
 @then(parsers.parse('the provider is registered at stage "{stage}"'))
 def provider_stage(world: World, stage: str) -> None:
     answer, about = world.provider_answer, world.provider_about  # type: ignore[attr-defined]
-    expect(answer.registered, "the provider registered", f"refused at {answer.path}", rfc="seed 003 PRV-1", about=about)
-    expect_equal(answer.stage, stage, "stage", rfc="seed 003 PRV-1", about=about)
+    expect(
+        answer.registered,
+        "the provider registered",
+        f"refused at {answer.path}",
+        rfc=("seed003.lifecycle", "seed003.experiment-a"),
+        about=about,
+    )
+    expect_equal(answer.stage, stage, "stage", rfc=("seed003.lifecycle", "seed003.experiment-a"), about=about)
 
 
 @when(parsers.re(r"the provider is moved straight from declared to (?P<target>enabled|ready)"))
@@ -85,9 +91,19 @@ def skip_stage(world: World, target: str) -> None:
 def move_refused(world: World, code: str, stage: str) -> None:
     err = world.provider_error  # type: ignore[attr-defined]
     expect(
-        err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted", rfc="seed 003 PRV-1", about="testbed"
+        err is not None and err.code == code,
+        f"refused with {code}",
+        err.code if err else "accepted",
+        rfc=("seed003.lifecycle", "seed003.experiment-a"),
+        about="testbed",
     )
-    expect_equal(world.provider_registry.stage("report_renderer"), stage, "stage", rfc="seed 003 PRV-1", about="testbed")  # type: ignore[attr-defined]
+    expect_equal(
+        world.provider_registry.stage("report_renderer"),  # type: ignore[attr-defined]
+        stage,
+        "stage",
+        rfc=("seed003.lifecycle", "seed003.experiment-a"),
+        about="testbed",
+    )
 
 
 # -- the Turn's provider (failure table rows 1-2) -----------------------------------------------
@@ -143,7 +159,13 @@ def build_request(world: World) -> None:
 def request_phases(world: World, phases: str) -> None:
     wanted = tuple(p.strip() for p in phases.split(","))
     view = world.host_request  # type: ignore[attr-defined]
-    expect_equal(view.allowed_phases, wanted, "allowed phases", rfc="seed 003 HST-1", about=world.host_request_about)  # type: ignore[attr-defined]
+    expect_equal(
+        view.allowed_phases,
+        wanted,
+        "allowed phases",
+        rfc=("seed003.host-request", "seed003.request-contract"),
+        about=world.host_request_about,  # type: ignore[attr-defined]
+    )
 
 
 @then("the request carries route, Todo, gate, scope, output schema, evidence requirements and stop and resume conditions")
@@ -154,7 +176,7 @@ def request_fields(world: World) -> None:
         not missing,
         "the request to carry every bound of the Turn",
         f"missing: {missing}",
-        rfc="seed 003 HST-1",
+        rfc=("seed003.host-request", "seed003.request-contract"),
         about=world.host_request_about,  # type: ignore[attr-defined]
     )
 
@@ -163,7 +185,13 @@ def request_fields(world: World) -> None:
 def request_no_write(world: World) -> None:
     view = world.host_request  # type: ignore[attr-defined]
     bad = [p for p in view.key_paths if any(w in p.lower() for w in REQUEST_FORBIDDEN_KEYS)]
-    expect(not bad, "no state-write, commit, journal, spend or callback entry", bad, rfc="seed 003 HST-1", about=world.host_request_about)  # type: ignore[attr-defined]
+    expect(
+        not bad,
+        "no state-write, commit, journal, spend or callback entry",
+        bad,
+        rfc=("seed003.host-request", "seed003.request-contract"),
+        about=world.host_request_about,  # type: ignore[attr-defined]
+    )
 
 
 @when("the fake host is handed a request that carries a journal write entry")
@@ -181,7 +209,11 @@ def host_handed_write_entry(world: World) -> None:
 def host_refused(world: World, code: str) -> None:
     err = world.host_error  # type: ignore[attr-defined]
     expect(
-        err is not None and err.code == code, f"refused with {code}", err.code if err else "accepted", rfc="seed 003 HST-1", about="testbed"
+        err is not None and err.code == code,
+        f"refused with {code}",
+        err.code if err else "accepted",
+        rfc=("seed003.host-request", "seed003.request-contract"),
+        about="testbed",
     )
 
 
@@ -256,15 +288,33 @@ def host_answers(world: World, candidate: str) -> None:
 @then(parsers.re(r"the Turn commits a (?P<kind>todo_completed|progress_recorded|replan_recorded) writeback"))
 def turn_commits(world: World, kind: str) -> None:
     about = world.last.judged_by
-    expect(world.last.committed, "the Turn to commit", f"{world.last.stage} ({world.last.code})", rfc="seed 003 HST-3", about=about)
-    expect_equal((world.last.receipt or {}).get("event_kind"), kind, "event kind", rfc="seed 003 HST-3", about=about)
+    expect(
+        world.last.committed,
+        "the Turn to commit",
+        f"{world.last.stage} ({world.last.code})",
+        rfc=("seed003.completion-lifecycle", "seed003.experiment-c"),
+        about=about,
+    )
+    expect_equal(
+        (world.last.receipt or {}).get("event_kind"),
+        kind,
+        "event kind",
+        rfc=("seed003.completion-lifecycle", "seed003.experiment-c"),
+        about=about,
+    )
 
 
 @then("the Turn writes nothing back")
 def writes_nothing(world: World) -> None:
     about = world.last.judged_by
-    expect(world.last.stage == "not_material", "a non-material Turn with no writeback", world.last.stage, rfc="seed 003 HST-4", about=about)
-    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc="seed 003 HST-4", about=about)
+    expect(
+        world.last.stage == "not_material",
+        "a non-material Turn with no writeback",
+        world.last.stage,
+        rfc=("seed003.non-material", "seed003.FT-5"),
+        about=about,
+    )
+    expect_equal(len(world.orch.receipts()), 0, "primary writebacks", rfc=("seed003.non-material", "seed003.FT-5"), about=about)
 
 
 @then(parsers.parse('the rejection names "{path}"'))
@@ -315,13 +365,13 @@ def effect_count(world: World, n: str) -> None:
         getattr(world, "rec_crashed", False),
         "the provider to have crashed after its effect",
         "no crash",
-        rfc="seed 003 REC-1",
+        rfc=("seed003.readback-first", "seed003.FT-7"),
         about="testbed",
     )
     count = world.rec_sink.effect_count("report_week_1")  # type: ignore[attr-defined]
-    expect_equal(count, {"once": 1, "twice": 2}[n], "effects applied", rfc="seed 003 REC-1", about="testbed")
+    expect_equal(count, {"once": 1, "twice": 2}[n], "effects applied", rfc=("seed003.readback-first", "seed003.FT-7"), about="testbed")
 
 
 @then(parsers.re(r"the effect was (?P<neg>not )?retried"))
 def retried(world: World, neg: str | None) -> None:
-    expect_equal(world.rec_retried > 0, not neg, "a retry happened", rfc="seed 003 REC-1", about="testbed")  # type: ignore[attr-defined]
+    expect_equal(world.rec_retried > 0, not neg, "a retry happened", rfc=("seed003.readback-first", "seed003.FT-7"), about="testbed")  # type: ignore[attr-defined]

@@ -32,7 +32,7 @@ def hook_installed(world: World, hook_id: str, behaviour: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -43,7 +43,7 @@ def hook_for_kind(world: World, hook_id: str, kind: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -54,7 +54,7 @@ def hook_identity_only(world: World, hook_id: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -69,7 +69,7 @@ def hook_with_invocations(world: World, hook_id: str, n: str, behaviour: str) ->
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -115,26 +115,26 @@ def timeout_ceiling(world: World, n: int) -> None:
 
 # Registrations that break one REG rule each: the JSON path the rejection must name (profile),
 # and the clause that makes the rejection itself required (None: only pwh's reading forbids it).
-BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | None]] = {
-    "an unknown event kind": ({"event_kinds": ["progress_recorded"]}, "$.event_kinds[0]", "§6: known event kinds"),
-    "an unknown intent kind": ({"intent_kinds": ["nobody.knows"]}, "$.intent_kinds[0]", "§6: known intent kinds"),
+BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | tuple[str, ...] | None]] = {
+    "an unknown event kind": ({"event_kinds": ["progress_recorded"]}, "$.event_kinds[0]", "§6.validated-before-call"),
+    "an unknown intent kind": ({"intent_kinds": ["nobody.knows"]}, "$.intent_kinds[0]", "§6.validated-before-call"),
     "a phase other than post_writeback": (
         {"phase": "interaction_projection"},
         "$.phase",
-        "§6: the post_writeback phase-specific registration",
+        "§6.validated-before-call",
     ),
-    "a command field": ({"command": "make report"}, "$.command", "§3.2, §6: no executable command, exact fields"),
-    "an import string": ({"import_string": "reports.hooks:run"}, "$.import_string", "§3.2, §6: no import string, exact fields"),
-    "a callback name": ({"callback": "on_written"}, "$.callback", "§3.2, §6: no user callback, exact fields"),
-    "a write scope": ({"write_scope": ["report.publish"]}, "$.write_scope", "§6: a registration declares no write scope"),
-    "a failure policy other than isolate": ({"failure_policy": "retry"}, "$.failure_policy", "§6: isolate is enforced"),
+    "a command field": ({"command": "make report"}, "$.command", ("§3.2.no-shell-hooks", "§6.no-command-no-scope")),
+    "an import string": ({"import_string": "reports.hooks:run"}, "$.import_string", ("§3.2.no-shell-hooks", "§6.validated-before-call")),
+    "a callback name": ({"callback": "on_written"}, "$.callback", ("§3.2.no-shell-hooks", "§6.validated-before-call")),
+    "a write scope": ({"write_scope": ["report.publish"]}, "$.write_scope", "§6.no-command-no-scope"),
+    "a failure policy other than isolate": ({"failure_policy": "retry"}, "$.failure_policy", "§6.validated-before-call"),
     "a timeout over the core ceiling": ({"budget": {"timeout_ms": 60000}}, "$.budget.timeout_ms", None),
     "a result budget over the core ceiling": ({"budget": {"max_result_bytes": 10_000_000}}, "$.budget.max_result_bytes", None),
     "a zero invocation budget": ({"budget": {"max_invocations_per_dispatch": 0}}, "$.budget.max_invocations_per_dispatch", None),
     "a read scope for the full writeback payload": (
         {"requested_read_scope": ["full_writeback_payload"]},
         "$.requested_read_scope[0]",
-        "§7: a registration may not request the full writeback payload",
+        "§7.bounded-projection",
     ),
     "duplicate event kinds": ({"event_kinds": ["todo_completed", "todo_completed"]}, "$.event_kinds", None),
     "no event kinds": ({"event_kinds": []}, "$.event_kinds", None),
@@ -159,7 +159,7 @@ def bad_registration(world: World, hook_id: str, flaw: str) -> None:
 @given(parsers.parse('hook "{hook_id}" is registered a second time'))
 def duplicate_registration(world: World, hook_id: str) -> None:
     world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
-    world.expected_rejection_clause = "§6: no duplicate identity"  # type: ignore[attr-defined]
+    world.expected_rejection_clause = "§6.validated-before-call"  # type: ignore[attr-defined]
     world.install_registration(hook_id, registration(hook_id))
 
 

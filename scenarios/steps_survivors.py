@@ -144,7 +144,7 @@ def install_rejection_path_public(world: World, hook_id: str) -> None:
         bool(rejections),
         f"the registration of {hook_id} rejected",
         "it was installed",
-        rfc="§6: a registration has exactly the RFC's fields",
+        rfc="§6.validated-before-call",
     )
     samples = [text for text, _kind in PRIVATE_SAMPLES.values()]
     scanner = BoundaryScanner()
@@ -186,7 +186,7 @@ def open_kind_private_key(world: World, hook_id: str, name: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )
 
 
@@ -263,5 +263,5 @@ def open_kind_payload_shape(world: World, hook_id: str, shape: str) -> None:
         not rejections,
         f"hook {hook_id} to install",
         f"rejected: {rejections[:1]}",
-        rfc="§6: a registration that passes every check is admitted",
+        rfc=("§4.composition-root", "§6.validated-before-call"),
     )

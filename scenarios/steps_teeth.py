@@ -80,7 +80,12 @@ def _install(
     rejections = world.install_body(hook_id, "a scripted provider", keeping, reg)
     state["registrations"][hook_id] = reg
     if must_install:
-        expect(not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc="§6 REG")
+        expect(
+            not rejections,
+            f"hook {hook_id} to install",
+            f"rejected: {rejections[:1]}",
+            rfc=("§4.composition-root", "§6.validated-before-call"),
+        )
     return rejections
 
 
@@ -112,7 +117,7 @@ def _records(world: World, hook_id: str) -> list[dict[str, Any]]:
 
 def _only_record(world: World, hook_id: str) -> dict[str, Any] | None:
     records = _records(world, hook_id)
-    expect(len(records) == 1, f"one sidecar record for {hook_id}", f"{len(records)} record(s)", rfc="§12 M04")
+    expect(len(records) == 1, f"one sidecar record for {hook_id}", f"{len(records)} record(s)", rfc="§12.M04")
     return records[0]
 
 
@@ -369,7 +374,7 @@ def late_answer_arrived(world: World, hook_id: str) -> None:
         came = arrived.wait(0.01)
         gone = world.provider_gone(hook_id)
     expect(
-        came or gone, f"hook {hook_id} to answer late, or its process to be gone", "it never answered", rfc="§10 wall time", about="testbed"
+        came or gone, f"hook {hook_id} to answer late, or its process to be gone", "it never answered", rfc="§10.limits", about="testbed"
     )
     time.sleep(0.2)  # let whatever the implementation does with a late answer happen
 
@@ -383,7 +388,7 @@ def crash_without_recovery(world: World, point: str) -> None:
         world.crashes.append(crash.point)
         world.script.pop()
     else:
-        expect(False, f"the process to crash at {point}", "the Turn completed", rfc="§9 JNL-4", about="testbed")
+        expect(False, f"the process to crash at {point}", "the Turn completed", rfc="§9.crash-retry", about="testbed")
 
 
 @when("the sidecar journal is noted")
@@ -432,13 +437,13 @@ def failure_record_whole(world: World, hook_id: str, code: str) -> None:
         (record.get("status"), record.get("intents")),
         ("failed", []),
         f"status and intents of {hook_id}'s record",
-        rfc="§9 JNL-6, §10: a failure is recorded as a compact code, no intent",
+        rfc=("§9.journal-contents", "§10.failure-codes"),
     )
     expect_code(
         record.get("failure_code"),
         code,
         f"failure code of {hook_id}'s record",
-        clause="§10 stable failure codes",
+        clause="§10.failure-codes",
         rfc_codes=frozenset(RFC_FAILURE_CODES),
     )
     wanted = _expected_record(
@@ -460,7 +465,7 @@ def no_late_answer(world: World) -> None:
         "late_answer" not in text,
         "no trace of the late answer in the journal or the outcomes",
         "the late answer was recorded",
-        rfc="§10 wall time",
+        rfc="§10.limits",
     )
 
 
@@ -470,9 +475,9 @@ def proposed_record_whole(world: World, hook_id: str) -> None:
     if record is None:
         return
     proposed_intents = _proposed_intents(world, hook_id)
-    expect_equal(record.get("status"), "proposed", f"status of {hook_id}'s record", rfc="§10")
-    expect_equal(record.get("failure_code"), None, f"failure code of {hook_id}'s record", rfc="§10")
-    expect_equal(record.get("intents"), proposed_intents, f"intents on record for {hook_id}", rfc="§9 JNL-5")
+    expect_equal(record.get("status"), "proposed", f"status of {hook_id}'s record", rfc=("§1.journaled", "§8.result-shape"))
+    expect_equal(record.get("failure_code"), None, f"failure code of {hook_id}'s record", rfc=("§1.journaled", "§8.result-shape"))
+    _same_intents(record.get("intents") or [], proposed_intents, hook_id)
     answers = world.answers(hook_id)
     digest = "sha256:" + hashlib.sha256(canonical(answers[-1])).hexdigest() if answers else None
     wanted = _expected_record(world, hook_id, status="proposed", code=None, intents=proposed_intents, digest=digest, attempts=1)
@@ -482,14 +487,36 @@ def proposed_record_whole(world: World, hook_id: str) -> None:
 @then(parsers.parse('hook "{hook_id}" has exactly the intents it proposed on record'))
 def intents_as_proposed(world: World, hook_id: str) -> None:
     answers = world.answers(hook_id)
-    expect(bool(answers), f"hook {hook_id} called and answering", "it never answered", rfc="§12 M04")
+    expect(bool(answers), f"hook {hook_id} called and answering", "it never answered", rfc="§12.M04")
     recorded = [i for r in _records(world, hook_id) if r.get("status") == "proposed" for i in r.get("intents", [])]
-    expect_equal(recorded, _proposed_intents(world, hook_id), f"intents on record for {hook_id}", rfc="§9 JNL-5")
+    _same_intents(recorded, _proposed_intents(world, hook_id), hook_id)
+
+
+def _same_intents(recorded: list[Any], proposed: list[Any], hook_id: str) -> None:
+    """The validated intents are journaled as proposed (§1); the RFC sets no order among them, so the
+    order is pwh's reading."""
+    key = lambda i: json.dumps(plain(i), sort_keys=True)  # noqa: E731
+    expect_equal(sorted(map(key, recorded)), sorted(map(key, proposed)), f"intents on record for {hook_id}", rfc="§1.journaled")
+    expect_equal(recorded, proposed, f"order of the intents on record for {hook_id}", profile="intents are recorded in the order proposed")
 
 
 @then(parsers.re(r"before any recovery, the sidecar journal holds (?P<n>\d+) records?"))
 def records_before_recovery(world: World, n: str) -> None:
-    expect_equal(len(world.journal()), int(n), "sidecar records before recovery", rfc="§14 atomic per-dispatch")
+    # §14's "atomic per-dispatch dedupe" and §9's identity per receipt *and hook* allow one commit
+    # per dispatch identity or one for all the hooks of a receipt. Under both, no record is
+    # half-written and no identity is recorded twice; how many landed before the crash is profile.
+    journal = world.journal()
+    ids = [r.get("dispatch_id") for r in journal]
+    clause = ("§14.atomic-dedupe", "§9.replay-noop")
+    expect(len(ids) == len(set(ids)), "no dispatch identity recorded twice before recovery", ids, rfc=clause)
+    whole = [r for r in journal if r.get("dispatch_id") and r.get("hook_id") in world.hooks and r.get("status")]
+    expect(
+        len(whole) == len(journal),
+        "every record before recovery whole, of an installed hook",
+        f"{len(journal) - len(whole)} not",
+        rfc=clause,
+    )
+    expect_equal(len(journal), int(n), "sidecar records before recovery", profile="all of a receipt's hook records land in one commit")
 
 
 @then(parsers.parse('hook "{hook_id}" has one sidecar record per committed writeback, each under its own dispatch identity'))
@@ -500,14 +527,14 @@ def record_per_writeback(world: World, hook_id: str) -> None:
         sorted(r.get("source_receipt_id") for r in records),
         sorted(receipts),
         f"committed receipts with a record for {hook_id}",
-        rfc="§9 JNL-3",
+        rfc="§9.new-identity",
     )
     ids = {r.get("dispatch_id") for r in records}
     expect(
         len(ids) == len(records) == len(receipts),
         "a distinct dispatch identity per writeback",
         f"{len(ids)} identities for {len(records)} records",
-        rfc="§9 JNL-3",
+        rfc="§9.new-identity",
     )
 
 
@@ -515,13 +542,15 @@ def record_per_writeback(world: World, hook_id: str) -> None:
 def intent_policy(world: World, n: int, hook_id: str, version: str) -> None:
     receipt_id = world.orch.receipts()[n - 1]["receipt_id"]
     intents = [i for r in _records(world, hook_id) if r.get("source_receipt_id") == receipt_id for i in r.get("intents", [])]
-    expect_equal([i.get("policy_version") for i in intents], [version], f"policy versions on record for writeback {n}", rfc="§9 JNL-3")
+    expect_equal(
+        [i.get("policy_version") for i in intents], [version], f"policy versions on record for writeback {n}", rfc="§9.new-identity"
+    )
 
 
 @then(parsers.parse('the intents on record for hook "{hook_id}" have distinct identities'))
 def distinct_intent_ids(world: World, hook_id: str) -> None:
     ids = [i.get("intent_id") for r in _records(world, hook_id) for i in r.get("intents", [])]
-    expect(len(ids) == len(set(ids)), "a distinct intent identity per policy version", ids, rfc="§9 JNL-3")
+    expect(len(ids) == len(set(ids)), "a distinct intent identity per policy version", ids, rfc="§9.new-identity")
 
 
 @then("every sidecar record noted earlier is still there, unchanged")
@@ -529,7 +558,9 @@ def noted_unchanged(world: World) -> None:
     noted = _state(world)["noted"] or []
     now = {r.get("dispatch_id"): r for r in world.journal()}
     for record in noted:
-        expect_equal(now.get(record.get("dispatch_id")), record, f"the record of {record.get('hook_id')} noted earlier", rfc="§9 JNL-3")
+        expect_equal(
+            now.get(record.get("dispatch_id")), record, f"the record of {record.get('hook_id')} noted earlier", rfc="§9.new-identity"
+        )
 
 
 # -- Then: inputs -----------------------------------------------------------------------------------
@@ -538,7 +569,7 @@ def noted_unchanged(world: World) -> None:
 @then(parsers.parse('hook "{hook_id}" was given exactly the RFC input for that writeback'))
 def whole_input(world: World, hook_id: str) -> None:
     probe = world.hooks[hook_id]
-    expect(bool(probe.inputs), f"hook {hook_id} called", "never called", rfc="§12 M04")
+    expect(bool(probe.inputs), f"hook {hook_id} called", "never called", rfc="§12.M04")
     if not probe.inputs:
         return
     seen = plain(probe.inputs[-1])
@@ -553,7 +584,7 @@ def whole_input(world: World, hook_id: str) -> None:
         {k: seen_source.get(k) for k in identity},
         {k: source[k] for k in identity},
         f"the source identities {hook_id} saw",
-        rfc="§7: opaque source identities of the committed receipt",
+        rfc="§7.opaque-source",
     )
     expect_equal(
         seen_source,
@@ -561,19 +592,21 @@ def whole_input(world: World, hook_id: str) -> None:
         f"the whole source {hook_id} saw",
         profile="the reference passes the receipt id, revision and commit time through unchanged (§7 only asks for opaque ids)",
     )
-    expect_equal(seen.get("boundary"), {flag: False for flag in BOUNDARY_FLAGS}, f"the boundary block {hook_id} saw", rfc="§7")
+    expect_equal(
+        seen.get("boundary"), {flag: False for flag in BOUNDARY_FLAGS}, f"the boundary block {hook_id} saw", rfc="§7.immutable-input"
+    )
     expect_equal(
         (seen.get("schema_version"), seen.get("dispatch_id"), seen.get("hook_id"), seen.get("capability_id")),
         ("loopx_post_writeback_hook_input_v0", outcome.dispatch_id, hook_id, reg["capability_id"]),
         f"the identities {hook_id}'s input carries",
-        rfc="§7",
+        rfc="§7.immutable-input",
     )
     projection = seen.get("projection") or {}
     expect_equal(
         (projection.get("transition"), projection.get("fact_refs")),
         (receipt["event"]["transition"], receipt["event"]["fact_refs"]),
         f"the projection {hook_id} saw",
-        rfc="§7",
+        rfc=("§7.immutable-input", "§7.bounded-projection"),
     )
     wanted = {
         "schema_version": "loopx_post_writeback_hook_input_v0",
@@ -593,7 +626,7 @@ def nothing_of_other(world: World, hook_id: str, other: str) -> None:
     marks += [o.dispatch_id for o in world.hook_outcomes(other) if o.dispatch_id]
     seen = json.dumps([plain(i) for i in world.hooks[hook_id].inputs])
     found = [m for m in marks if m and m in seen]
-    expect(not found, f"no identity from {other}'s result in {hook_id}'s input", f"{len(found)} found", rfc="§6")
+    expect(not found, f"no identity from {other}'s result in {hook_id}'s input", f"{len(found)} found", rfc="§6.no-hook-dependency")
 
 
 # -- Then: outcomes and text ------------------------------------------------------------------------
@@ -614,7 +647,7 @@ def nothing_of_error(world: World, hook_id: str) -> None:
         )
         if needle in text
     ]
-    expect(not found, "only a compact failure code", f"found {', '.join(found)}", rfc="§9 JNL-6")
+    expect(not found, "only a compact failure code", f"found {', '.join(found)}", rfc="§9.journal-contents")
 
 
 @then("the dispatch is not admitted and nothing is recorded")
@@ -624,9 +657,11 @@ def not_admitted_nothing_recorded(world: World) -> None:
         outcome is not None and not outcome.admitted and not outcome.hooks,
         "the source not admitted, no hook run",
         f"admitted={getattr(outcome, 'admitted', None)}, hooks={len(getattr(outcome, 'hooks', ()))}",
-        rfc="§5.1",
+        rfc=("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03"),
     )
-    expect_equal(world.journal(), [], "sidecar records", rfc="§5.1")
+    expect_equal(
+        world.journal(), [], "sidecar records", rfc=("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03")
+    )
 
 
 @then(parsers.re(r"the hook whose id has a (?P<n>\d+)-character segment (?P<verdict>is installed|is rejected at the field it breaks)"))
@@ -661,7 +696,7 @@ def rejected_never_called(world: World, hook_id: str) -> None:
             calls == 0,
             f"a rejected {hook_id} never called",
             f"{calls} call(s)",
-            rfc="§6, §12 M02: a registration is rejected before any provider call",
+            rfc=("§6.validated-before-call", "§12.M02"),
         )
 
 

@@ -1,5 +1,9 @@
 """The mutant registry: every deliberately broken SUT, the row whose rule it breaks, the clause,
-and which of pwh's instruments (the Gherkin matrix, the stateful models) must catch it."""
+and which of pwh's instruments (the Gherkin matrix, the stateful models) must catch it.
+
+A mutant ``caught_by=("profile",)`` breaks only pwh's reading where the documents are silent: the
+matrix must show it as a profile divergence on its row and must *pass* it on the RFC verdict, so a
+reading of pwh's is never taken for the RFC."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-Instrument = str  # "matrix" or "models"
+Instrument = str  # "matrix", "models", or "profile" (a reading of pwh's only; never an RFC failure)
 
 
 @dataclass(frozen=True)
@@ -22,10 +26,12 @@ class Mutant:
 MUTANTS: dict[str, Mutant] = {}
 
 
-def mutant(name: str, row: str, breaks: str, *, caught_by: tuple[Instrument, ...] = ("matrix",)) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def mutant(
+    name: str, row: str, breaks: str, *, caught_by: tuple[Instrument, ...] = ("matrix",)
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``factory`` as a mutant; ``pwh gate --sut scenarios.mutants:NAME`` then loads it."""
-    if not set(caught_by) <= {"matrix", "models"} or not caught_by:
-        raise ValueError(f"mutant {name}: caught_by must name 'matrix' and/or 'models'")
+    if not caught_by or not (set(caught_by) <= {"matrix", "models"} or tuple(caught_by) == ("profile",)):
+        raise ValueError(f"mutant {name}: caught_by must name 'matrix' and/or 'models', or be ('profile',) alone")
 
     def register(factory: Callable[..., Any]) -> Callable[..., Any]:
         if name in MUTANTS:

@@ -63,7 +63,7 @@ def _copy(value: Any) -> Any:
     """A deep copy where one can be made (a read-only view or a hostile object stays as it is)."""
     try:
         return copy.deepcopy(value)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return value
 
 
@@ -316,7 +316,12 @@ class _RecoveryRestamps(ReferenceSUT):
             db.execute("UPDATE sidecar_receipts SET receipt = ?, checksum = ? WHERE seq = ?", (new, checksum(new), seq))
 
 
-@mutant("non_atomic_commit", "M05", "§14/§9: a dispatch's sidecar records are committed one by one, not atomically")
+@mutant(
+    "non_atomic_commit",
+    "M05",
+    "pwh's reading of §14: a receipt's sidecar records are committed one per dispatch identity, not all at once (the RFC allows either)",
+    caught_by=("profile",),
+)
 def non_atomic_commit(**kw: Any) -> ReferenceSUT:
     return _adapter("non_atomic_commit", sqlite_journal_class=_NonAtomicSQLite)(**kw)
 
@@ -414,8 +419,13 @@ class _IgnoresUnknownFields(_SlowPath):
 
 
 class _FillsMissingFields(_SlowPath):
-    DEFAULTS = {"requested_write_scope": [], "failure_policy": "isolate", "grants_new_action_authority": False,
-                "external_write_performed": False, "operation": "follow_up"}
+    DEFAULTS = {
+        "requested_write_scope": [],
+        "failure_policy": "isolate",
+        "grants_new_action_authority": False,
+        "external_write_performed": False,
+        "operation": "follow_up",
+    }
 
     def _validate(self, value, reg, did):
         value = _copy(value) if isinstance(value, dict) else value
@@ -511,7 +521,11 @@ def result_bytes_as_characters(**kw: Any) -> ReferenceSUT:
     return _adapter("result_bytes_as_characters", dispatcher_class=_ResultBytesAsCharacters)(**kw)
 
 
-@mutant("intents_limit_exclusive", "M07", "§10: a result with exactly max_intents_per_dispatch intents is rejected (the budget read as exclusive)")
+@mutant(
+    "intents_limit_exclusive",
+    "M07",
+    "§10: a result with exactly max_intents_per_dispatch intents is rejected (the budget read as exclusive)",
+)
 def intents_limit_exclusive(**kw: Any) -> ReferenceSUT:
     return _adapter("intents_limit_exclusive", dispatcher_class=_IntentsExclusive)(**kw)
 

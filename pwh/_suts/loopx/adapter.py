@@ -113,7 +113,7 @@ class _Provider:
                     f"hook {hook_id} given up on at its {limit_ms} ms timeout (producer_timed_out)",
                     f"loopx {loopx_version()} was still waiting for hook {hook_id} {watched} ms after calling it "
                     f"({row('registration.budget.timeout_ms').note})",
-                    clause="§10: core enforces each hook's wall time",
+                    clause="§10.limits",
                 )
             )
         if "error" in box:
@@ -384,7 +384,7 @@ class LoopxSUT:
             raise LoopxDivergence(
                 "a registration that is not an object rejected (registration_rejected) before any call",
                 f"loopx {loopx_version()} raised {type(exc).__name__} out of dispatch_post_writeback_hooks",
-                clause="§6: core validates every registration",
+                clause="§6.validated-before-call",
             ) from None
         if any(f.get("error_code") == row("install.rejected").loopx for f in result.get("failures", [])):
             return [Rejection(codes.REGISTRATION_REJECTED, "$", "loopx rejected the registration; it names no field")]
