@@ -194,6 +194,7 @@ def _parser() -> argparse.ArgumentParser:
     importlib.import_module("pwh._harness.boundary_corpus").add_corpus_command(sub)
     importlib.import_module("pwh._harness.verdicts").add_verdict_commands(sub)
     importlib.import_module("pwh._harness.smoke").add_smoke_command(sub)
+    importlib.import_module("pwh._harness.rulebook").add_rules_command(sub)
     _tag_command_parsers(p, ())
     return p
 

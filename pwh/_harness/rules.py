@@ -1,6 +1,7 @@
-"""The rows and rules a gate verdict covers, with their stable IDs (SPEC §5, §6).
+"""The rows and rules a gate verdict covers, with their stable IDs and the clauses that require them.
 
-Every scenario carries exactly one of these IDs as its tag; every ID needs scenarios.
+Every scenario carries exactly one of these IDs as its tag; every ID needs scenarios. The clause
+ids name entries of pwh's clause table (:mod:`pwh._harness.clauses`); ``pwh rules`` prints both.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ class Rule:
     group: str
     case: str
     required: str
+    clauses: tuple[str, ...] = ()
 
 
 RULES: tuple[Rule, ...] = (
@@ -73,6 +75,39 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("FT-7", "seed-003 failure table", "crash after the provider call", "read back first; never repeat the side effect blindly"),
 )
+
+# The clauses each row restates (the seed-003 rows quote the chapter; §12 quotes the matrix itself).
+_ROW_CLAUSES: dict[str, tuple[str, ...]] = {
+    "M01": ("§12.M01", "§5.1.enabled", "§10.profile-gates"),
+    "M02": ("§12.M02", "§6.validated-before-call"),
+    "M03": ("§12.M03", "§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable"),
+    "M04": ("§12.M04", "§9.dispatch-id", "§1.journaled"),
+    "M05": ("§12.M05", "§9.replay-noop", "§9.crash-retry", "§14.atomic-dedupe"),
+    "M06": ("§12.M06", "§9.conflict"),
+    "M07": ("§12.M07", "§10.failure-codes", "§10.failure-never", "§8.within-budget"),
+    "M08": ("§12.M08", "§6.stable-order", "§10.independent", "§6.no-hook-dependency"),
+    "M09": ("§12.M09", "§6.scope-is-request", "§8.scope-declared"),
+    "M10": ("§12.M10", "§12.e2e", "§8.reducer-decides"),
+    "M11": ("§12.M11", "§12.e2e", "§8.reducer-decides"),
+    "M12": ("§12.M12", "§1.no-effect", "§13.no-direct-sink"),
+    "M13": ("§12.M13", "§7.input-excludes", "§9.journal-contents"),
+    "PRV-1": ("seed003.lifecycle", "seed003.experiment-a"),
+    "HST-1": ("seed003.host-request", "seed003.request-contract"),
+    "HST-2": ("seed003.completed-phases",),
+    "HST-3": ("seed003.completion-lifecycle", "seed003.experiment-c"),
+    "HST-4": ("seed003.non-material",),
+    "HST-5": ("seed003.read-cap", "seed003.experiment-d"),
+    "HST-6": ("seed003.binding",),
+    "REC-1": ("seed003.readback-first",),
+    "FT-1": ("seed003.FT-1",),
+    "FT-2": ("seed003.FT-2",),
+    "FT-3": ("seed003.FT-3",),
+    "FT-4": ("seed003.FT-4",),
+    "FT-5": ("seed003.FT-5",),
+    "FT-6": ("seed003.FT-6",),
+    "FT-7": ("seed003.FT-7",),
+}
+RULES = tuple(Rule(r.id, r.group, r.case, r.required, _ROW_CLAUSES[r.id]) for r in RULES)
 
 RULE_IDS: tuple[str, ...] = tuple(r.id for r in RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

@@ -153,7 +153,9 @@ def test_the_packet_holds_the_matrix_schemas_vectors_rules_and_results(packet: P
     assert (packet / "vectors" / "identity.json").read_bytes() == (ROOT / "pwh" / "vectors" / "identity.json").read_bytes()
     rules = json.loads((packet / "rules.json").read_text())["rules"]
     assert [r["id"] for r in rules] == list(RULE_IDS)
-    assert all(set(r) == {"id", "group", "case", "required_outcome"} and r["required_outcome"] for r in rules)
+    assert all(set(r) == {"id", "group", "case", "required_outcome", "clauses"} and r["required_outcome"] and r["clauses"] for r in rules)
+    document = json.loads((packet / "rules.json").read_text())
+    assert {c["id"] for c in document["clauses"]} >= {c for r in rules for c in r["clauses"]}
     for name in ("reference", "tests.broken_suts-no_timeout"):
         assert sorted(p.name for p in (packet / "results" / name).iterdir()) == [
             "cucumber.json",

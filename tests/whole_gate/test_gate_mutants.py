@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pwh._harness.gate import run_gate
+from scenarios.mutants import MUTANTS
 from tests.broken_suts import BROKEN
 
 
@@ -38,3 +39,16 @@ def test_every_broken_adapter_fails_on_its_row(broken_runs: dict[str, dict[str, 
     failing = [s for s in verdict["scenarios"] if s["outcome"] == "failed"]
     assert failing and all(s.get("expected") and s.get("seen") for s in failing)
     assert verdict["stopped_at_first_failure"] is True and len(failing) == 1
+
+
+PROFILE_ONLY = {name: m.row for name, m in sorted(MUTANTS.items()) if m.caught_by == ("profile",)}
+
+
+@pytest.mark.parametrize("name", sorted(PROFILE_ONLY))
+def test_a_mutant_of_a_reading_of_pwhs_passes_the_rfc_and_shows_as_a_divergence(name: str) -> None:
+    """A mutant that breaks only pwh's reading (the documents allow what it does) must never fail
+    the RFC verdict, and must still be seen: a profile divergence on its row."""
+    row = PROFILE_ONLY[name]
+    verdict = run_gate(f"scenarios.mutants:{name}", rows=[row], progress=False).verdict()
+    assert verdict["rows"][row]["status"] == "pass", f"{name} failed the RFC verdict on {row}: {verdict['summary']}"
+    assert verdict["rows"][row]["profile"] != "pass", f"{name} left no profile divergence on {row}"

@@ -45,12 +45,11 @@ from pwh._harness.packet._common import (
 )
 from pwh._harness.paths import shown
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json
-from pwh._harness.rules import RULES
+from pwh._harness.rulebook import rules_document
 from pwh._harness.text_scan import scan_text
 from pwh._harness.vectors import build_vectors
 from pwh._version import __version__
 
-RULES_SCHEMA_VERSION = "pwh_rules_v0"
 TAR_ROOT = "pwh-packet"  # the one top-level directory inside the .tar.gz
 
 Gate = Callable[..., GateRun]
@@ -140,14 +139,6 @@ def build_packet(
     _stop_on_leaks(files, scanner)
     _write(out_dir, files, tar)
     return BuildResult(out_dir, manifest, verdicts, tar, profiles)
-
-
-def rules_document() -> dict[str, Any]:
-    """The SPEC's rows and rules, in SPEC order, as published in ``rules.json``."""
-    return {
-        "schema_version": RULES_SCHEMA_VERSION,
-        "rules": [{"id": r.id, "group": r.group, "case": r.case, "required_outcome": r.required} for r in RULES],
-    }
 
 
 def result_dir_name(sut: str) -> str:
