@@ -639,5 +639,6 @@ def citation_ids(rfc: str | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def cite(rfc: str | tuple[str, ...]) -> str:
-    """The citation as a report shows it: each clause's id, section and gloss."""
-    return "; ".join(f"{c.id} ({c.section}: {c.gloss})" for c in (CLAUSES_BY_ID[i] for i in citation_ids(rfc)))
+    """The citation as a report shows it: each clause's id, its words and their gloss, so a failure
+    quotes what it rests on and a reader needs nothing else to weigh it."""
+    return "; ".join(f"{c.id} 「{c.quote}」 ({c.gloss})" for c in (CLAUSES_BY_ID[i] for i in citation_ids(rfc)))
