@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pwh._harness import interrupt as ctrl_c
 from pwh._harness.gate_error import GateError
@@ -23,6 +23,9 @@ from pwh._harness.paths import feature_label, shown, write_output
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
 from pwh._suts.faults import is_user_interrupt, sigint_count, track_user_interrupts
 from pwh._version import __version__
+
+if TYPE_CHECKING:
+    from pwh._harness.gate import Pick
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 EXIT_INTERRUPTED = ctrl_c.EXIT_INTERRUPTED
@@ -99,16 +102,23 @@ def _parser() -> argparse.ArgumentParser:
         help="run the Gherkin matrix against a SUT and print the verdict per row",
         epilog=(
             "exit codes: 0 the RFC verdict passes; 1 an RFC check failed (or, with --strict, incomplete; with "
-            "--fail-on-profile, a profile divergence); 2 the gate could not run; 3 incomplete (a row skipped); 130 Ctrl-C"
+            "--fail-on-profile, a profile divergence); 2 the gate could not run (also: a selection it cannot honour, "
+            "no verdict written); 3 incomplete (a row skipped); 130 Ctrl-C"
         ),
     )
     gate.add_argument(
         "where",
         nargs="*",
         metavar="FEATURE[:LINE]",
-        help="only the scenarios of these feature files (at that scenario's line, as the reports name it)",
+        help="only the scenarios of these feature files; with :LINE, the scenario that line is in (its line as reports "
+        "name it, a tag or a step; an outline's Examples row: that example only). A LINE in no scenario is an error",
     )
-    gate.add_argument("--sut", default="reference", help="built-in name (reference, reference-memory, loopx) or module:factory")
+    gate.add_argument(
+        "--sut",
+        action="append",
+        help="built-in name (reference, reference-memory, loopx) or module:factory (default: reference; with --failed-in, "
+        "the verdict's SUT). Given once: a run judges one SUT, so --sut twice is an error (gate each, then pwh compare)",
+    )
     gate.add_argument("--json", metavar="PATH", help="write the verdict as JSON")
     gate.add_argument("--junit", metavar="PATH", help="write JUnit XML (one suite per row)")
     gate.add_argument("--cucumber", metavar="PATH", help="write Cucumber JSON")
@@ -138,12 +148,18 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--quiet", action="store_true", help="no per-scenario progress lines")
     gate.add_argument("-k", dest="keyword", metavar="EXPR", help="only scenarios whose name matches, as pytest's -k")
     gate.add_argument(
-        "-m", "--tags", dest="tags", metavar="EXPR", help="only scenarios whose tags match, as pytest's -m (e.g. 'M04 and not wip')"
+        "-m",
+        "--tags",
+        dest="tags",
+        metavar="EXPR",
+        help="only scenarios whose tags match, as pytest's -m; a tag with or without its @ ('@M06 and not @wip' is 'M06 and not "
+        "wip'). A bad -k or -m, or a selection that matches no scenario, is an error",
     )
     gate.add_argument(
         "--failed-in",
         metavar="VERDICT.json",
-        help="only the scenarios that failed in a saved verdict (pwh's --lf: the verdict is the cache)",
+        help="only the scenarios that failed in a saved verdict, against the SUT it names (pwh's --lf: the verdict is the "
+        "cache). A verdict naming module:factory runs only with that same --sut: a file never chooses code to run",
     )
     gate.set_defaults(handler=_gate)
 
@@ -425,15 +441,21 @@ def _reliability(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
+    from pwh._harness.gate import keyword_expression, tag_expression
+
+    keyword_expression(args.keyword)  # a bad -k or -m: one line, exit 2, before any work
+    tag_expression(args.tags)
     rows = [r.strip() for r in args.rows.split(",")] if args.rows else None
     _check_outputs(args, "json", "junit", "cucumber", "report")
-    _refuse_options_that_do_not_apply(args, rows)
-    picked = _scenario_selection(args)
-    print(f"pwh gate: running the matrix against SUT {args.sut!r}", flush=True)
+    saved = _saved_verdict(args)
+    sut = _gate_sut(args, saved)
+    _refuse_options_that_do_not_apply(args, rows, sut)
+    picked = _scenario_selection(args, saved)
+    print(f"pwh gate: running the matrix against SUT {sut!r}", flush=True)
     from pwh._harness.gate import run_gate  # loaded by the verbs that run it: `pwh packet verify` never does
 
     run = run_gate(
-        args.sut,
+        sut,
         features=args.features,
         coverage=args.coverage,
         progress=not args.quiet,
@@ -444,6 +466,8 @@ def _gate(args: argparse.Namespace) -> int:
         tags=args.tags,
         scenarios=picked,
     )
+    if not run.scenarios and not run.collection_errors:
+        raise UsageError(f"{_selection_words(args)} matches no scenario: nothing was judged, no verdict written")
     verdict = run.verdict()
     if args.coverage and run.coverage is not None:
         from pwh._harness.coverage_notes import OUTSIDE_RFC
@@ -466,34 +490,78 @@ def _gate(args: argparse.Namespace) -> int:
 REPORT_SUFFIXES = (".md", ".html", ".htm")
 
 
-def _scenario_selection(args: argparse.Namespace) -> list[tuple[str, int | None]] | None:
-    """``FEATURE[:LINE]`` arguments and ``--failed-in``, as (path relative to the features'
-    parent, line or None); checked before any scenario runs."""
-    from pwh._harness.gate import locate
+def _scenario_selection(args: argparse.Namespace, saved: dict[str, Any] | None) -> list[Pick] | None:
+    """``FEATURE[:LINE]`` arguments and the failures of a ``--failed-in`` verdict, each resolved
+    in the features before any scenario runs: a LINE in no scenario is refused, not an empty run."""
+    from pwh._harness.gate import Pick, failed_picks, locate, pick_at
 
     feature_dir = locate(args.features)[0]
     base = feature_dir.parent
-    picked: list[tuple[str, int | None]] = []
+    picked: list[Pick] = []
     for where in args.where:
         path, _, line = where.rpartition(":") if where.rpartition(":")[2].isdigit() else (where, "", "")
         candidates = [Path(path), base / path, feature_dir / path]
         found = next((c.resolve() for c in candidates if c.is_file() and c.suffix == ".feature"), None)
         if found is None or not found.is_relative_to(feature_dir.resolve()):
             raise UsageError(f"{shown(path)}: not a .feature file of the features directory")
-        picked.append((feature_label(found, feature_dir.resolve()), int(line) if line else None))
-    if args.failed_in:
-        from pwh._harness.verdicts import load_verdict
-
-        failed = [
-            (s["feature"], s.get("line")) for s in load_verdict(args.failed_in)["scenarios"] if s["rfc"] == "fail" and s.get("feature")
-        ]
-        if not failed:
-            raise UsageError(f"--failed-in {shown(args.failed_in)}: no scenario failed there")
-        picked += failed
+        label = feature_label(found, feature_dir.resolve())
+        picked.append(pick_at(found, label, int(line)) if line else Pick(label, label=label))
+    if saved is not None:
+        picked += failed_picks(saved, feature_dir, shown(args.failed_in))
     return picked or None
 
 
-def _refuse_options_that_do_not_apply(args: argparse.Namespace, rows: list[str] | None) -> None:
+def _saved_verdict(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``--failed-in`` verdict, read once, with at least one failure to run again."""
+    if not args.failed_in:
+        return None
+    from pwh._harness.verdicts import load_verdict
+
+    saved = load_verdict(args.failed_in)
+    if not any(s["rfc"] == "fail" and s.get("feature") for s in saved["scenarios"]):
+        raise UsageError(f"--failed-in {shown(args.failed_in)}: no scenario failed there")
+    return saved
+
+
+def _gate_sut(args: argparse.Namespace, saved: dict[str, Any] | None) -> str:
+    """The one SUT a run judges: ``--sut`` (given once), else a ``--failed-in`` verdict's own SUT,
+    else the reference. Its failures are that SUT's, so another ``--sut`` is refused; and since a
+    file never chooses code to run, a verdict naming ``module:factory`` (not a built-in name) is
+    run only when the user names that SUT too (as ``pwh replay`` does with a trace)."""
+    from pwh._harness.replay import shown_sut
+    from pwh._suts.seam import BUILTIN_SUTS
+
+    given = args.sut or []
+    if len(given) > 1:
+        raise UsageError(
+            f"--sut given {len(given)} times ({', '.join(map(repr, given))}): a gate run judges one SUT; "
+            "gate each in its own run (then `pwh compare` the verdicts)"
+        )
+    if saved is None:
+        return given[0] if given else "reference"
+    named, source = str(saved["sut"]), shown(args.failed_in)
+    if given and given[0] != named:
+        raise UsageError(
+            f"--failed-in {source}: its failures are SUT {shown_sut(named)}'s, and --sut names {given[0]!r}; "
+            "drop --sut to run them again against their own SUT"
+        )
+    if not given and named not in BUILTIN_SUTS:
+        shown_name = shown_sut(named)
+        hint = f"name it yourself: --sut {named}" if shown_name.startswith("'") else "give --sut NAME|module:factory"
+        raise UsageError(f"--failed-in {source} names SUT {shown_name}, which is not built in; a verdict never chooses code to run: {hint}")
+    return named
+
+
+def _selection_words(args: argparse.Namespace) -> str:
+    """The selection as the user gave it, for the line saying it matched nothing."""
+    parts = [*map(shown, args.where[:3]), *(["..."] if len(args.where) > 3 else [])]
+    parts += [f"{flag} {value!r}" for flag, value in (("-k", args.keyword), ("-m", args.tags)) if value is not None]
+    parts += [f"--rows {args.rows}"] if args.rows else []
+    parts += [f"--failed-in {shown(args.failed_in)}"] if args.failed_in else []
+    return "the selection " + " ".join(parts) if parts else "the run"
+
+
+def _refuse_options_that_do_not_apply(args: argparse.Namespace, rows: list[str] | None, sut: str) -> None:
     """An option that would be ignored is an error, before any work: a user must not believe a
     report, a coverage figure or a row filter was produced when it was not."""
     from pwh._harness.rules import RULE_IDS
@@ -503,8 +571,8 @@ def _refuse_options_that_do_not_apply(args: argparse.Namespace, rows: list[str] 
             raise UsageError(f"--{option} -: the terminal gets the verdict table; name a file to write")
     if args.report and not args.report.lower().endswith(REPORT_SUFFIXES):
         raise UsageError(f"--report {shown(args.report)}: name a .md (Markdown) or .html (HTML) file")
-    if args.coverage and args.sut != "reference":
-        raise UsageError("--coverage measures the reference dispatcher: it does not apply to --sut " + repr(args.sut))
+    if args.coverage and sut != "reference":
+        raise UsageError("--coverage measures the reference dispatcher: it does not apply to --sut " + repr(sut))
     if args.coverage and rows:
         raise UsageError("--coverage measures what the whole matrix covers: it does not apply with --rows")
     unknown = [r for r in rows or [] if r not in RULE_IDS]

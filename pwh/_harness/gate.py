@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,8 +54,9 @@ class GateRun:
     selection: dict[str, Any] | None = None  # -k, tags, FEATURE[:LINE]: which scenarios ran, when not all
 
     def judged(self) -> list[dict[str, Any]]:
-        """Every scenario with its two verdicts and whom it counts for (see :func:`judge_scenario`)."""
-        return [judge_scenario(s) for s in self.scenarios]
+        """Every scenario with its two verdicts, whom it counts for and the seam it went through
+        (see :func:`judge_scenario`, :func:`seam_taken`)."""
+        return [seam_taken(judge_scenario(s)) for s in self.scenarios]
 
     def rows_run(self) -> list[str] | None:
         """The rows this verdict covers: ``--rows``; under a scenario selection, the rows whose
@@ -93,6 +95,20 @@ class GateRun:
         if self.coverage is not None:
             out["coverage"] = self.coverage
         return out
+
+
+def seam_taken(judged: dict[str, Any]) -> dict[str, Any]:
+    """``judged`` with the seam it really went through. :func:`judge_scenario` names the turn
+    seam for every seed-003 scenario counted for the SUT, a skip or failure included; but only a
+    scenario that called an operation of the SUT's own turn seam (there is one only when the
+    adapter offers it) went through it. Any other skip or failure came through the dispatcher
+    seam (the template adapter's ``Unsupported`` dispatch, say), and is named so."""
+    if judged.get("seam") != "turn":
+        return judged
+    operations = (judged.get("judgement") or {}).get("operations", [])
+    if any(str(op).startswith("turn.") for op in operations):
+        return judged
+    return {**judged, "seam": "dispatcher"}
 
 
 def _public_scenario(s: dict[str, Any]) -> dict[str, Any]:
@@ -148,12 +164,14 @@ def run_gate(
     exitfirst: bool = False,
     keyword: str | None = None,
     tags: str | None = None,
-    scenarios: list[tuple[str, int | None]] | None = None,
+    scenarios: list[Pick] | None = None,
 ) -> GateRun:
     """Run the matrix against ``sut`` in a child pytest process and collect its results.
-    ``keyword`` (pytest's ``-k``), ``tags`` (a tag expression, pytest's ``-m``) and ``scenarios``
-    (``(feature path relative to the features' parent, line or None)``) narrow the run: the
+    ``keyword`` (pytest's ``-k``), ``tags`` (a tag expression, pytest's ``-m``; ``@M06`` reads as
+    ``M06``) and ``scenarios`` (:class:`Pick`, resolved by :func:`picks_at`) narrow the run: the
     verdict is then partial and says which selection made it."""
+    keyword = keyword_expression(keyword)
+    marker_expr = tag_expression(tags)
     feature_dir, bindings = locate(features)
     sut_dir, sut_version = _check_sut_loads(sut)
     root = project_root()
@@ -195,14 +213,14 @@ def run_gate(
             "ignore::DeprecationWarning",
         ]
         marks = [f"({' or '.join(_marker_expr(r) for r in rows)})"] if rows else []
-        if tags:
-            marks.append(f"({tags})")
+        if marker_expr:
+            marks.append(f"({marker_expr})")
         if marks:
             pytest_args += ["-m", " and ".join(marks)]
         if keyword:
             pytest_args += ["-k", keyword]
         if scenarios:
-            pytest_args += ["--pwh-select", json.dumps([list(s) for s in scenarios])]
+            pytest_args += ["--pwh-select", json.dumps([[p.feature, p.line, p.example] for p in scenarios])]
         if exitfirst:
             pytest_args.append("-x")
         if coverage:
@@ -241,7 +259,7 @@ def run_gate(
         cov = _coverage_summary(data_file, root) if coverage else None
     selection = None
     if keyword or tags or scenarios:
-        picked = [f"{where}:{line}" if line else where for where, line in scenarios or []]
+        picked = list(dict.fromkeys(p.label for p in scenarios or []))
         selection = {"keyword": keyword, "tags": tags, "scenarios": picked}
     return GateRun(
         sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst, covers, selection
@@ -253,7 +271,6 @@ def _row_files(feature_dir: Path, rows: list[str], tmp: Path) -> Path:
     the child then parses and collects those alone (a ``--rows`` run of one row no longer pays
     for all forty), and reports name each file as they would have. Any file a tag might be in is
     kept; ``-m`` still decides which scenarios run."""
-    import re
     import shutil
 
     tag = re.compile(r"(?<![\w-])@(?:" + "|".join(re.escape(r) for r in rows) + r")(?![\w-])")
@@ -429,3 +446,153 @@ def _coverage_summary(data_file: Path, root: Path) -> dict[str, Any]:
         covered_branches += numbers.n_branches - numbers.n_missing_branches
     percent = round(100.0 * covered_branches / total_branches, 1) if total_branches else 100.0
     return {"branch_percent": percent, "branches": total_branches, "covered_branches": covered_branches, "modules": modules}
+
+
+# -- what a run is narrowed to: pytest's -k and -m, checked before any work; FEATURE:LINE ---------
+
+
+def keyword_expression(text: str | None) -> str | None:
+    """``-k`` as pytest takes it, checked here: a bad one is one line and exit 2 before any work,
+    never pytest's error in the child and an empty verdict."""
+    return None if text is None else _checked("-k", "a name expression", text, text)
+
+
+# ``@`` opening a tag, behave's way: at the start, or after a space or an opening parenthesis.
+_BEHAVE_TAG = re.compile(r"(?:^|(?<=[\s(]))@(?=[^\s@()])")
+
+
+def tag_expression(text: str | None) -> str | None:
+    """``-m`` as pytest takes it. pytest-bdd makes each tag a marker of its own name, so behave's
+    ``@M06`` means the marker ``M06`` (the ``@`` becomes a space: a column an error names still
+    points into what was typed)."""
+    return None if text is None else _checked("-m", "a tag expression", text, _BEHAVE_TAG.sub(" ", text))
+
+
+def _checked(option: str, what: str, typed: str, expr: str) -> str:
+    if not expr.strip():
+        raise GateError(f"{option} {typed!r}: an empty expression narrows nothing; drop {option} to run every scenario")
+    problem = _expression_problem(expr)
+    if problem:
+        raise GateError(f"{option} {typed!r} is not {what}: {problem}")
+    return expr
+
+
+def _expression_problem(expr: str) -> str | None:
+    """What pytest's own parser of ``-k``/``-m`` (the code the child runs; pytest has no public
+    one) finds wrong with ``expr``, in one line; pytest 8 raises ``ParseError``, 9 ``SyntaxError``."""
+    from _pytest.mark import expression
+
+    errors: tuple[type[Exception], ...] = (SyntaxError, getattr(expression, "ParseError", SyntaxError))
+    try:
+        expression.Expression.compile(expr)
+    except errors as exc:
+        message = str(getattr(exc, "msg", None) or getattr(exc, "message", None) or "it does not parse")
+        column = getattr(exc, "offset", None) or getattr(exc, "column", None)
+        where = f" (column {column})" if isinstance(column, int) else ""
+        return message.encode("unicode_escape").decode("ascii") + where
+    return None
+
+
+@dataclass(frozen=True)
+class Pick:
+    """What to run of a feature file: every scenario (``line`` None), the scenario at ``line``
+    (its keyword's, as every report names it), or one example of an outline (``example``: its
+    place over the outline's Examples rows, as pytest-bdd parametrizes them). ``label`` is how the
+    verdict's selection names what was asked for."""
+
+    feature: str  # as reports name it: features/x.feature
+    line: int | None = None
+    example: int | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class ScenarioSpan:
+    line: int  # the Scenario keyword's
+    first: int  # its tags'
+    last: int  # its last line that is not blank or a comment
+    name: str
+    rows: tuple[tuple[int, str], ...]  # each Examples row: its line, its values as a verdict shows them
+
+
+def pick_at(path: Path, feature: str, line: int) -> Pick:
+    """The scenario whose lines hold ``line`` (a tag, a step, an Examples row): a row of an
+    outline's Examples is that example alone, any other line of an outline is all of them."""
+    for span in scenario_spans(path, feature):
+        if span.first <= line <= span.last:
+            example = next((i for i, (at, _) in enumerate(span.rows) if at == line), None)
+            return Pick(feature, span.line, example, f"{feature}:{line}")
+    raise GateError(f"{feature}:{line}: no scenario there, so nothing to run (any line of a scenario selects it)")
+
+
+def failed_picks(verdict: dict[str, Any], feature_dir: Path, source: str) -> list[Pick]:
+    """The scenarios that failed in a saved ``verdict``, found again in the features: each must
+    still be there (same file, line and name; an outline's example, the same values), else the
+    features changed since and a rerun would judge other scenarios than those that failed."""
+    picks: list[Pick] = []
+    for s in verdict["scenarios"]:
+        if s.get("rfc") != "fail" or not s.get("feature"):
+            continue
+        path = _saved_feature(feature_dir, str(s["feature"]))
+        if path is None:
+            raise GateError(f"--failed-in {source}: a failed scenario's feature file is not one of the features directory")
+        where = f"{s['feature']}:{s.get('line')}"
+        span = next((x for x in scenario_spans(path, s["feature"]) if x.line == s.get("line")), None)
+        examples = [i for i, (_, values) in enumerate(span.rows) if values == s.get("params")] if span and span.rows else [None]
+        if span is None or span.name != s.get("scenario", span.name) or not examples:
+            raise GateError(f"--failed-in {source}: {where} is no longer the scenario that failed there (the features changed since)")
+        picks += [Pick(s["feature"], span.line, i, where) for i in examples]
+    return picks
+
+
+def _saved_feature(feature_dir: Path, label: str) -> Path | None:
+    """The file a verdict's ``features/x.feature`` names, when it is one of ``feature_dir``'s."""
+    parts = Path(label).parts
+    if len(parts) < 2 or Path(label).is_absolute() or ".." in parts:
+        return None
+    path = feature_dir.joinpath(*parts[1:])
+    return path if path.suffix == ".feature" and path.is_file() and path.resolve().is_relative_to(feature_dir.resolve()) else None
+
+
+def scenario_spans(path: Path, feature: str) -> list[ScenarioSpan]:
+    """Every scenario of a feature file with the lines it spans: from its first tag to its last
+    line that is not blank or a comment (the lines between two scenarios are neither's)."""
+    from gherkin.parser import Parser
+
+    try:
+        text = path.read_text("utf-8")
+        document: Any = Parser().parse(text)  # plain dicts and lists, typed by gherkin as TypedDicts
+    except (OSError, UnicodeDecodeError):
+        raise GateError(f"{feature}: cannot be read") from None
+    except Exception:  # the parser's own errors: `pwh scenarios check` names each at its line
+        raise GateError(f"{feature}: does not parse as Gherkin (see `pwh scenarios check`)") from None
+    lines = text.splitlines()
+    starts = sorted(_elements((document.get("feature") or {}).get("children", [])), key=lambda e: e[0])
+    spans = []
+    for i, (first, node) in enumerate(starts):
+        if node is None:
+            continue
+        last = starts[i + 1][0] - 1 if i + 1 < len(starts) else len(lines)
+        while last > node["location"]["line"] and (not lines[last - 1].strip() or lines[last - 1].lstrip().startswith("#")):
+            last -= 1
+        rows = tuple(
+            (row["location"]["line"], ", ".join(cell["value"] for cell in row["cells"]))
+            for examples in node.get("examples", [])
+            if examples.get("tableHeader")
+            for row in examples.get("tableBody", [])
+        )
+        spans.append(ScenarioSpan(node["location"]["line"], first, last, node.get("name", ""), rows))
+    return spans
+
+
+def _elements(children: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any] | None]]:
+    """Each child's first line (its first tag's) and, for a scenario, the scenario: a background
+    or a rule ends the scenario before it. A rule's own children follow it."""
+    out: list[tuple[int, dict[str, Any] | None]] = []
+    for child in children:
+        for kind, node in child.items():
+            first = min([t["location"]["line"] for t in node.get("tags", [])] + [node["location"]["line"]])
+            out.append((first, node if kind == "scenario" else None))
+            if kind == "rule":
+                out += _elements(node.get("children", []))
+    return out

@@ -36,25 +36,35 @@ PREFLIGHT_OPTION = "--pwh-preflight"
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``pwh gate FEATURE[:LINE]``: keep only the scenarios of those files (at those lines: a
-    scenario's or an outline's own line, as every report names it)."""
+    """``pwh gate FEATURE[:LINE]`` and ``--failed-in``: keep only what the gate picked, as
+    ``[feature, line, example]`` (:class:`pwh._harness.gate.Pick`): a whole file (line null), a
+    scenario at its own line, or one example of an outline (its index over the Examples rows)."""
     raw = config.getoption(SELECT_OPTION)
     if not raw:
         return
-    from pytest_bdd.scenario import scenario_wrapper_template_registry
-
-    wanted = {tuple(w) for w in json.loads(raw)}
-    features = _features_dir()
+    wanted = {(*w, None, None)[:3] for w in map(tuple, json.loads(raw))}
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
-        template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
-        where = feature_label(Path(template.feature.filename), features) if template is not None else None
-        line = template.line_number if template is not None else None
-        (keep if (where, None) in wanted or (where, line) in wanted else drop).append(item)
+        where, line, example = _position(item)
+        picked = {(where, None, None), (where, line, None), (where, line, example)} & wanted
+        (keep if picked else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _position(item: pytest.Item) -> tuple[str | None, int | None, int | None]:
+    """The item's feature file (as reports name it), its scenario's line and, for an outline's
+    example, that example's index (pytest-bdd parametrizes the rows of every Examples in order)."""
+    from pytest_bdd.scenario import scenario_wrapper_template_registry
+
+    template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+    if template is None:
+        return None, None, None
+    callspec = getattr(item, "callspec", None)
+    example = callspec.indices.get("_pytest_bdd_example") if callspec is not None else None
+    return feature_label(Path(template.feature.filename), _features_dir()), template.line_number, example
 
 
 class _Recorder:

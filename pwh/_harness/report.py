@@ -125,10 +125,23 @@ def summary_lines(verdict: dict[str, Any]) -> list[str]:
         f"testbed self-checks (pwh's own fakes; never a pass of the SUT): {own['scenarios']} scenario(s), "
         f"{own['passed']} passed, {own['failed']} failed",
     ]
-    through_turn = [rule.id for rule in RULES if "turn" in verdict["rows"].get(rule.id, {}).get("seams", ())]
+    through_turn = turn_judged_rows(verdict)
     if through_turn:
         lines.append(f"judged through the SUT's own turn seam (seed 003's primary-Turn code): {', '.join(through_turn)}")
     return lines
+
+
+def turn_judged_rows(verdict: dict[str, Any]) -> list[str]:
+    """The rows a check judged through the SUT's own turn seam: a scenario of the row counted for
+    the SUT, went through that seam (the gate names it only when the adapter offers one and the
+    scenario called it) and passed or failed there. A skip judged nothing, so it names no row."""
+    judged = {
+        tag
+        for s in verdict["scenarios"]
+        if s.get("counts_for") == "sut" and s.get("seam") == "turn" and s.get("rfc") in ("pass", "fail")
+        for tag in s.get("tags", [])
+    }
+    return [rule.id for rule in RULES if rule.id in verdict["rows"] and rule.id in judged]
 
 
 def _where(x: dict[str, Any]) -> str:
