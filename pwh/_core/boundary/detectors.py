@@ -68,8 +68,9 @@ _EMAIL = re.compile(
 # so "$.a/b", "#/$defs/x", "1/2" and "and/or" never match; the "//" of a URL needs a segment char.
 # A POSIX path starts a token: its "/" follows no word or path character, so "$.a/b", "#/$defs/x",
 # "1/2" and "and/or" never match, while "cat</etc/x", "→/srv" and "x;/opt" do; "</div>" is markup.
+# A word character of any script counts, so a slash between words ("后继/active") is no path either.
 # (Each pattern starts with a literal or is gated by one, so the regex engine scans fast.)
-_ABS_POSIX = re.compile(r"/(?<![A-Za-z0-9_.~\-/\\$#%@?!)\]}*+]/)(?![A-Za-z][A-Za-z0-9\-]*>)[A-Za-z0-9._~\-]")
+_ABS_POSIX = re.compile(r"/(?<![\w.~\-/\\$#%@?!)\]}*+]/)(?![A-Za-z][A-Za-z0-9\-]*>)[A-Za-z0-9._~\-]")
 _ABS_DRIVE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]:(?:\\|/(?=[A-Za-z0-9._~\-$]))")  # C:\ or C:/x
 _ABS_UNC = re.compile(
     r"\\\\+[?.]\\+"  # \\?\ and \\.\ device paths
