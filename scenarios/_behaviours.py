@@ -14,8 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakes._packets import intent_for, not_applicable, proposed
-from pwh import dispatch_id
+from fakes._packets import NUMBER_INTENT_KIND, dispatch_id_for, intent_for, not_applicable, proposed
 from pwh._core.contracts import REGISTRATION_SCHEMA_VERSION
 
 Body = Callable[[Mapping[str, Any], "CallContext"], Any]
@@ -44,6 +43,7 @@ class Behaviour:
     phrase: str
     body: Body
     budget: dict[str, int] = field(default_factory=dict)
+    intent_kinds: tuple[str, ...] = ()  # the test intent kinds it proposes, when not the general one
 
 
 def _one(i: Mapping[str, Any], c: CallContext) -> Any:
@@ -183,7 +183,7 @@ def _copies_b_reporter(i: Mapping[str, Any], c: CallContext) -> Any:
     to propose for the same receipt (its correct digest): a forged identity, never a valid one."""
     receipts = c.committed_receipt_ids()
     receipt_id = receipts[-1] if receipts else i["source"]["receipt_id"]
-    theirs = dispatch_id(receipt_id, "b.reporter", REGISTRATION_SCHEMA_VERSION, i["source"]["event_kind"])
+    theirs = dispatch_id_for(receipt_id, "b.reporter", REGISTRATION_SCHEMA_VERSION, i["source"]["event_kind"])
     mine = intent_for(i)
     mine["intent_id"] = intent_for({**i, "hook_id": "b.reporter", "dispatch_id": theirs})["intent_id"]
     return proposed(mine)
@@ -220,7 +220,7 @@ def _echo_input(i: Mapping[str, Any], c: CallContext) -> Any:
 
 
 def _fraction(i: Mapping[str, Any], c: CallContext) -> Any:
-    return proposed(intent_for(i, {"note_ref": "scored", "score": 0.375}))
+    return proposed(intent_for(i, {"note_ref": "scored", "score": 0.375}, kind=NUMBER_INTENT_KIND))
 
 
 def _leak(kind: str) -> Body:
@@ -263,7 +263,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("returns a result over its byte limit once escaped", _escaped_oversize),
         Behaviour("returns an integer beyond 64 bits", _bigint),
         Behaviour("hands its own input back as the intent payload", _echo_input),
-        Behaviour("proposes an intent with a fractional score", _fraction),
+        Behaviour("proposes an intent with a fractional score", _fraction, intent_kinds=(NUMBER_INTENT_KIND,)),
         Behaviour("returns a value that is not JSON", _not_json),
         Behaviour("returns a result with a non-string key", _int_key),
         Behaviour("returns a list instead of a result", lambda i, c: []),

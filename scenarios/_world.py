@@ -8,17 +8,26 @@ and compares the primary store byte for byte.
 
 from __future__ import annotations
 
+import copy
 import json
 import mmap
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from fakes._baseline import NoHooksSUT
 from fakes._orchestrator import FakeOrchestrator, TurnResult
-from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, registration
+from fakes._packets import (
+    GENERIC_INTENT_KIND,
+    TEST_INTENT_KINDS,
+    id_recipes_of,
+    reference_keyed,
+    registration,
+    rekeyed,
+    using_id_recipes,
+)
 from fakes._scheduler import FakeScheduler, GovernedAdmission
 from fakes._sink import FakeSink
 from fakes._turn import TestbedTurn
@@ -31,10 +40,10 @@ from pwh import (
     Unsupported,
     turn_contracts_of,
 )
-from pwh._core.canonical import to_plain
+from pwh._core.canonical import MAX_DEPTH, to_plain
 
 from ._behaviours import BEHAVIOURS, CallContext
-from ._expect import Ledger, pop_ledger, push_ledger
+from ._expect import Ledger, expect, pop_ledger, push_ledger
 
 _ACTIVE: list[World] = []
 
@@ -114,11 +123,38 @@ def _unjson(value: Any) -> Any:
     raise TypeError("not JSON")
 
 
-def _plain_input(hook_input: Any) -> Any:
+def json_view(value: Any, _depth: int = 0) -> Any:
+    """``value`` with its read-only containers made plain: any ``collections.abc.Mapping``
+    (``types.MappingProxyType``, a frozen mapping of the implementation's own) becomes a ``dict``
+    and any ``Sequence`` but text and bytes (a tuple) a ``list``, all the way down. RFC §7 asks for
+    an *immutable* input; how an implementation freezes it is its own business, so what a provider
+    was handed is read through these interfaces, never by its concrete types. Leaves are left as
+    they are (:func:`input_as_json` then refuses what is not JSON), and so is anything nested
+    deeper than the canonical form allows (refused there too, without unbounded recursion)."""
+    if _depth > MAX_DEPTH or isinstance(value, (str, bytes, bytearray, memoryview)):
+        return value
+    if isinstance(value, Mapping):
+        return {key: json_view(item, _depth + 1) for key, item in value.items()}
+    if isinstance(value, Sequence):
+        return [json_view(item, _depth + 1) for item in value]
+    return value
+
+
+def input_as_json(hook_input: Any) -> Any:
+    """A hook input as plain JSON values (:func:`json_view`, then the canonical copy); raises
+    :class:`CanonicalError` naming the JSON path of a value that is not JSON."""
+    return to_plain(json_view(hook_input))
+
+
+def _plain_input(hook_input: Any) -> tuple[Any, str | None]:
+    """What a provider was handed, as plain JSON, and ``None``; or ``{}`` and why it could not be
+    read (a JSON path and pwh's reason, or the exception reading it raised: never a value)."""
     try:
-        return to_plain(hook_input)
-    except CanonicalError:
-        return {}
+        return input_as_json(hook_input), None
+    except CanonicalError as exc:
+        return {}, str(exc)
+    except Exception as exc:  # the implementation's own mapping raised while it was read
+        return {}, f"$: reading it raised {type(exc).__name__}"
 
 
 class HookProbe:
@@ -144,7 +180,20 @@ class HookProbe:
 
     @property
     def inputs(self) -> list[Mapping[str, Any]]:
-        return [c["i"] for c in self._calls()]
+        """What the provider was handed on each call, as plain JSON. An input that could not be
+        read as JSON values fails the check reading it here, with the path and the reason, rather
+        than as a check of its fields that would only see them missing."""
+        calls = self._calls()
+        for c in calls:
+            if c.get("u"):
+                expect(
+                    False,
+                    f"hook {self.hook_id} handed an input readable as JSON values (objects as any Mapping with string keys, "
+                    "arrays as any Sequence, strings, 64-bit integers, finite numbers, booleans, null)",
+                    f"an input that is not JSON at {c['u']}",
+                    rfc="§7.immutable-input",
+                )
+        return [c["i"] for c in calls]
 
     @property
     def called_during_rollout_append(self) -> bool:
@@ -230,6 +279,9 @@ class World:
         # A seed-003 scenario reaches the SUT's turn seam when it offers one (else the testbed's).
         contracts = turn_contracts_of(sut) if turn_seam else None
         self.turn_seam = TurnSeamRecorder(contracts) if contracts is not None else None
+        # The test producers compute identities with the SUT's own recipes when it offers them.
+        self.id_recipes = id_recipes_of(sut)
+        self._kinds_registered: set[str] = set()
         self._testbed_turn = TestbedTurn()
         self._appending = SharedFlag()  # the orchestrator's 'inside the rollout append' flag, mirrored for workers
         self.seam = SeamRecorder(sut, lambda: self._orch is not None and self._orch.rollout.appending, self._appending)
@@ -282,11 +334,24 @@ class World:
         self.sut.set_profile(self.profile)
 
     def ensure_generic_kind(self) -> None:
-        self.sut.register_intent_kind(GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA)
+        """Register pwh's general test intent kind, once a world (every hook proposes it)."""
+        self.ensure_kind(GENERIC_INTENT_KIND)
+
+    def ensure_kind(self, kind: str) -> None:
+        """Register the test intent kind ``kind`` (one of ``fakes._packets.TEST_INTENT_KINDS``)
+        once a world. An adapter whose catalog cannot hold it raises ``Unsupported``: the
+        scenarios that need it are then not applicable, the others unaffected."""
+        if kind not in self._kinds_registered:
+            self.sut.register_intent_kind(kind, copy.deepcopy(TEST_INTENT_KINDS[kind]))
+            self._kinds_registered.add(kind)
 
     def install_hook(self, hook_id: str, behaviour: str, **reg_changes: Any) -> list[Rejection]:
         self.ensure_generic_kind()
         spec = BEHAVIOURS[behaviour]
+        for kind in spec.intent_kinds:
+            self.ensure_kind(kind)
+        if spec.intent_kinds and "intent_kinds" not in reg_changes:
+            reg_changes["intent_kinds"] = list(spec.intent_kinds)
         budget = {**spec.budget, **reg_changes.pop("budget", {})}
         reg = registration(hook_id, budget=budget, **reg_changes)
         probe = HookProbe(hook_id, behaviour, self.log)
@@ -325,14 +390,19 @@ class World:
         self.periodic_report = True
 
     def _producer(self, probe: HookProbe, body: Callable[..., Any]) -> Callable[[Mapping[str, Any]], Any]:
-        log, hook_id, orch, host = self.log, probe.hook_id, self, os.getpid()
+        log, hook_id, orch, host, recipes = self.log, probe.hook_id, self, os.getpid(), self.id_recipes
 
         def produce(hook_input: Mapping[str, Any]) -> Any:
             number = probe.calls + 1
             inside = orch.inside_append()
-            log.note({"e": "call", "h": hook_id, "i": _plain_input(hook_input), "r": inside, "p": os.getpid()})
+            seen, unreadable = _plain_input(hook_input)
+            entry = {"e": "call", "h": hook_id, "i": seen, "r": inside, "p": os.getpid()}
+            if unreadable is not None:
+                entry["u"] = unreadable
+            log.note(entry)
             context = CallContext(number, self.release, self.private_values, host, self._committed_receipt_ids)  # type: ignore[arg-type]
-            return body(hook_input, context)
+            with using_id_recipes(recipes):
+                return body(hook_input, context)
 
         return produce
 
@@ -494,8 +564,11 @@ class World:
         if self.scheduler is None:
             from pwh.capabilities.periodic_report import INTENT_KIND, TriggerReducer
 
-            self.reducer = TriggerReducer()
-            self.scheduler = FakeScheduler(self.admission, {INTENT_KIND: self.reducer.reduce})
+            self.reducer = reducer = TriggerReducer()
+            recipes = self.id_recipes
+            # The capability's reducer checks each intent id with pwh's recipe; an id by the SUT's
+            # own recipe is handed to it as pwh's digest of the same fields.
+            self.scheduler = FakeScheduler(self.admission, {INTENT_KIND: lambda intent: reducer.reduce(reference_keyed(intent, recipes))})
         return self.scheduler
 
     def baseline(self) -> FakeOrchestrator:
@@ -534,7 +607,9 @@ class _CountingRegistrar:
 
     def install(self, reg: Mapping[str, Any], producer: Callable[[Mapping[str, Any]], Any]) -> None:
         probe = HookProbe(reg["hook_id"], "the capability's own producer", self.world.log)
-        rejections = self.world.sut.install(reg, self.world._producer(probe, lambda i, c: producer(i)))
+        # The capability computes its intent ids with pwh's recipe; under the SUT's own recipe
+        # they are recomputed with that one, as the capability would if it used the SUT's.
+        rejections = self.world.sut.install(reg, self.world._producer(probe, lambda i, c: rekeyed(producer(i))))
         if rejections:
             raise AssertionError(f"the capability's registration was rejected: {rejections[0]}")
         self.world.hooks[probe.hook_id] = probe

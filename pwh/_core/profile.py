@@ -1,7 +1,10 @@
 """The execution profile: whether the phase runs, which hooks may, and the per-dispatch ceilings.
 
 The RFC lets a profile switch the whole phase off or admit only an allowlist of installed hooks
-(§10); the harness adds the bounded retry policy its interpretation of §4 needs.
+(§5.1, §10), and has core bound every dispatch's invocations, intents, bytes and wall time (§10);
+the harness adds the bounded retry policy §10's "有界 policy" needs. Each field is defined on
+:class:`Profile` below and, for adapter authors, in docs/seam.md ("The execution profile"), with
+the clause it rests on or "pwh's reading" where the RFC names no number or no mechanism.
 """
 
 from __future__ import annotations
@@ -69,7 +72,46 @@ def _ceiling_problems(value: Any) -> list[ProfileRejected]:
 
 @dataclass(frozen=True)
 class Profile:
-    """What the execution profile allows. The phase is off unless a profile turns it on (Slice 2)."""
+    """What the execution profile allows. The phase is off unless a profile turns it on (Slice 2).
+
+    ``phase_enabled``
+        RFC §5.1 (a dispatch is legal only if the current execution profile enables the phase) and
+        §10 (a profile may switch the whole phase off). False: no provider is called and nothing is
+        recorded for any receipt (§12 M01); pwh's reading reports the dispatch not admitted with
+        ``phase_disabled``.
+    ``allowlist``
+        RFC §10 ("只准入已安装 hook allowlist"): ``None`` admits every installed hook; a set of hook
+        ids admits only those. A hook left off is never called and gets no sidecar record (M01).
+    ``max_hooks_per_dispatch``
+        RFC §10's per-dispatch bound, read by pwh as result *slots*: at most this many hooks of one
+        dispatch may have their results accepted. A failed hook takes no slot (§10: one hook's
+        failure does not use up another's result slot); a hook left without a slot is not called
+        and ends ``dispatch_budget_exhausted``. The number is pwh's reading.
+    ``max_intents_per_dispatch``
+        RFC §10 (intent count): the intents accepted across all hooks of one dispatch. A hook whose
+        accepted intents would pass it ends ``dispatch_budget_exhausted``, none of them recorded (M08).
+    ``max_result_bytes_per_dispatch``
+        RFC §10 (bytes): the canonical-JSON bytes of the results accepted across all hooks of one
+        dispatch; past it, as for intents. (A hook's own result is bounded by its registration's
+        ``budget.max_result_bytes``, §6/§8.)
+    ``max_attempts``
+        RFC §10 ("可在有界 policy 下用相同 dispatch identity 重试"): the bounded retry policy, the most
+        provider calls one dispatch identity gets across replays, redeliveries, restarts and
+        concurrent dispatchers together, each counted durably before the call. At the cap the
+        hook ends ``dispatch_budget_exhausted`` uncalled. That a bound exists and holds is the RFC;
+        the number (3) is pwh's reading.
+    ``budget_ceilings``
+        RFC §6 (core checks size/timeout limits before any provider is called) and §10: the most a
+        registration's ``budget`` may ask, per field (``max_invocations_per_dispatch``,
+        ``max_intents_per_dispatch``, ``max_result_bytes``, ``timeout_ms``). A registration over a
+        ceiling is rejected with ``registration_rejected`` at install, and an installed one is
+        refused the same way at dispatch if the profile lowered a ceiling since. Defaults: the
+        registration schema's maxima (:data:`CORE_CEILINGS`), pwh's reading.
+
+    A value of the wrong type or range (the string ``"false"``, a one-string allowlist, a retry cap
+    of 0) is listed in :attr:`problems`; a profile with problems enables nothing: every dispatch is
+    refused before any hook (pwh's code ``profile_rejected`` at ``$.profile.<field>``).
+    """
 
     phase_enabled: bool = False
     allowlist: frozenset[str] | None = None  # None: every installed hook is admitted

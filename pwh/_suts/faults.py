@@ -10,6 +10,13 @@ the adapter's own file:line — never an absolute path, never a traceback.
 Only a real Ctrl-C stays a ``KeyboardInterrupt``: :func:`track_user_interrupts` puts a SIGINT
 handler in place that counts the signals it turns into ``KeyboardInterrupt``, so one the adapter
 raised itself (no signal counted) can be told from the user's.
+
+The faults the harness asks an adapter to *cause* are named here too: :data:`INJECTED_FAULTS`
+(``SUT.inject_fault``) and :data:`CRASH_POINTS` (``SUT.arm_crash``, and the fake orchestrator's own
+points), each by its effect in RFC terms, so that an implementation laid out differently from the
+reference can place each one where that effect holds, or answer ``Unsupported`` with its reason
+(the scenario is then reported as not applicable to it, never as failed). docs/seam.md gives the
+same tables for adapter authors.
 """
 
 from __future__ import annotations
@@ -18,11 +25,169 @@ import importlib.util
 import signal
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import FrameType, TracebackType
 
 from pwh._core.boundary import BoundaryScanner
+
+
+@dataclass(frozen=True)
+class Named:
+    """A fault or crash point the gate asks for by name: what must hold when it takes effect (in
+    RFC terms, so any layout can place it), which clauses the scenarios then judge, and where the
+    scenarios use it. ``placed_by`` is ``"sut"`` (the adapter causes it) or ``"pwh"`` (pwh's fake
+    orchestrator does: the adapter only has to come back from it through ``restart``)."""
+
+    name: str
+    effect: str
+    judged: str
+    used_by: str
+    placed_by: str = "sut"
+
+
+INJECTED_FAULTS: tuple[Named, ...] = (
+    Named(
+        "journal_unwritable",
+        "From now on every sidecar write fails, as on a read-only or full file system; reads still work.",
+        "§5.2/§10: the primary receipt, its quota spend and the Todo state stay unchanged. pwh's reading: the dispatch "
+        "outcome reports journal_error journal_write_failed, and a hook whose attempt cannot be counted is not called "
+        "(0 attempts, not recorded).",
+        "m07_isolation, m07_survivors",
+    ),
+    Named(
+        "journal_record_corrupted",
+        "The newest sidecar record no longer passes the journal's own integrity check (one flipped byte, a torn write).",
+        "§9: a completed sidecar receipt is never rebuilt from log text, so a replay does not return it as recorded and "
+        "does not call the provider again. pwh's reading: journal_error journal_record_corrupt, the receipt and event "
+        "kind still named.",
+        "m05_replay, m05_survivors",
+    ),
+    Named(
+        "journal_record_tampered",
+        "One payload value of the newest sidecar record's intent is changed in storage; the record is still well-formed "
+        "(valid JSON, valid schema), only its content differs from what was recorded.",
+        "pwh's reading (the RFC names no integrity check): a replay never returns the altered intent as the recorded "
+        "one and reports journal_record_corrupt; the provider is not called again.",
+        "m05_replay",
+    ),
+    Named(
+        "journal_file_removed",
+        "The journal's storage is deleted by someone else (an operator's rm, a temp cleaner) while the dispatcher has it "
+        "open. A journal that is not a file answers Unsupported.",
+        "§9/§14: what was recorded survives: every recorded dispatch is still there after a restart, and a dispatch made "
+        "meanwhile is recorded, not lost. pwh's reading: the reference puts the file back from the open connection.",
+        "m07_journal_files",
+    ),
+    Named(
+        "journal_file_replaced",
+        "Another, empty journal is moved onto the journal's path while it is open (a restore, a sync tool). A journal "
+        "that is not a file answers Unsupported.",
+        "§10: never a primary failure. pwh's reading: the next dispatch reports journal_write_failed with its hooks "
+        "uncalled and unrecorded, later reads report journal_read_failed, and nothing is acknowledged that is not durable.",
+        "m07_journal_files",
+    ),
+    Named(
+        "journal_file_wal_truncated",
+        "The journal's write-ahead log is cut to zero bytes while open. Specific to a journal with a write-ahead log "
+        "(SQLite WAL): any other answers Unsupported.",
+        "As journal_file_replaced.",
+        "m07_journal_files",
+    ),
+    Named(
+        "journal_file_wal_removed",
+        "The journal's write-ahead log alone is deleted while open (write-ahead-log journals only; else Unsupported).",
+        "As journal_file_replaced.",
+        "m07_journal_files",
+    ),
+    Named(
+        "journal_file_wal_replaced",
+        "The journal's write-ahead log is replaced by a byte-identical copy under another inode while open "
+        "(write-ahead-log journals only; else Unsupported).",
+        "As journal_file_replaced.",
+        "m07_journal_files",
+    ),
+    Named(
+        "journal_file_wal_shortened",
+        "The last byte of the journal's write-ahead log is cut while open, a torn copy (write-ahead-log journals only; else Unsupported).",
+        "As journal_file_replaced.",
+        "m07_journal_files",
+    ),
+)
+
+CRASH_POINTS: tuple[Named, ...] = (
+    Named(
+        "sidecar.before_checkpoint",
+        "The host has handed the committed receipt to the dispatcher and nothing of this dispatch is durable yet: no "
+        "attempt counted, no provider called, no sidecar record.",
+        "§5.2/§9 (JNL-4): after restart the recovery dispatches the receipt again; before it the journal holds no record "
+        "of it; after it each admitted hook has exactly one dispatch identity and one record, and the quota is spent once.",
+        "m05_limits, m05_replay",
+    ),
+    Named(
+        "sidecar.after_provider_returned",
+        "The first provider called in this dispatch has returned its answer and nothing of that answer is durable yet "
+        "(other providers may still be running).",
+        "§9: the retry reuses the dispatch identity; no record before recovery, one record per hook after it.",
+        "m05_limits, m05_replay",
+    ),
+    Named(
+        "sidecar.inside_record_transaction",
+        "The dispatch's sidecar records are being written and none of them is durable yet. A journal that commits each "
+        "hook's record on its own places it during the first record's write.",
+        "§9/§14 (atomic per-dispatch dedupe): no record before recovery; after it, one record per hook.",
+        "m05_limits, m05_replay",
+    ),
+    Named(
+        "sidecar.after_record",
+        "Every sidecar record of this dispatch is durable and the dispatch has not yet returned its outcome to the host. "
+        "A journal that commits each hook's record on its own places it after the last hook's commit.",
+        "§9: before recovery every record is there; the recovery's dispatch is a replay that returns them unchanged "
+        "without calling a provider.",
+        "m05_limits, m05_replay",
+    ),
+    Named(
+        "primary.before_writeback",
+        "pwh's fake orchestrator stops before its primary writeback transaction: no receipt, nothing to dispatch.",
+        "§5.1/§12: no committed receipt, zero provider calls.",
+        "pwh soak",
+        "pwh",
+    ),
+    Named(
+        "primary.inside_writeback",
+        "pwh's fake orchestrator stops inside its primary writeback transaction, which is rolled back: no committed receipt.",
+        "§5.1/§12: zero post-writeback calls for a writeback that did not commit.",
+        "pwh soak",
+        "pwh",
+    ),
+    Named(
+        "primary.after_writeback",
+        "pwh's fake orchestrator stops right after its primary receipt is committed, before it calls dispatch.",
+        "§5.2/§9 (JNL-4): after restart its recovery queue dispatches the receipt; exactly one dispatch identity and one "
+        "record per hook, the quota spent once.",
+        "m05_limits, m05_replay, m11_replan",
+        "pwh",
+    ),
+    Named(
+        "primary.after_dispatch",
+        "pwh's fake orchestrator stops after dispatch returned, before the quota spend.",
+        "§9: the recovery's dispatch is a replay: the recorded receipts, no provider called again; the quota spent once.",
+        "m05_replay",
+        "pwh",
+    ),
+    Named(
+        "primary.after_spend",
+        "pwh's fake orchestrator stops after the quota spend, before the Turn's result is returned.",
+        "§9: the recovery replays; the spend is not repeated.",
+        "pwh soak",
+        "pwh",
+    ),
+)
+
+INJECTED_FAULT_NAMES: tuple[str, ...] = tuple(f.name for f in INJECTED_FAULTS)
+SUT_CRASH_POINTS: tuple[str, ...] = tuple(c.name for c in CRASH_POINTS if c.placed_by == "sut")
+
 
 _sigints = 0  # real SIGINTs seen since the handler was put in place
 _tracking = False

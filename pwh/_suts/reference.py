@@ -92,6 +92,8 @@ class ReferenceSUT:
         return SIDECAR_CRASH_POINTS
 
     def arm_crash(self, point: str) -> None:
+        if point not in self.crash_points:
+            raise Unsupported(f"the reference dispatcher has no crash point {point!r}")
         self.crash.arm(point)
 
     def restart(self) -> None:

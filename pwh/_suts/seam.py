@@ -2,11 +2,15 @@
 
 Like Bowtie's harness protocol, but in-process: an adapter installs registrations and producers,
 takes a profile, dispatches committed receipts, crashes and restarts on request, and reports
-everything in RFC terms (statuses, the SPEC's stable codes, intents). The reference dispatcher is
-one adapter; the shipped LoopX is another; ``module:factory`` loads any third one.
+everything in RFC terms (statuses, the RFC §10 failure codes and pwh's dispatch codes, intents).
+The reference dispatcher is one adapter; the shipped LoopX is another; ``module:factory`` loads any
+third one. docs/seam.md is the protocol written out for adapter authors: every method, every
+fault and crash point, every profile field, the intent kinds and their JSON Schema subset, and the
+optional identity recipes.
 
 An adapter that cannot express a case raises :class:`Unsupported` with the reason: the scenario
-is then reported as skipped with that reason, never as a pass.
+is then reported as skipped (not applicable to that SUT) with that reason, never as a pass and
+never as a failure.
 """
 
 from __future__ import annotations
@@ -19,11 +23,24 @@ from pwh._core.codes import Rejection
 from pwh._core.outcome import DispatchOutcome
 from pwh._core.profile import Profile
 from pwh._core.registry import Producer
-from pwh._suts.faults import adapter_location, describe, is_user_interrupt, module_roots, sigint_count, track_user_interrupts
+from pwh._suts.faults import (
+    INJECTED_FAULT_NAMES,
+    adapter_location,
+    describe,
+    is_user_interrupt,
+    module_roots,
+    sigint_count,
+    track_user_interrupts,
+)
 
 
 class Unsupported(Exception):
-    """The implementation under test cannot express this case; ``reason`` says what is missing."""
+    """The implementation under test cannot express this case; ``reason`` says what is missing.
+
+    Raised from any seam method (a fault or crash point it cannot place, an intent kind its
+    catalog cannot hold, a profile it has no switch for), it ends that scenario as *skipped*, "not
+    applicable to this SUT", with the reason in every report: never a pass, never a failure. A
+    row with a skipped scenario is not passed, so the verdict is then ``incomplete``, not ``pass``."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -57,7 +74,11 @@ class SUT(Protocol):
     name: str
 
     def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
-        """Add an intent kind and its payload schema to the catalog; rejections as for install."""
+        """Add an intent kind and its payload schema (JSON Schema 2020-12, of the subset
+        docs/seam.md lists under "Intent kinds") to the catalog; ``[]`` when registered, else the
+        rejections (M02). A catalog that cannot hold a kind (a typed one without a JSON ``number``,
+        an open object or ``$ref``) raises :class:`Unsupported`: only the scenarios needing that
+        kind are then not applicable. pwh registers each test kind once per scenario."""
 
     def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
         """Install one hook; an empty list means installed, otherwise the rejections."""
@@ -71,28 +92,46 @@ class SUT(Protocol):
         """Deliver the same dispatch as a racing second dispatcher would: providers run again."""
 
     @property
-    def crash_points(self) -> tuple[str, ...]: ...
+    def crash_points(self) -> tuple[str, ...]:
+        """The sidecar crash points (``faults.CRASH_POINTS``) this implementation can place; the
+        models draw from these, the gate arms the ones its scenarios name."""
 
-    def arm_crash(self, point: str) -> None: ...
+    def arm_crash(self, point: str) -> None:
+        """Make the next pass through ``point`` crash (raise ``SimulatedCrash(point)`` out of
+        ``dispatch``). Each point is defined by what is durable when it fires
+        (``faults.CRASH_POINTS``, docs/seam.md), not by the reference's layout; a point this
+        implementation cannot place raises :class:`Unsupported` with the reason."""
 
     def restart(self) -> None:
-        """Come back after a crash from durable storage alone."""
+        """Come back after a crash from durable storage alone. The composition (intent kinds,
+        installed hooks, profile) is the adapter's to keep, as its host would re-install it at
+        boot: pwh does not register or install again."""
 
     def journal_records(self) -> list[dict[str, Any]]:
         """The sidecar receipts, in record order, in RFC terms."""
 
     def inject_fault(self, fault: str) -> None:
-        """Break the sidecar storage on purpose: one of :data:`FAULTS`. Optional: an adapter that
-        cannot raises :class:`Unsupported`."""
+        """Break the sidecar storage on purpose: one of :data:`FAULTS`, each defined by its effect
+        in ``faults.INJECTED_FAULTS`` (docs/seam.md). Optional: a fault this implementation cannot
+        produce raises :class:`Unsupported` with the reason."""
 
     def close(self) -> None: ...
 
 
-FAULTS: tuple[str, ...] = (
-    "journal_unwritable",  # every later sidecar write fails (read-only or full file system)
-    "journal_record_corrupted",  # the newest sidecar record no longer matches its checksum
-    "journal_record_tampered",  # a payload value of the newest record changed in storage, still well-formed
-)
+class IdRecipes(Protocol):
+    """Optional adapter methods: the implementation's own identity recipes (RFC §9 fixes what an
+    identity digests, not its bytes). When an adapter has them, pwh's test producers compute the
+    ids they propose with them instead of pwh's reference recipe (``pwh.intent_id``,
+    ``pwh.dispatch_id``), so the adapter never has to translate ids. Pure functions of their
+    arguments, returning a non-empty ``str``; ``payload`` is plain JSON. Either may be left out."""
+
+    def intent_id(self, dispatch_id: str, intent_kind: str, policy_version: str, payload: Any) -> str: ...
+
+    def dispatch_id(self, receipt_id: str, hook_id: str, registration_schema_version: str, event_kind: str) -> str: ...
+
+
+# Every fault the gate injects, each defined by its effect in pwh._suts.faults.INJECTED_FAULTS.
+FAULTS: tuple[str, ...] = INJECTED_FAULT_NAMES
 
 BUILTIN_SUTS: dict[str, str] = {
     "reference": "pwh._suts.reference:ReferenceSUT",

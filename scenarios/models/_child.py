@@ -19,9 +19,8 @@ from typing import Any
 
 from fakes._orchestrator import PRIMARY_CRASH_POINTS
 from pwh import SimulatedCrash, load_sut
-from pwh._core.canonical import to_plain
 
-from .._world import World
+from .._world import World, input_as_json
 from . import _actions as actions
 from ._catalog import PERIODIC, VERSIONED
 from ._realcrash import NOT_REACHED_EXIT
@@ -39,7 +38,7 @@ def main(argv: list[str]) -> int:
 
         def on_call(hook_id: str, hook_input: Mapping[str, Any], number: int, appending: bool) -> None:
             # Written before the provider runs: a kill right after it returns must not lose the call.
-            line = {"hook_id": hook_id, "input": to_plain(hook_input), "number": number, "appending": appending}
+            line = {"hook_id": hook_id, "input": input_as_json(hook_input), "number": number, "appending": appending}
             log.write(json.dumps(line) + "\n")
             log.flush()
 
