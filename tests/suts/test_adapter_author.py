@@ -183,6 +183,11 @@ def test_a_broken_recipe_is_reported_when_the_scenario_starts() -> None:
         def dispatch_id(self, *args: Any) -> Any:
             return 7
 
+    class Refuses:
+        def __getattr__(self, name: str) -> Any:
+            raise Unsupported(f"{name} is not offered")
+
+    assert id_recipes_of(Refuses()) == REFERENCE_RECIPES
     with pytest.raises(RecipeError, match="intent_id recipe raised ValueError"):
         id_recipes_of(Raises())
     with pytest.raises(RecipeError, match="must return a non-empty str, not int"):
