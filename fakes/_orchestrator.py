@@ -1,5 +1,5 @@
 """The fake orchestrator: one primary Turn, end to end, with the dispatcher reached only through
-the SUT seam (SPEC §1).
+the SUT seam (docs/rules.md).
 
     provider resolution (PRV-1) -> host request (HST-1) -> fake host -> capped read (HST-5)
     -> validation (HST-2..6) -> durable primary writeback + committed receipt

@@ -1,5 +1,5 @@
 """Assertions that say, in the RFC's words, what was expected and what was seen — and which kind
-of check each one is (SPEC.md section 0).
+of check each one is (docs/rules.md).
 
 Every check is either **RFC** (a clause of the RFC or of seed 003 requires it: pass ``rfc=`` with
 the id of that clause in pwh's clause table, ``pwh/_harness/clauses.py``, e.g. ``rfc="§12.M01"``, or
@@ -117,7 +117,7 @@ def require(condition: bool, expected: str, seen: Any) -> None:
 def expect_code(
     seen: str | None, wanted: str, what: str, *, clause: str | tuple[str, ...], rfc_codes: frozenset[str] | set[str], about: About = "sut"
 ) -> bool:
-    """A failure code, judged as SPEC section 0 says: when the implementation's code is one of the
+    """A failure code, judged as docs/rules.md says: when the implementation's code is one of the
     RFC's §10 classes (as its adapter mapped it), a different class is an RFC failure; a code outside
     those classes (the implementation's own name, or one pwh made up) is judged as profile only."""
     if wanted in rfc_codes and seen in rfc_codes:

@@ -215,7 +215,7 @@ def rejection_points_at(world: World, hook_id: str, path: str) -> None:
         seen == path,
         f"the rejection of hook {hook_id} points at {path}",
         f"it points at {seen!r}",
-        profile="the JSON path a rejection names (SPEC.md section 0: profile); a private key is withheld from it (§12 M13)",
+        profile="the JSON path a rejection names (docs/rules.md: profile); a private key is withheld from it (§12 M13)",
     )
 
 
@@ -244,7 +244,7 @@ def hook_with_read_only_views(world: World, hook_id: str) -> None:
 
 
 def _reference_digest(prefix: str, fields: Mapping[str, Any]) -> str:
-    """The reference profile's identity recipe (SPEC.md section 3), computed here on its own: canonical
+    """The reference profile's identity recipe (docs/rules.md, P-identity-bytes), computed here on its own: canonical
     JSON (UTF-8, keys sorted, no insignificant whitespace), SHA-256, the prefix."""
     text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return prefix + hashlib.sha256(text.encode("utf-8")).hexdigest()

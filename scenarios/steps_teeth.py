@@ -47,7 +47,7 @@ BOUND_READING = "pwh's core bounds: 8 invocations, 16 intents, 65,536 result byt
 
 
 def canonical(value: Any) -> bytes:
-    """The RFC's canonical bytes (SPEC §3): UTF-8, keys sorted, no insignificant whitespace."""
+    """The RFC's canonical bytes (rule JNL, P-identity-bytes): UTF-8, keys sorted, no insignificant whitespace."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 

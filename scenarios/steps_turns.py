@@ -202,6 +202,6 @@ def _receipt_shapes() -> dict[str, object]:
 def malformed_receipt(world: World, shape: str) -> None:
     if shape == "a completion carrying a replan transition":
         # §7 has core choose the projection per event kind; that a mismatched one must be refused
-        # is SPEC's reading of M10/M11, not a clause.
+        # is pwh's reading of M10/M11, not a clause.
         world.inadmissible_clause = None  # type: ignore[attr-defined]
     world.dispatch_direct(_receipt_shapes()[shape])

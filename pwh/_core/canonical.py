@@ -1,4 +1,4 @@
-"""Canonical JSON: the one byte form every digest, size budget and replay comparison uses (SPEC §3).
+"""Canonical JSON: the one byte form every digest, size budget and replay comparison uses (rule JNL, P-identity-bytes).
 
 UTF-8, keys sorted, no insignificant whitespace, no NaN or Infinity, only JSON types. Anything
 else is refused with :class:`CanonicalError` naming the JSON path, so a hostile result can never

@@ -1,4 +1,4 @@
-"""Stable failure codes (SPEC §4) and the rejection record every validator returns.
+"""Stable failure codes (rule BUD) and the rejection record every validator returns.
 
 Codes are plain strings so they travel unchanged through JSON, journals, reports and other
 implementations' adapters. A rejection names the JSON path of the offending value and a short
@@ -31,7 +31,7 @@ RFC_FAILURE_CODES: tuple[str, ...] = (
 )
 
 # Dispatch-level codes the harness adds where the RFC says "nothing is dispatched" or
-# "reported, never a primary failure" without naming a code (SPEC §4 interpretation).
+# "reported, never a primary failure" without naming a code (docs/rules.md, P-code-names).
 SOURCE_REJECTED = "source_rejected"  # the source packet is malformed (ADM)
 SOURCE_NOT_COMMITTED = "source_not_committed"  # prepared / rejected / inferred / prose-only step
 SOURCE_NOT_DURABLE = "source_not_durable"  # no durable checkpoint

@@ -1,5 +1,5 @@
 """Validators for every packet that crosses the hook boundary: schema first, then the cross-field
-rules the schemas cannot say (SPEC §2, §4 ADM).
+rules the schemas cannot say (rules REG, INP, RES, ADM).
 
 Each validator returns a list of :class:`Rejection` (empty means valid) and never raises for bad
 input: a hostile packet gets a stable code and a JSON path, never a traceback.

@@ -1,4 +1,4 @@
-"""The reference post-writeback dispatcher (SPEC §2–§4): the behaviour the harness judges against.
+"""The reference post-writeback dispatcher (docs/rules.md): the behaviour the harness judges against.
 
 It runs after the primary writeback has committed and touches nothing of it: its inputs are a
 committed receipt, the registry, the profile and the journal; its only writes go to the sidecar
@@ -40,7 +40,7 @@ from pwh._core.runner import RAISED, TIMED_OUT, Call, CallVerdict
 
 @dataclass
 class _Tally:
-    """Dispatch-wide ceilings; only results that are accepted take a slot (RFC §10, SPEC §4: a
+    """Dispatch-wide ceilings; only results that are accepted take a slot (RFC §10, rule ISO: a
     failed hook does not use up another hook's slot)."""
 
     hooks: int = 0
@@ -211,7 +211,7 @@ class Dispatcher:
             return self._fail(pending, codes.REGISTRATION_REJECTED, private_id)[0], None
         # Retries across attempts of one identity are bounded by the profile's retry policy (§10
         # "有界 policy"); max_invocations_per_dispatch bounds calls within one attempt, and V0
-        # calls a hook once per attempt (SPEC.md section 0, "Budgets, read precisely").
+        # calls a hook once per attempt (docs/rules.md, BUD and P-retry-cap).
         if attempts >= self.profile.max_attempts:
             return self._fail(pending, codes.DISPATCH_BUDGET_EXHAUSTED)
         over = self._registration_over_ceilings(hook)
@@ -225,7 +225,7 @@ class Dispatcher:
         return pending
 
     def _reserve_attempts(self, pending: list[_Pending]) -> tuple[int, str | None]:
-        """Count the attempts about to be made, durably, right before the calls (SPEC §4): in one
+        """Count the attempts about to be made, durably, right before the calls (rule BUD): in one
         journal write under its write lock, each hook's stored count is read and, under the
         profile's retry cap, raised by one. A hook at the cap ends ``dispatch_budget_exhausted``
         uncalled; so a crash during the call still counts it, a redelivery cannot start the count

@@ -1,4 +1,4 @@
-"""Dispatch and intent identities (SPEC §3, RFC §9): stable digests of their semantic inputs.
+"""Dispatch and intent identities (rule JNL, P-identity-bytes, RFC §9): stable digests of their semantic inputs.
 
 This is the harness's reference profile. Other implementations must be *stable* (same inputs,
 same id; any listed component changed, a new id); the published test vectors let them opt in

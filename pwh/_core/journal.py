@@ -2,7 +2,7 @@
 
 The in-memory backend for fast models lives in :mod:`pwh._core.memory_journal`.
 
-Rules it carries by itself, whatever the dispatcher does (SPEC §3):
+Rules it carries by itself, whatever the dispatcher does (rule JNL, P-identity-bytes):
 
 - one record per ``dispatch_id``, enforced by the storage (a UNIQUE key in SQLite);
 - a dispatch's records land in one atomic, durable commit;
@@ -12,7 +12,7 @@ Rules it carries by itself, whatever the dispatcher does (SPEC §3):
   attempts it counts never go down;
 - attempts are counted before a provider is called (:meth:`Journal.reserve_attempts`), in one write
   transaction under the storage's write lock, so no redelivery, restart or other process can
-  call a hook past the retry cap (SPEC §4);
+  call a hook past the retry cap (rule BUD);
 - every record carries a checksum; one that does not verify, or (when the dispatcher is about
   to act on it) is not a valid sidecar receipt, is reported as corrupt and is never rebuilt
   from text (JNL-5).

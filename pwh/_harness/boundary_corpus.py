@@ -1,4 +1,4 @@
-"""The scanner measured on its labelled corpus (``pwh/corpus/boundary.jsonl``, SPEC M13): how many
+"""The scanner measured on its labelled corpus (``pwh/corpus/boundary.jsonl``, rule M13): how many
 private values of each kind get through (evasion) and how many legitimate values are refused
 (false positives), for the reliability campaign and the tests.
 

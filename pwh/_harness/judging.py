@@ -14,7 +14,7 @@ __all__ = ["SUT_GROUPS", "judge_scenario", "rows_of", "summarize"]
 
 
 # The row groups whose rules an implementation must be judged on; seed-003 rows count for an
-# implementation only where a scenario reached its code (SPEC.md section 0).
+# implementation only where a scenario reached its code (docs/rules.md).
 SUT_GROUPS = ("matrix",)
 
 

@@ -1,4 +1,4 @@
-"""The public-boundary scan of a text file, line by line (SPEC §2 M13).
+"""The public-boundary scan of a text file, line by line (rule M13).
 
 The dispatcher scans values (:meth:`pwh._core.boundary.BoundaryScanner.scan_value`); a file's text is
 scanned only by the harness: the packet's files when it is built and verified, and the

@@ -4,7 +4,7 @@ Seed 003 describes code that runs *before* the post-writeback dispatch: a provid
 its lifecycle (PRV-1), a host request builder (HST-1) and the host result's capped read and
 validation (HST-2..HST-6). An implementation that ships that code offers it here, and the
 seed-003 scenarios then judge the implementation's own answers; what it does not offer runs on
-pwh's testbed, and those checks stay testbed self-checks (SPEC.md section 0).
+pwh's testbed, and those checks stay testbed self-checks (docs/rules.md).
 
 Everything crosses in neutral terms. The Turn's plan is a mapping of :data:`PLAN_FIELDS`; the
 host's output is bytes in pwh's host-result vocabulary (``pwh_host_result_v0``: ``result_kind``,

@@ -718,7 +718,7 @@ class _FailedHookTakesSlot(Dispatcher):
         return step
 
 
-@mutant("failed_hook_takes_slot", "M08", "§10, SPEC §4: a hook that fails uses up a slot of the profile's hook ceiling")
+@mutant("failed_hook_takes_slot", "M08", "pwh's reading of §10: a hook that fails uses up a slot of the profile's hook ceiling")
 def failed_hook_takes_slot(**kw: Any) -> ReferenceSUT:
     return _adapter("failed_hook_takes_slot", dispatcher_class=_FailedHookTakesSlot)(**kw)
 

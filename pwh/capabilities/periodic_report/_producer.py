@@ -1,4 +1,4 @@
-"""The periodic-report hook producer: capability policy only (RFC §8, SPEC M10/M11).
+"""The periodic-report hook producer: capability policy only (RFC §8, rules M10/M11).
 
 It decides *whether* a committed writeback deserves a trigger evaluation and proposes exactly
 one typed intent if so. It never decides whether a report is due (the reducer's job, reached

@@ -25,7 +25,7 @@ INTENT_SCHEMA_VERSION: Final = "loopx_post_writeback_intent_v0"
 SEGMENT_COMPLETED: Final = "segment_completed"
 REPLANNED: Final = "replanned"
 
-# Which projected transition makes which event kind eligible (SPEC §5, M10/M11). Anything else
+# Which projected transition makes which event kind eligible (rules M10/M11). Anything else
 # (e.g. ``segment_progressed``) is a completion that did not close a bounded segment.
 ELIGIBLE_TRANSITIONS: Final[Mapping[str, str]] = {
     "todo_completed": SEGMENT_COMPLETED,
