@@ -233,16 +233,16 @@ def test_the_world_judged_the_sut_only_when_it_answered_and_a_check_read_it(tmp_
 
     silent = World(load_sut("reference"), tmp_path / "a")
     try:
-        expect(True, "a check of the SUT", "-", rfc="§12")
+        expect(True, "a check of the SUT", "-", rfc="§12.M04")
         assert not silent.judged_sut()  # a check, but the SUT answered nothing
     finally:
         silent.close()
     world = World(load_sut("reference"), tmp_path / "b")
     try:
         world.ensure_generic_kind()
-        expect(True, "a check of the fakes", "-", rfc="seed 003", about="testbed")
+        expect(True, "a check of the fakes", "-", rfc="seed003.lifecycle", about="testbed")
         assert not world.judged_sut()  # the SUT answered, but only the testbed was judged
-        expect(True, "a check of the SUT", "-", rfc="§12")
+        expect(True, "a check of the SUT", "-", rfc="§12.M04")
         assert world.judged_sut() and world.judgement()["reached"]
     finally:
         world.close()
