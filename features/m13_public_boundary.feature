@@ -9,7 +9,7 @@ Feature: M13 — the public boundary: nothing private is recorded or reported
     And hook "a.leaky" is installed and proposes an intent carrying <private value>
     When the orchestrator commits a todo_completed writeback
     Then hook "a.leaky" ends with failure code "result_contract_rejected"
-    And nothing the dispatcher recorded or reported carries a private value
+    And nothing the dispatcher recorded, reported or handed a hook carries a private value
 
     Examples:
       | private value            |
@@ -26,7 +26,7 @@ Feature: M13 — the public boundary: nothing private is recorded or reported
     When the orchestrator commits a todo_completed writeback
     Then hook "a.flaky" ends with failure code "producer_failed"
     And every failure in the journal is a compact stable code
-    And nothing the dispatcher recorded or reported carries a private value
+    And nothing the dispatcher recorded, reported or handed a hook carries a private value
 
   @M13
   Scenario: a hook that reads only its settlement identity gets no event projection
@@ -43,7 +43,7 @@ Feature: M13 — the public boundary: nothing private is recorded or reported
     And the periodic-report capability is installed
     And hook "a.reporter" is installed and proposes one intent
     When the orchestrator commits a replan_recorded writeback
-    Then nothing the dispatcher recorded or reported carries a private value
+    Then nothing the dispatcher recorded, reported or handed a hook carries a private value
 
   @M13
   Scenario: a receipt whose own id is a credential never reaches a hook, the journal or the outcome
@@ -52,7 +52,7 @@ Feature: M13 — the public boundary: nothing private is recorded or reported
     And hook "a.reporter" is installed and proposes one intent
     When a committed receipt whose own receipt id is a credential is dispatched
     Then no hook was handed a planted private value
-    And nothing the dispatcher recorded or reported carries a private value
+    And nothing the dispatcher recorded, reported or handed a hook carries a private value
     And the dispatch is not admitted, with code "source_rejected"
 
   @M13
@@ -63,7 +63,7 @@ Feature: M13 — the public boundary: nothing private is recorded or reported
     When a committed receipt whose Todo identity is <value> is dispatched
     Then hook "a.reporter" ends with failure code "input_boundary_rejected"
     And hook "a.reporter" was never called
-    And nothing the dispatcher recorded or reported carries a private value
+    And nothing the dispatcher recorded, reported or handed a hook carries a private value
 
     Examples:
       | value                    |

@@ -10,7 +10,7 @@ Feature: M13 — survivors of the mutation campaign: a private receipt id is ref
     When a committed receipt whose own receipt id is a credential is dispatched
     Then the dispatch is not admitted, with code "source_rejected"
     And every rejection reported so far has a stable code and a non-empty, public-safe reason
-    And nothing the dispatcher recorded or reported carries a private value
+    And nothing the dispatcher recorded, reported or handed a hook carries a private value
 
   @M13
   Scenario Outline: a registration with a field named by a private value is rejected without spelling it out

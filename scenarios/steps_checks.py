@@ -581,17 +581,37 @@ def no_network(world: World) -> None:
 # -- public boundary ----------------------------------------------------------------------------
 
 
-@then("nothing the dispatcher recorded or reported carries a private value")
+@then("nothing the dispatcher recorded, reported or handed a hook carries a private value")
 def nothing_private(world: World) -> None:
-    scanner = BoundaryScanner(private_names=[world.private_values["name"]] if "name" in world.private_values else [])
+    """The M13 public-boundary check over every hook input, the journal and the dispatch outcomes.
+    A credential of a certain format (pwh._core.boundary.credential_values: no reading decides what
+    it is) and a value the scenario planted as private are RFC; whatever else pwh's scanner flags
+    (names, hosts, addresses, paths, prose, keys that name a secret, random-looking runs) is its
+    reading of what is private, so profile."""
+    from pwh._core.boundary import credential_values
+
     recorded = world.journal()
     reported = [o.to_json() for o in world.outcomes]
-    findings = scanner.scan_value({"journal": recorded, "outcomes": reported})
+    handed = [i for p in world.hooks.values() for i in p.inputs]
     clause = ("§7.input-excludes", "§9.journal-contents", "§12.M13")
-    expect(not findings, "no private value in the journal or the outcomes", [f.to_json() for f in findings[:3]], rfc=clause)
+    leaked = credential_values({"hook_inputs": handed, "journal": recorded, "outcomes": reported})
+    expect(
+        not leaked,
+        "no credential in any hook input, the journal or the dispatch outcomes",
+        "; ".join(f"{c.kind} at {c.path}" for c in leaked[:3]),
+        rfc=clause,
+    )
     text = json.dumps({"journal": recorded, "outcomes": reported})
     planted = [k for k, v in world.private_values.items() if v and v in text]
     expect(not planted, "none of the planted private values", f"planted {planted} found", rfc=clause)
+    scanner = BoundaryScanner(private_names=[world.private_values["name"]] if "name" in world.private_values else [])
+    findings = scanner.scan_value({"hook_inputs": handed, "journal": recorded, "outcomes": reported})
+    expect(
+        not findings,
+        "nothing else pwh's public-boundary scan flags in the hook inputs, the journal or the outcomes",
+        [f.to_json() for f in findings[:3]],
+        profile="which names, hosts, addresses, paths, prose and secret-like patterns are private is pwh's scanner's reading of §7, §9 and §12 M13",
+    )
 
 
 # Behaviours whose failure only pwh's reading requires: the RFC names no such limit.

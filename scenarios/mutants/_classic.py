@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pwh import Dispatcher, DispatchOutcome, MemoryJournal, ReferenceSUT, SQLiteJournal
+from pwh import BoundaryScanner, Dispatcher, DispatchOutcome, MemoryJournal, ReferenceSUT, SQLiteJournal
+from pwh._core.contracts import judge_validated_result
 from pwh._core.journal import RECORDED
 
 from ._registry import mutant
@@ -191,3 +192,100 @@ class _PrivateReceiptIdPassedOn(Dispatcher):
         "§7: a receipt id that is a credential is handed to the hooks as it is, not refused or made opaque")
 def private_receipt_id_passed_on(**kw: Any) -> ReferenceSUT:
     return _adapter("private_receipt_id_passed_on", dispatcher_class=_PrivateReceiptIdPassedOn)(**kw)
+
+
+class _FindsNothing(BoundaryScanner):
+    """A public-boundary scan that finds nothing in what it is given."""
+
+    def scan_value(self, value: Any, path: str = "$") -> list[Any]:
+        return []
+
+
+class _JournalsOpenPayloads(Dispatcher):
+    """11. A result is judged by its contract alone: whatever an intent kind's payload schema takes
+    is journaled, credentials included (the input boundary is still checked)."""
+
+    _results_scanner = _FindsNothing()
+
+    def _accept_fast(self, value, reg, did):
+        return None  # the one-pass check scans with the dispatcher's own scanner
+
+    def _judge_in_full(self, value, reg, did):
+        plain, raw, rejected = self._validate(value, reg, did)
+        return judge_validated_result(plain, raw, rejected, self._results_scanner)
+
+
+@mutant("journals_open_payloads", "M13", "§9/§12 M13: a result is never scanned, so a credential in an open payload is journaled")
+def journals_open_payloads(**kw: Any) -> ReferenceSUT:
+    return _adapter("journals_open_payloads", dispatcher_class=_JournalsOpenPayloads)(**kw)
+
+
+# Readings of pwh's (caught_by=("profile",)): the documents allow what these do, so each must pass
+# the RFC verdict on its row and show there as a profile divergence.
+
+
+def _nesting(value: Any) -> int:
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, Mapping):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, depth + 1) for v in node)
+    return deepest
+
+
+class _LowerNestingBound(Dispatcher):
+    """12. A result nested deeper than 40 levels is refused with a compact code: §10 bounds what
+    core takes without a number; pwh's bound (64, the 60-deep payload at its edge) is a reading."""
+
+    BOUND = 40
+
+    def _accept_fast(self, value, reg, did):
+        return None if _nesting(value) > self.BOUND else super()._accept_fast(value, reg, did)
+
+    def _judge_in_full(self, value, reg, did):
+        if _nesting(value) > self.BOUND:
+            from pwh import Rejection
+            from pwh._core import codes
+
+            return Rejection(codes.RESULT_CONTRACT_REJECTED, "$", "nested deeper than this implementation takes")
+        return super()._judge_in_full(value, reg, did)
+
+
+@mutant("lower_nesting_bound", "M07", "§10 names no number: results nested deeper than 40 levels are refused", caught_by=("profile",))
+def lower_nesting_bound(**kw: Any) -> ReferenceSUT:
+    return _adapter("lower_nesting_bound", dispatcher_class=_LowerNestingBound)(**kw)
+
+
+# What carries none of what §7, §9 and §12 M13 name: an auth scheme with no credential after it,
+# the loopback name, environment variables' names (not their values).
+_LOOK_ALIKES = (
+    "an authorization header",
+    "an upper-case authorization header",
+    "a bare loopback host name",
+    "an environment expansion",
+    "a braced environment expansion",
+    "a windows environment expansion",
+)
+
+
+class _KeepsLookAlikes(Dispatcher):
+    """13. Reads the look-alikes as public: they pass its input and result scans."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from ..steps_mutation import PRIVATE_SAMPLES
+
+        self.scanner = BoundaryScanner(allow=[PRIVATE_SAMPLES[name][0] for name in _LOOK_ALIKES])
+
+
+@mutant(
+    "keeps_look_alikes",
+    "M13",
+    "§7/§12 M13 name credential and environment values: an auth scheme alone, the loopback name and $VAR are kept",
+    caught_by=("profile",),
+)
+def keeps_look_alikes(**kw: Any) -> ReferenceSUT:
+    return _adapter("keeps_look_alikes", dispatcher_class=_KeepsLookAlikes)(**kw)

@@ -14,7 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pwh import BoundaryScanner, Finding
-from pwh._core.boundary import CATEGORIES, MAX_DEPTH, is_clean, scan_value
+from pwh._core.boundary import CATEGORIES, MAX_DEPTH, CredentialValue, credential_values, is_clean, scan_value
+from pwh._core.boundary.secrets import CERTAIN_KINDS, certain_credential
+from pwh._core.boundary.text import forms
+from pwh._harness.boundary_corpus import load_corpus
 from pwh._harness.text_scan import scan_text
 
 HEX64 = "7f3a9c" * 10 + "0a1b"
@@ -861,3 +864,154 @@ def test_a_fine_grained_github_token_is_a_credential_in_any_text() -> None:
     scanner = BoundaryScanner()
     for text in (token, token.lower(), f"token {token} here", f"see {token.lower()}", f"a.{token.lower()}.b"):
         assert "credential" in [f.to_json()["category"] for f in scanner.scan_value(text)], text
+
+
+# --------------------------------------------------------------------------------------------
+# Certain credentials: the part of the scan an RFC check judges (§7, §9, §12 M13)
+# --------------------------------------------------------------------------------------------
+
+# Corpus kinds every value of which is a credential of a certain format, and the ones whose values
+# are certain only where they spell the credential out (the rest of their values is a reading).
+CERTAIN_CORPUS_KINDS = """
+    age_secret_key atlassian_token aws_access_key azure_connection_string databricks_token
+    digitalocean_token discord_bot_token github_token gitlab_token google_api_key google_oauth groq_key
+    huggingface_token jwt linear_key mailchimp_key newrelic_key npm_token openai_key pypi_token
+    sendgrid_key shopify_token slack_app_token slack_token square_token stripe_key telegram_bot_token
+    token_in_text vault_token zero_width_in_token
+""".split()
+PARTLY_CERTAIN_CORPUS_KINDS = {"confusable_in_token", "fullwidth_token", "pgp_private_key", "private_key", "secret_assignment"}
+
+
+def _certain(text: str) -> str | None:
+    return next((k for k in map(certain_credential, forms(text)) if k is not None), None)
+
+
+@pytest.mark.parametrize("kind", CERTAIN_CORPUS_KINDS)
+def test_every_corpus_value_of_a_token_format_is_a_certain_credential(kind: str) -> None:
+    values = [e["value"] for e in load_corpus() if e["kind"] == kind]
+    assert values and all(_certain(v) for v in values), [v[:12] for v in values if not _certain(v)]
+
+
+def test_only_the_corpus_credentials_are_certain() -> None:
+    for e in load_corpus():
+        value = e["value"]
+        certain = _certain(value) if isinstance(value, str) else None
+        if e["label"] == "legitimate" or e["kind"] not in set(CERTAIN_CORPUS_KINDS) | PARTLY_CERTAIN_CORPUS_KINDS:
+            assert certain is None, (e["kind"], e["label"])
+        if certain is not None:  # never a reading of its own: the scanner finds it as a credential too
+            assert certain in CERTAIN_KINDS
+            assert "credential" in categories(scan_value(value)), e["kind"]
+
+
+CERTAIN_TEXTS: list[tuple[str, str]] = [
+    ("azure_connection_string", "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=" + "Ab1+" * 22 + ";"),
+    ("azure_sas_signature", "https://x.blob.core.windows.net/c?sv=2022-11-02&ss=b&sig=" + "Ab1%2B" * 6),
+    ("age_secret_key", "AGE-SECRET-KEY-1" + "QX" * 29),
+    ("atlassian_token", "ATATT3" + "xFf1" * 12),
+    ("databricks_token", "dapi" + "0a1b" * 8),
+    ("discord_bot_token", "M" + "a1B2" * 6 + ".d-Zc5U." + "Zz9" * 9),
+    ("github_token", "use ghp_" + "a1B2" * 9 + " now"),
+    ("aws_access_key_id", "AKIAJPJOMKEFOIUC3LGT"),
+    ("private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq+abcdefgh\n-----END RSA PRIVATE KEY-----"),
+    ("private_key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: x\n\nlQOYBFLxzJG2zYmKN1psY\n"),
+    ("authorization_header", "Authorization: Basic dXNlcjpwYXNz"),
+    ("bearer", "AUTHORIZATION: Bearer abc123def456ghi"),
+    ("url_password", "postgres://svc:S3cret@db.example/main"),
+    ("connection_string_password", "Server=db;User Id=sa;Password=Xy12!;"),
+    ("stripe_secret_key", "rk_live_" + "a1B2" * 6),
+]
+
+# What the scanner flags as a credential but carries none, or carries one only by a reading.
+NOT_CERTAIN_TEXTS = [
+    "Authorization: Basic",
+    "AUTHORIZATION: Bearer",
+    "Authorization: Bearer <token>",
+    "Authorization: Basic ${BASIC_AUTH}",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----BEGIN OPENSSH PRIVATE KEY----- follows",
+    "password=hunter2",
+    "api_key: 12345abcde",
+    '"token": "abcdef"',
+    "postgres://svc:${PG_PASSWORD}@db/main",
+    "postgres://svc:***@db/main",
+    "pk_live_" + "a1B2" * 6,  # Stripe's publishable key: public by design
+    "AC" + "0a1b" * 8,  # a Twilio account id
+    "key-" + "0a1b" * 8,  # a cache key as much as a Mailgun key
+    "FDkSYTjp6jFBatLXtvTlXTvVruHLd7jcCgDYm1hh",  # random-looking, no format
+    "sig=" + "Ab1%2B" * 6,  # a signature parameter of anything
+]
+
+
+@pytest.mark.parametrize(("kind", "text"), CERTAIN_TEXTS)
+def test_a_certain_credential_is_named_by_its_format(kind: str, text: str) -> None:
+    assert _certain(text) == kind
+    assert credential_values({"note": text}) == [CredentialValue(kind, "$.note")]
+    assert "credential" in categories(scan_value(text))
+
+
+@pytest.mark.parametrize("text", NOT_CERTAIN_TEXTS)
+def test_what_only_looks_like_a_credential_is_left_to_the_scanner(text: str) -> None:
+    assert _certain(text) is None and credential_values([text]) == []
+    assert "credential" in categories(scan_value(text))
+
+
+def test_credential_values_walks_keys_lists_and_read_only_views_and_never_spells_a_value() -> None:
+    token = "ghp_" + "a1B2" * 9
+    value = {
+        "a": ["fine", {"b": token}],
+        token: "x",
+        "db.acme.internal": ("AKIA" + "Q1W2E3R4T5Y6U7I8",),
+        "c": types.MappingProxyType({"d": "Authorization: Basic dXNlcjpwYXNz"}),
+        "e": {"f": "\u200b".join("AKIAJPJOMKEFOIUC3LGT")},  # invisible characters between its letters
+        1: "xoxb-418697783992-2227493392513-rrnD5lucLyA6Iv9wRd843wq8",
+    }
+    found = credential_values(value)
+    assert [c.to_json() for c in found] == [
+        {"kind": "github_token", "path": "$.a[1].b"},
+        {"kind": "authorization_header", "path": "$.c.d"},
+        {"kind": "aws_access_key_id", "path": "$.e.f"},
+        {"kind": "github_token", "path": "$[?]"},
+        {"kind": "slack_token", "path": "$[?]"},
+        {"kind": "aws_access_key_id", "path": "$[?][0]"},  # a private host as a key is withheld too
+    ]
+    published = json.dumps([c.to_json() for c in found])
+    assert token not in published and "acme" not in published and "AKIA" not in published
+
+
+def test_credential_values_never_calls_a_hostile_object_and_survives_cycles() -> None:
+    Hostile.calls.clear()
+    Hostile.armed = False
+    loop: list[Any] = ["AKIAJPJOMKEFOIUC3LGT"]
+    loop.append(loop)
+    value = {"a": Hostile(), "b": HostileDict(t="AKIAJPJOMKEFOIUC3LGT"), "c": HostileStr("AKIAJPJOMKEFOIUC3LGT"), "d": loop}
+    Hostile.armed = True
+    try:
+        found = credential_values(value)
+    finally:
+        Hostile.armed = False
+    assert Hostile.calls == []
+    assert [c.path for c in found] == ["$.b.t", "$.c", "$.d[0]"]
+
+
+def test_placeholders_and_references_are_no_credential() -> None:
+    for text in ("Server=db;Password=<redacted>;", "Server=db;Password=${DB_PASSWORD};", "redis://u:%REDIS_PASS%@cache/0"):
+        assert _certain(text) is None, text
+
+
+_credential_leaves = st.sampled_from([t for _k, t in CERTAIN_TEXTS] + NOT_CERTAIN_TEXTS)
+_values_with_credentials = st.recursive(
+    st.none() | st.integers() | st.text(max_size=20) | _credential_leaves,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8) | _credential_leaves, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_values_with_credentials)
+def test_a_certain_credential_is_always_a_scanner_finding_too(value: Any) -> None:
+    """The RFC part of the scan never goes beyond the scan, so the reference, which refuses what its
+    scanner finds, never journals what an RFC check forbids."""
+    flagged = {f.path for f in scan_value(value) if f.category == "credential"}
+    for found in credential_values(value):
+        assert found.kind in CERTAIN_KINDS
+        assert found.path in flagged or ("[?]" in found.path and flagged), (found, flagged)

@@ -24,6 +24,12 @@ The rates on a labelled corpus are in :mod:`pwh._harness.boundary_corpus`; zero 
 project's own public material (prose, Gherkin, JSON Schema, ids, digests, timestamps, versions,
 JSON paths) is held by the reliability campaign. This module reads no environment variable: the
 deny-list of private names is passed in by the caller (the CLI reads ``PWH_PRIVATE_NAMES``).
+
+Of all it finds, one part needs no reading: :func:`credential_values` finds the credentials of a
+certain format (a documented token prefix or structure, a private key with its key material, a
+connection string or URL holding a key or password, an HTTP credential after its scheme). The RFC
+excludes credentials from hook inputs (§7) and the journal (§9): conformance checks judge that part
+as RFC and the rest of the scan as pwh's reading (profile).
 """
 
 from pwh._core.boundary.detectors import CATEGORIES
@@ -31,7 +37,9 @@ from pwh._core.boundary.fields import OPAQUE_FIELDS
 from pwh._core.boundary.scanner import (
     MAX_DEPTH,
     BoundaryScanner,
+    CredentialValue,
     Finding,
+    credential_values,
     is_clean,
     scan_value,
 )
@@ -41,7 +49,9 @@ __all__ = [
     "MAX_DEPTH",
     "OPAQUE_FIELDS",
     "BoundaryScanner",
+    "CredentialValue",
     "Finding",
+    "credential_values",
     "is_clean",
     "scan_value",
 ]

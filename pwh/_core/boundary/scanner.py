@@ -37,6 +37,7 @@ from pwh._core.boundary.fields import (
 from pwh._core.boundary.hosts import host_kind
 from pwh._core.boundary.secrets import (
     _FAST_ID,
+    certain_credential,
     has_token_shape,
     is_placeholder,
     is_secret_key,
@@ -520,3 +521,96 @@ def scan_value(value: Any, path: str = "$") -> list[Finding]:
 def is_clean(value: Any) -> bool:
     """True when the default scanner finds nothing in ``value``."""
     return _DEFAULT.is_clean(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Certain credentials: what the RFC's checks judge (the scanner's other findings are pwh's reading).
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialValue:
+    """A credential of a certain format (:func:`pwh._core.boundary.secrets.certain_credential`)
+    spelled out somewhere in a value: its format and where, never the credential."""
+
+    kind: str
+    path: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "path": self.path}
+
+
+def _certain_in(text: str, memo: dict[str, str | None]) -> str | None:
+    if text in memo:
+        return memo[text]
+    kind = None
+    for form in forms(text):
+        kind = certain_credential(form)
+        if kind is not None:
+            break
+    memo[text] = kind
+    return kind
+
+
+def credential_values(value: Any, path: str = "$") -> list[CredentialValue]:
+    """Every string of ``value`` (dict keys included, read-only views unwrapped, any depth) that spells
+    out a credential of a certain format, in any of the spellings the scanner reads (NFKC,
+    invisible characters removed, the confusable skeleton). A key that holds one, or that the scanner
+    flags for any other reason, shows as ``[?]``: a path never spells out private content.
+
+    The RFC excludes credentials from every hook input (§7) and from the journal (§9), and its M13
+    row requires the public-boundary scan to find none: this is the part of the scan no reading
+    decides, so a conformance check may fail an implementation on it. Like the scanner, it never
+    calls a method of a scanned object and never raises on a cycle (a container already on the
+    path is skipped)."""
+    found: list[CredentialValue] = []
+    memo: dict[str, str | None] = {}
+    stack: list[Any] = [(value, path if type(path) is str else "$")]
+    active: set[int] = set()
+    while stack:
+        item = stack.pop()
+        node = item[0]
+        if node is _EXIT:
+            active.discard(item[1])
+            continue
+        where = item[1]
+        kind = type(node)
+        if issubclass(kind, str):
+            certain = _certain_in(str.__str__(node), memo)
+            if certain is not None:
+                found.append(CredentialValue(certain, where))
+            continue
+        if kind is _PROXY:
+            node = _unwrap_proxy(node)
+            kind = type(node)
+        if issubclass(kind, dict):
+            is_dict = True
+            pairs: Iterable[tuple[Any, Any]] = dict.items(node)  # the table itself: no override runs
+        elif issubclass(kind, (list, tuple)):
+            is_dict = False
+            pairs = enumerate(list.__iter__(node) if issubclass(kind, list) else tuple.__iter__(node))
+        else:
+            continue  # numbers, None, bools and unknown objects spell out no text
+        if id(node) in active:
+            continue
+        active.add(id(node))
+        stack.append((_EXIT, id(node)))
+        children = []
+        for key, child in pairs:
+            if not is_dict:
+                suffix = f"[{key}]"
+            elif issubclass(type(key), str):
+                text = str.__str__(key)
+                certain = _certain_in(text, memo)
+                if certain is not None:
+                    found.append(CredentialValue(certain, where + "[?]"))
+                    suffix = "[?]"
+                elif _SAFE_KEY.fullmatch(text) and not _DEFAULT._scan_str(text):
+                    suffix = f".{text}" if text.isidentifier() else f"['{text}']"
+                else:
+                    suffix = "[?]"  # a key the scanner flags is never spelled out in a path
+            else:
+                suffix = "[?]"  # a key that is not a string is never read
+            children.append((child, where + suffix))
+        stack.extend(reversed(children))
+    return sorted(set(found), key=lambda c: (c.path, c.kind))

@@ -31,7 +31,9 @@ from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
 __all__ = [
+    "CERTAIN_KINDS",
     "OWN_SHAPES",
+    "certain_credential",
     "could_hold_token",
     "fast_clean",
     "has_assignment",
@@ -530,3 +532,124 @@ def _has_random_token(text: str) -> bool:
         if digits >= 4 and len(run) - digits >= 8 and not _HEX_RUN.fullmatch(run) and _entropy(run) >= 4.0:
             return True
     return False
+
+
+# --------------------------------------------------------------------------------------------
+# Certain credentials: the values no reading is needed to call a credential
+# --------------------------------------------------------------------------------------------
+
+# The scanner above errs on the side of "private": a key that names a secret, a name=value
+# assignment, a long random run, an auth scheme with nothing after it, a private key's header line
+# are all findings. Which of those a public packet may not carry is pwh's reading (profile). A few
+# are not a reading at all: a value of a format whose issuer marks it as a secret by a documented
+# prefix or structure (a GitHub, Slack, Stripe secret, Atlassian, Databricks, age, Discord token...),
+# a private key with its key material, a connection string or URL that holds a key or password, an
+# HTTP credential after its scheme. The RFC excludes credentials from every hook input (§7) and
+# from the journal (§9), and its M13 row requires the public-boundary scan to find none (§12):
+# a value of these formats is what an implementation must never hand on or record.
+#
+# Left out on purpose (still found by the scanner, judged as profile): secret-named keys and
+# assignments (which key names a secret is a reading), unprefixed high-entropy runs, shapes that
+# are identifiers rather than secrets or whose prefix is too short to tell (Twilio's AC/SK ids,
+# Facebook's EAA, Mailgun's key-<hex>, a bare sig= parameter, Stripe's publishable pk_ keys), a
+# private key's header line alone, and an auth scheme with no credential after it.
+
+# pwh's own shapes (OWN_SHAPES, by name) that are certain as they stand.
+_CERTAIN_OWN = frozenset(
+    """
+    aws_access_key_id github_token github_fine_grained gitlab_token slack_token slack_app_token
+    slack_config_token openai_style_key stripe_webhook_secret google_api_key google_oauth_client_secret
+    google_oauth_access_token google_oauth_refresh_token npm_token pypi_token huggingface_token
+    sendgrid_key telegram_bot_token discord_webhook azure_connection_string azure_ad_client_secret
+    age_secret_key jwt digitalocean_token shopify_token atlassian_token postman_key databricks_token
+    vault_token doppler_token terraform_token linear_key groq_key replicate_token notion_token
+    grafana_token newrelic_key square_token dropbox_token firebase_fcm_key bearer
+    """.split()
+)
+# detect-secrets' plugins (by class name) whose every pattern is a format of its own, not a
+# key word before a value.
+_CERTAIN_LIBRARY = frozenset(
+    """
+    AzureStorageKeyDetector DiscordBotTokenDetector GitHubTokenDetector GitLabTokenDetector
+    MailchimpDetector OpenAIDetector PypiTokenDetector SendGridDetector SlackDetector
+    SquareOAuthDetector StripeDetector
+    """.split()
+)
+_TOKEN68 = r"[A-Za-z0-9._~+/=\-]"
+# Shapes certain only in a narrower form than the scanner's: (name, pattern, group that must not
+# be a placeholder or a reference such as ${VAR}, or None).
+_CERTAIN_REFINED: tuple[tuple[str, str, str | None], ...] = (
+    ("stripe_secret_key", r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}", None),
+    # the header line followed by key material (optional "Name: value" header lines first)
+    (
+        "private_key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[ \t]*(?:\r?\n[ \t]*[A-Za-z][A-Za-z\-]*:[^\n]*)*\s+[A-Za-z0-9+/=]{16,}",
+        None,
+    ),
+    (
+        "authorization_header",
+        r"(?i:(?<![A-Za-z])(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?:bearer|basic|digest|token|negotiate|bot|aws4-hmac-sha256|sso-key|ntlm))[ \t]+(?P<v>" + _TOKEN68 + r"{8,})",
+        "v",
+    ),
+    # scheme://user:password@ (a database or broker URL with its password)
+    ("url_password", r"[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s:/@\"'<>]{1,64}:(?P<v>[^\s:/@\"'<>]{1,128})@", "v"),
+    # Key=Value;... connection strings with a password (ADO.NET, ODBC, JDBC properties)
+    (
+        "connection_string_password",
+        r"(?i:(?:^|;)[ \t]*(?:password|pwd)[ \t]*=[ \t]*)(?P<v>[^;\s\"']{1,128})(?=[ \t]*(?:;|$))",
+        "v",
+    ),
+    # an Azure shared access signature: sig= inside a SAS connection string or a SAS URL
+    ("azure_sas_signature", r"(?i:SharedAccessSignature)[ \t]*=[^;\s\"']*?\bsig=[A-Za-z0-9%+/]{20,}", None),
+    ("azure_sas_signature", r"[?&]sv=[0-9][0-9\-]*&[^\s\"'<>]*?\bsig=[A-Za-z0-9%+/]{20,}", None),
+)
+
+CERTAIN_KINDS: tuple[str, ...] = tuple(
+    sorted(_CERTAIN_OWN | {name for name, _p, _g in _CERTAIN_REFINED} | {"discord_bot_token", "mailchimp_key"})
+)
+"""The names :func:`certain_credential` may answer (library plugins answer under their format's name)."""
+
+_LIBRARY_NAMES = {
+    "AzureStorageKeyDetector": "azure_connection_string",
+    "DiscordBotTokenDetector": "discord_bot_token",
+    "GitHubTokenDetector": "github_token",
+    "GitLabTokenDetector": "gitlab_token",
+    "MailchimpDetector": "mailchimp_key",
+    "OpenAIDetector": "openai_style_key",
+    "PypiTokenDetector": "pypi_token",
+    "SendGridDetector": "sendgrid_key",
+    "SlackDetector": "slack_token",
+    "SquareOAuthDetector": "square_token",
+    "StripeDetector": "stripe_secret_key",
+}
+
+
+@lru_cache(maxsize=1)
+def _certain() -> tuple[tuple[str, re.Pattern[str], str | None], ...]:
+    """Every certain shape as (format name, pattern, group that must not be a placeholder)."""
+    out: list[tuple[str, re.Pattern[str], str | None]] = [(n, re.compile(p), None) for n, p in OWN_SHAPES if n in _CERTAIN_OWN]
+    out += [(n, re.compile(p, re.MULTILINE if n == "connection_string_password" else 0), g) for n, p, g in _CERTAIN_REFINED]
+    out += [(_LIBRARY_NAMES[c], p, None) for c, p in library_patterns() if c in _CERTAIN_LIBRARY]
+    return tuple(out)
+
+
+def _stands_for_nothing(value: str) -> bool:
+    """A placeholder (``***``, ``<redacted>``, ``password``) or a reference to one (``${PASS}``,
+    ``$PASS``, ``%PASS%``, ``{{ pass }}``): no credential is spelled out."""
+    return is_placeholder(value) or value.startswith(("$", "%", "{", "<"))
+
+
+def certain_credential(text: str) -> str | None:
+    """The format of the credential ``text`` (already normalised: see
+    :func:`pwh._core.boundary.text.forms`) spells out, when its format makes it certainly one (see
+    above), else None. Every such text is also a ``credential`` finding of the scanner."""
+    if len(text) < _SHAPE_MIN or not could_hold_token(text):
+        return None
+    for name, pattern, group in _certain():
+        if name == "connection_string_password" and (";" not in text or text.count("=") < 2):
+            continue  # a lone password=... is an assignment (a reading), not a connection string
+        for match in pattern.finditer(text):
+            if group is None or not _stands_for_nothing(match.group(group)):
+                return name
+    return None
