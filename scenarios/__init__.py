@@ -12,4 +12,5 @@ STEP_MODULES = (
     "steps_survivors",
     "steps_isolation",
     "steps_corpus",
+    "steps_writeback",
 )

@@ -31,6 +31,7 @@ from fakes._packets import (
 from fakes._scheduler import FakeScheduler, GovernedAdmission
 from fakes._sink import FakeSink
 from fakes._turn import TestbedTurn
+from fakes._writeback import ReferenceWriteback
 from pwh import (
     CanonicalError,
     DispatchOutcome,
@@ -41,6 +42,8 @@ from pwh import (
     turn_contracts_of,
 )
 from pwh._core.canonical import MAX_DEPTH, to_plain
+from pwh._suts.reference import ReferenceSUT
+from pwh._suts.writeback_seam import writeback_boundary_of
 
 from ._behaviours import BEHAVIOURS, CallContext
 from ._expect import Ledger, expect, pop_ledger, push_ledger
@@ -272,6 +275,57 @@ class TurnSeamRecorder:
         return result
 
 
+# The writeback-seam calls whose normal return is an answer a check can judge.
+WRITEBACK_ANSWERS = frozenset(
+    {
+        "install",
+        "register_intent_kind",
+        "commit_completion",
+        "commit_replan",
+        "replay",
+        "primary_receipt",
+        "spend_eligibility",
+        "sidecar_records",
+        "intent_receipts",
+        "hooks_seen",
+    }
+)
+
+
+class WritebackRecorder:
+    """The implementation's writeback boundary as the world hands it on (every call passes
+    straight through), noting which operations were reached and which answered."""
+
+    def __init__(self, boundary: Any) -> None:
+        self._boundary = boundary
+        self.reached: set[str] = set()
+        self.answered: set[str] = set()
+
+    @property
+    def wrapped(self) -> Any:
+        return self._boundary
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._boundary, name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.reached.add(name)
+            result = attr(*args, **kwargs)
+            if name in WRITEBACK_ANSWERS:
+                self.answered.add(name)
+            return result
+
+        return call
+
+
+def is_reference(sut: Any) -> bool:
+    """Whether ``sut`` is pwh's reference dispatcher (or a mutant of it), whose primary path is
+    pwh's fake orchestrator: the writeback scenarios then use the reference's boundary."""
+    return str(getattr(sut, "name", "")).startswith("reference") or isinstance(sut, ReferenceSUT)
+
+
 class World:
     SEED = 7
 
@@ -310,6 +364,9 @@ class World:
         self.scheduler: FakeScheduler | None = None
         self._orch: FakeOrchestrator | None = None
         self.periodic_report = False
+        self._writeback: WritebackRecorder | None = None
+        self._baselines: list[Any] = []
+        self.writeback_script: list[tuple[str, dict[str, Any]]] = []  # the commands, for the no-hooks run
         _ACTIVE.append(self)
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -321,6 +378,34 @@ class World:
                 self.sut, self.workdir / "primary", seed=self.SEED, segment_size=self.segment_size, turn=self.turn_seam
             )
         return self._orch
+
+    @property
+    def writeback(self) -> WritebackRecorder:
+        """The implementation's writeback boundary for this scenario (pwh/_suts/writeback_seam.py):
+        the one its adapter offers; for pwh's reference, the fake orchestrator wired to it;
+        otherwise ``Unsupported``: the writeback scenarios are not applicable to it."""
+        if self._writeback is None:
+            self._writeback = WritebackRecorder(self._open_writeback(self.workdir / "writeback", hooked=True))
+        return self._writeback
+
+    def _open_writeback(self, where: Path, *, hooked: bool) -> Any:
+        sut = self.seam.wrapped
+        offered = writeback_boundary_of(sut)
+        if offered is not None:
+            return offered
+        if is_reference(sut):
+            return ReferenceWriteback(self.seam if hooked else NoHooksSUT(), where, seed=self.SEED)
+        raise Unsupported("the adapter offers no writeback seam (writeback_boundary(); docs/seam.md)")
+
+    def writeback_baseline(self) -> Any:
+        """A second boundary of the same implementation, with no hook installed, driven through the
+        same commands: the run a hooked run's primary receipts and spends must equal. Closed with
+        the world."""
+        base = self._open_writeback(self.workdir / "writeback-baseline", hooked=False)
+        self._baselines.append(base)
+        for operation, kw in self.writeback_script:
+            getattr(base, operation)(**kw)
+        return base
 
     def turn(self, operation: str) -> tuple[Any, str]:
         """Who answers a turn-seam ``operation`` here, and whose answer a check of it judges:
@@ -506,20 +591,28 @@ class World:
     def judgement(self) -> dict[str, Any]:
         """What the gate needs to count this scenario: whether the SUT was reached at all, whether
         a check judged its answer, and every profile divergence."""
+        wb = self._writeback
+        wb_reached = {f"writeback.{op}" for op in (wb.reached if wb else ())}
+        wb_answered = {f"writeback.{op}" for op in (wb.answered if wb else ())}
         return {
-            "reached": bool(self.seam.reached),
+            "reached": bool(self.seam.reached or wb_reached),
             "judged_sut": self.judged_sut(),
             "turn_judged": self.turn_seam is not None and bool(self.turn_seam.answered) and self.ledger.sut_checks > 0,
             "divergences": list(self.ledger.divergences),
             # which seam operations the scenario reached and which answered (``pwh smoke`` lists them)
-            "operations": sorted(self.seam.reached | {f"turn.{op}" for op in (self.turn_seam.reached if self.turn_seam else ())}),
-            "answered": sorted(self.seam.answered | {f"turn.{op}" for op in (self.turn_seam.answered if self.turn_seam else ())}),
+            "operations": sorted(
+                self.seam.reached | wb_reached | {f"turn.{op}" for op in (self.turn_seam.reached if self.turn_seam else ())}
+            ),
+            "answered": sorted(
+                self.seam.answered | wb_answered | {f"turn.{op}" for op in (self.turn_seam.answered if self.turn_seam else ())}
+            ),
         }
 
     def judged_sut(self) -> bool:
         """Whether this scenario judged the implementation: it answered at least one seam call and
         at least one check read what it did."""
-        return bool(self.seam.answered) and self.ledger.sut_checks > 0
+        answered = self.seam.answered or (self._writeback is not None and self._writeback.answered)
+        return bool(answered) and self.ledger.sut_checks > 0
 
     def act_crashing(self, action: str, point: str, **kw: Any) -> None:
         """Arm ``point``, run ``action``, expect the crash, then restart from durable storage."""
@@ -590,6 +683,12 @@ class World:
             _ACTIVE.remove(self)
         if self._orch is not None:
             self._orch.close()
+        for boundary in [self._writeback, *self._baselines]:
+            if boundary is not None:
+                try:
+                    boundary.close()
+                except Unsupported:
+                    pass
         try:
             self.sut.close()
         except Unsupported:

@@ -26,6 +26,7 @@ from .steps_setup import *  # noqa: F403
 from .steps_survivors import *  # noqa: F403
 from .steps_teeth import *  # noqa: F403
 from .steps_turns import *  # noqa: F403
+from .steps_writeback import *  # noqa: F403
 
 SUT_ENV = "PWH_SUT"
 

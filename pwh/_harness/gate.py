@@ -102,7 +102,9 @@ def seam_taken(judged: dict[str, Any]) -> dict[str, Any]:
     seam for every seed-003 scenario counted for the SUT, a skip or failure included; but only a
     scenario that called an operation of the SUT's own turn seam (there is one only when the
     adapter offers it) went through it. Any other skip or failure came through the dispatcher
-    seam (the template adapter's ``Unsupported`` dispatch, say), and is named so."""
+    seam (the template adapter's ``Unsupported`` dispatch, say), and is named so. A matrix
+    scenario that drove the implementation's writeback boundary is named ``writeback`` by
+    :func:`judge_scenario` already (an operation ``writeback.*`` in its judgement)."""
     if judged.get("seam") != "turn":
         return judged
     operations = (judged.get("judgement") or {}).get("operations", [])

@@ -42,8 +42,16 @@ def judge_scenario(s: dict[str, Any]) -> dict[str, Any]:
         counts_for = "sut" if j.get("judged_sut") else "testbed"
     rfc = {"passed": "pass", "failed": "fail", "skipped": "skip"}.get(outcome, "fail")
     profile = "divergence" if rfc == "pass" and divergences else rfc
-    seam = "testbed" if counts_for == "testbed" else ("turn" if primary_turn else "dispatcher")
+    seam = "testbed" if counts_for == "testbed" else ("turn" if primary_turn else _matrix_seam(j))
     return {**s, "rfc": rfc, "profile": profile, "counts_for": counts_for, "seam": seam, "divergences": divergences}
+
+
+def _matrix_seam(judgement: dict[str, Any]) -> str:
+    """The seam a matrix scenario went through: ``writeback`` when it drove the implementation's
+    own committed-writeback boundary (an operation ``writeback.*``; pwh/_suts/writeback_seam.py),
+    else the dispatcher seam."""
+    operations = judgement.get("operations", [])
+    return "writeback" if any(str(op).startswith("writeback.") for op in operations) else "dispatcher"
 
 
 def rows_of(judged: list[dict[str, Any]], selected: list[str] | None) -> dict[str, dict[str, Any]]:

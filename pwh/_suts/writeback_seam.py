@@ -41,6 +41,7 @@ __all__ = [
 # The operations a writeback boundary may offer; an adapter lists the ones it implements.
 WRITEBACK_OPERATIONS: tuple[str, ...] = (
     "prepare",
+    "register_intent_kind",
     "install",
     "commit_completion",
     "commit_replan",
@@ -104,6 +105,11 @@ class WritebackBoundary(Protocol):
         on or off as the implementation switches it, and the implementation's own periodic-report
         capability installed at its composition root when ``periodic_report`` is true."""
 
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Any]:
+        """Add a test intent kind and its payload schema to the implementation's catalog, as the
+        dispatcher seam's method of the same name does (docs/seam.md, "Intent kinds"); pwh calls it
+        before installing a hook proposing that kind. ``[]`` when registered, else the rejections."""
+
     def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Any]:
         """Install a test hook at the implementation's composition root (as its host would at
         boot), in RFC terms; ``[]`` when installed, else the rejections (compact codes)."""
@@ -112,7 +118,9 @@ class WritebackBoundary(Protocol):
         """Complete Todo number ``todo`` through the implementation's own primary path. ``fail``
         makes the primary validation or the writeback fail; ``crash`` (a key of
         :data:`WRITEBACK_CRASH_POINTS`) kills the implementation's process there (a real SIGKILL),
-        then :meth:`recover` is the caller's to run."""
+        then :meth:`recover` is the caller's to run. A crashed command returns
+        ``Commit(committed=False, receipt_id=None, event_kind=None, raised="killed")``: the
+        process that would have answered is gone, and only durable storage says what committed."""
 
     def commit_replan(self, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
         """Record a replan through the implementation's own primary path (as for a completion)."""

@@ -14,6 +14,7 @@ from . import (
     _classic,  # noqa: F401  (registers its mutants)
     _models,  # noqa: F401  (registers the models' mutants)
     _teeth,  # noqa: F401  (registers its mutants)
+    _writeback,  # noqa: F401  (registers the writeback wiring's mutants)
 )
 from ._registry import MUTANTS, Mutant, mutant
 
