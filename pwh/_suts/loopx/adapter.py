@@ -162,6 +162,13 @@ class LoopxSUT:
 
         return LoopxTurn(self.workdir / "turn")
 
+    def writeback_boundary(self) -> Any:
+        """LoopX's real ``todo complete`` path with its post-writeback wiring (:mod:`.writeback`): a
+        fresh private installation and warm LoopX interpreter per call; its ``close`` stops them."""
+        from pwh._suts.loopx.writeback import LoopxWritebackBoundary
+
+        return LoopxWritebackBoundary()
+
     def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
         """LoopX has no catalog: the kind is kept for the adapter's RFC checks, and a case only a
         catalog could decide is Unsupported."""

@@ -1,0 +1,5 @@
+"""LoopX 2.1.1 through its real command paths (``todo complete``), as a writeback boundary."""
+
+from pwh._suts.loopx.writeback.boundary import LoopxWritebackBoundary
+
+__all__ = ["LoopxWritebackBoundary"]

@@ -1,0 +1,719 @@
+"""LoopX through its real command paths, as a :class:`~pwh._suts.writeback_seam.WritebackBoundary`.
+
+One boundary is one private LoopX installation: a directory with its own HOME, TMPDIR (so its
+Node runtime and usage-ping state are its own), runtime root and Goal fixture
+(:mod:`.fixture`), and one warm LoopX interpreter (:mod:`.server`, a fork server started with
+this interpreter, ``sys.executable``), which forks a child per command. Each command is LoopX's
+own CLI path (``loopx.entrypoint.main(argv)``): ``quota should-run --turn-instance-id`` opens a
+Turn, ``todo complete`` commits the completion and dispatches the post-writeback hooks LoopX's
+composition root returns (its periodic-report hook plus the test hooks the server adds there).
+
+A test hook's producer stays in this process: the LoopX child hands each provider call over a
+Unix socket, the boundary translates LoopX's input to RFC terms (:mod:`pwh._suts.loopx.map`),
+runs the producer on a watch, and sends the translated result back as plain data. A crash is a
+real SIGKILL of the child by PID while a provider runs. Readback is from LoopX's files: the
+canonical authority store (primary receipt), the command's ``settlement_result`` (spend
+eligibility), ``<RT>/goals/G/post_writeback_hooks/pwh_*.json`` (sidecar records and intent
+receipts), and the server's JSONL of every hook input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pwh._core import codes
+from pwh._core.codes import Rejection
+from pwh._core.profile import CORE_CEILINGS
+from pwh._core.registry import IntentKindCatalog, Producer, RegistrationRejected
+from pwh._suts.loopx.crossing import budget_sides_differ, contract_edits
+from pwh._suts.loopx.map import (
+    CARRIED,
+    ENVELOPE,
+    Binding,
+    LoopxDivergence,
+    StopDispatch,
+    get_path,
+    lacks,
+    loopx_version,
+    plain_copy,
+    reference_dispatch_id_for,
+    registration_problems,
+    row,
+    to_loopx_event_kind,
+    to_loopx_result,
+    to_rfc_code,
+    to_rfc_event_kind,
+    to_rfc_input,
+    to_rfc_record,
+)
+from pwh._suts.loopx.runtime import node_bin_dir, pid_alive
+from pwh._suts.seam import Unsupported
+from pwh._suts.writeback_seam import Commit, HookSeen, PrimaryFailure
+
+from .fixture import AGENT_ID, GOAL_ID, Layout, todo_id, write_goal
+
+READY_SECONDS = 120.0
+COMMAND_SECONDS = 180.0
+WATCH_GRACE_SECONDS = 0.5
+STOP_SECONDS = 5.0
+COMPLETION = "todo_completed"
+
+OPERATIONS = (
+    "prepare",
+    "register_intent_kind",
+    "install",
+    "commit_completion",
+    "replay",
+    "crash_and_recover",
+    "primary_receipt",
+    "spend_eligibility",
+    "sidecar_records",
+    "intent_receipts",
+    "hooks_seen",
+    "plant",
+)
+UNSUPPORTED_CRASHES = {
+    "after_primary_commit": (
+        "no point between LoopX's committed completion and its first provider call: its hooks are composed before "
+        "the command commits (cli_runtime.py:476-510) and only a provider can hold the process after the commit"
+    ),
+    "before_sidecar_checkpoint": (
+        "no point after every provider answered and before the sidecar write: LoopX finalizes its receipts inside "
+        "its Node transaction (post_writeback_hook_transaction.ts), which no Python entry reaches"
+    ),
+}
+
+
+class CommandFailed(RuntimeError):
+    """The warm interpreter or a LoopX command could not be run at all (not a LoopX answer)."""
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """A producer's answer as JSON the fork server's fixed decoder turns back into the same data
+    (sets, non-string keys; NaN and infinities cross as JSON's NaN/Infinity tokens)."""
+    if depth > 400:
+        return None
+    if isinstance(value, Mapping):
+        items = list(value.items())
+        if all(isinstance(k, str) for k, _ in items):
+            inner = {k: encode(v, depth + 1) for k, v in items}
+            return {"$dict": inner} if len(inner) == 1 and next(iter(inner)) in ("$set", "$pairs", "$dict") else inner
+        return {"$pairs": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in items]}
+    if isinstance(value, (list, tuple)):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return {"$set": [encode(v, depth + 1) for v in value]}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return {"$set": []}  # no other object crosses a process: the nearest non-JSON value
+
+
+class _Server:
+    """The fork server process and its JSON-lines control channel (stdin/stdout pipes)."""
+
+    def __init__(self, layout: Layout, env: dict[str, str]) -> None:
+        self.log = open(layout.root / "server.err", "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pwh._suts.loopx.writeback.server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=env,
+            cwd=str(layout.root),
+            start_new_session=True,
+        )
+        self._buf = b""
+        self.fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        ready = self.read_line(READY_SECONDS)
+        if not ready or not ready.get("ready"):
+            self.kill()
+            raise CommandFailed("the warm LoopX interpreter did not start: " + _tail(layout.root / "server.err"))
+        self.import_seconds = ready.get("import_seconds")
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+        self.proc.stdin.flush()
+
+    def pending_line(self) -> dict[str, Any] | None:
+        if b"\n" in self._buf:
+            line, self._buf = self._buf.split(b"\n", 1)
+            return json.loads(line)
+        return None
+
+    def feed(self) -> bool:
+        chunk = os.read(self.fd, 65536)
+        self._buf += chunk
+        return bool(chunk)
+
+    def read_line(self, seconds: float) -> dict[str, Any] | None:
+        deadline = time.monotonic() + seconds
+        while True:
+            line = self.pending_line()
+            if line is not None:
+                return line
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            with selectors.DefaultSelector() as sel:
+                sel.register(self.fd, selectors.EVENT_READ)
+                if sel.select(left) and not self.feed():
+                    return None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(STOP_SECONDS)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()  # type: ignore[union-attr]
+        self.log.close()
+
+
+class LoopxWritebackBoundary:
+    """LoopX 2.1.1's ``todo complete`` path with its post-writeback wiring, driven from outside."""
+
+    operations = OPERATIONS
+
+    def __init__(self, *, workdir: str | Path | None = None) -> None:
+        self._own_dir = workdir is None
+        root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-")) if workdir is None else Path(workdir)
+        self.layout = Layout(root.resolve())
+        self.layout.make_dirs()
+        self._closed = False
+        self._hooks: dict[str, dict[str, Any]] = {}  # hook_id -> {registration, producer, edits}
+        self._commits: list[dict[str, Any]] = []
+        self._crashed: dict[str, Any] | None = None
+        self._events: dict[str, str] = {}  # LoopX source event id (pwr_) -> committed receipt id (tcw_)
+        self._carried: dict[str, dict[str, Any]] = {}
+        self._order: list[str] = []  # sidecar dispatch ids, in the order they first appeared
+        self._planted: dict[str, str] = {}
+        self._todos = 0
+        self._catalog = IntentKindCatalog()
+        self._turns = 0
+        self._node_pids: set[int] = set()
+        self.command_seconds: list[tuple[str, float]] = []
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socket_path = str(self.layout.root / "cb.sock")
+        self._listener.bind(self._socket_path)
+        self._listener.listen(4)
+        self._server: _Server | None = None
+        try:
+            self._server = _Server(self.layout, self._env())
+        except BaseException:
+            self.close()
+            raise
+
+    # -- environment -------------------------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            HOME=str(self.layout.home),
+            TMPDIR=str(self.layout.tmp),
+            LOOPX_USAGE_PING="0",
+            LOOPX_EFFECT_RUNTIME_IDLE_MS="60000",
+            PYTHONDONTWRITEBYTECODE="1",
+        )
+        env.pop("PWH_LOOPX_PID_LOG", None)
+        node = node_bin_dir()
+        if node is not None:
+            env["PATH"] = os.pathsep.join(filter(None, [str(node), env.get("PATH", "")]))
+        repo = str(Path(__file__).resolve().parents[4])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH", "")]))
+        return env
+
+    @property
+    def server_pid(self) -> int | None:
+        return self._server.proc.pid if self._server is not None else None
+
+    # -- the seam ----------------------------------------------------------------------------------
+
+    def prepare(self, *, todos: int, phase_enabled: bool, periodic_report: bool) -> None:
+        if not phase_enabled:
+            raise lacks("profile.phase_enabled")
+        texts = {n: self._planted_text(n) for n in range(1, todos + 1)} if self._planted else None
+        write_goal(self.layout, todos=todos, periodic_report=periodic_report, texts=texts)
+        self._todos = todos
+        answer = self._run(
+            "promote",
+            registry=str(self.layout.registry),
+            runtime_root=str(self.layout.runtime_root),
+            goal_id=GOAL_ID,
+            state_path=str(self.layout.state_file),
+        )
+        if answer["exit"] != 0:
+            raise CommandFailed("canonical Todo authority promotion failed: " + answer["err"][-1500:])
+
+    def plant(self, values: Mapping[str, str]) -> None:
+        """Private values go where a user puts them: every value into the completion evidence of the
+        next commits, and, when planted before :meth:`prepare`, into each Todo's text too."""
+        self._planted.update({str(k): str(v) for k, v in values.items()})
+
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Any]:
+        """LoopX has no intent-kind catalog: the kind is kept for the RFC checks of registrations,
+        and a case only a catalog could decide is Unsupported (as at the dispatcher seam)."""
+        try:
+            self._catalog.register(kind, payload_schema)
+        except RegistrationRejected:
+            raise lacks("seam.register_intent_kind") from None
+        return []
+
+    def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Any]:
+        if not isinstance(registration, Mapping):
+            raise Unsupported("a registration that is not an object cannot cross to the LoopX process as a registration")
+        problems = registration_problems(registration, self._catalog.kinds)
+        edits = contract_edits(registration, problems)
+        if edits is None:
+            concept, known = problems[0]
+            raise lacks(known.harness if known else concept)
+        hook = {"registration": plain_copy(dict(registration)), "edits": plain_copy(edits)}
+        others = [self._wire(h) for h in self._hooks.values() if h["registration"].get("hook_id") == registration.get("hook_id")]
+        kinds = registration.get("event_kinds")
+        kind = kinds[0] if isinstance(kinds, list) and kinds and isinstance(kinds[0], str) else COMPLETION
+        answer = self._run("probe", hooks=[*others, hook], event_kind=to_loopx_event_kind(kind))
+        if answer["exit"] != 0:
+            raise CommandFailed("LoopX's registration probe failed: " + answer["err"][-1500:])
+        found = {f.get("error_code") for f in _json(answer["out"]).get("failures", []) if f.get("hook_id") == registration.get("hook_id")}
+        if row("install.duplicate_hook_id").loopx in found:
+            return [Rejection(codes.REGISTRATION_REJECTED, "$.hook_id", "loopx reports duplicate_hook_id")]
+        if row("install.rejected").loopx in found:
+            return [Rejection(codes.REGISTRATION_REJECTED, "$", "loopx rejected the registration; it names no field")]
+        self._hooks[str(registration.get("hook_id"))] = {**hook, "producer": producer}
+        return []
+
+    def commit_completion(self, todo: int, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
+        if fail == "writeback":
+            raise Unsupported(
+                f"loopx {loopx_version()} has no way from outside to make its canonical authority write fail "
+                "(the file-v0 store is written by its Node runtime; this process runs as a user the file mode does not stop)"
+            )
+        if crash is not None and crash != "inside_provider":
+            raise Unsupported(f"loopx {loopx_version()} has {UNSUPPORTED_CRASHES.get(crash, 'no such crash point')}")
+        if crash is not None and not self._hooks:
+            raise Unsupported("a crash inside a provider needs an installed test hook to hold LoopX's process there")
+        self._turns += 1
+        turn = f"pwh-turn-{self._turns:04d}"
+        opened = self._loopx(
+            ["quota", "should-run", "--codex-app", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--turn-instance-id", turn]
+        )
+        argv = [
+            "todo", "complete", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--todo-id", todo_id(todo),
+            "--turn-instance-id", turn, "--claimed-by", AGENT_ID, "--evidence", self._evidence(todo),
+        ]  # fmt: skip
+        if fail == "validation":
+            argv += ["--validation-command-json", json.dumps([sys.executable, "-c", "raise SystemExit(1)"])]
+        record = {"argv": argv, "turn": turn, "todo": todo, "opened": opened.get("json"), "receipt_id": None, "output": None}
+        answer = self._loopx(argv, crash_in_provider=crash == "inside_provider")
+        if answer["crashed"]:
+            self._crashed = record
+            self._commits.append(record)
+            return Commit(committed=False, receipt_id=None, event_kind=None, raised="killed", notes=("SIGKILL inside a provider",))
+        commit = self._commit_of(answer)
+        if commit.committed:
+            record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
+            self._commits.append(record)
+        return commit
+
+    def commit_replan(self, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
+        raise Unsupported("the replan paths (refresh-state, turn run-once) are not wired in this boundary yet")
+
+    def replay(self, commit_number: int) -> Commit:
+        record = self._commit(commit_number)
+        return self._commit_of(self._loopx(record["argv"]))
+
+    def recover(self) -> None:
+        """LoopX's own recovery: re-run the committed CLI mutation (its composition-retry journal's
+        replay action), in a fresh child of the warm interpreter, which keeps no state of its own."""
+        record, self._crashed = self._crashed, None
+        if record is None:
+            return
+        commit = self._commit_of(self._loopx(record["argv"]))
+        record["receipt_id"] = commit.receipt_id
+
+    def primary_receipt(self, commit_number: int) -> bytes:
+        """The committed ``committed[]`` entry of the canonical authority store holding this
+        completion's terminal lifecycle receipt, as canonical JSON bytes."""
+        receipt_id = self._commit(commit_number).get("receipt_id")
+        for entry in self._authority_entries():
+            for receipt in entry.get("receipts") or ():
+                if get_path(receipt, "result.completion_receipt_id") == receipt_id:
+                    return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        raise LookupError(f"no committed authority entry holds completion {receipt_id}")
+
+    def spend_eligibility(self, commit_number: int) -> Mapping[str, Any]:
+        """The heartbeat settlement LoopX reads back for the commit's Turn (``settlement_result``
+        of the completing command: its receipts and failure; hooks never feed it)."""
+        output = self._commit(commit_number).get("output") or {}
+        settlement = output.get("settlement_result") or {}
+        return {
+            "ok": settlement.get("ok"),
+            "failure": plain_copy(settlement.get("failure")),
+            "receipts": [plain_copy(r) for r in settlement.get("receipts") or ()],
+        }
+
+    def sidecar_records(self) -> list[dict[str, Any]]:
+        files = self._sidecar_files()
+        self._note_order(files)
+        order = {d: i for i, d in enumerate(self._order)}
+        names = sorted(files, key=lambda d: (order.get(d, len(order)), d))
+        return [self._to_rfc(files[d]) for d in names]
+
+    def intent_receipts(self) -> list[dict[str, Any]]:
+        return [dict(i) for r in self.sidecar_records() if r.get("status") == "proposed" for i in r.get("intents") or ()]
+
+    def hooks_seen(self) -> list[HookSeen]:
+        seen = []
+        for line in _read(self.layout.root / "hook-inputs.jsonl").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            hook_id, loopx_input = entry.get("hook_id"), entry.get("input") or {}
+            event_id = get_path(loopx_input, "receipt.event_id")
+            hook = self._hooks.get(hook_id)
+            shown = to_rfc_input(loopx_input, hook["registration"], self._binding(hook_id, loopx_input)) if hook else loopx_input
+            seen.append(HookSeen(hook_id, self._events.get(event_id, event_id), shown))
+        return seen
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        server, self._server = self._server, None
+        if server is not None:
+            try:
+                if server.proc.poll() is None:
+                    with contextlib.suppress(Exception):
+                        self._run_on(server, "stop_runtime", seconds=30)
+                    with contextlib.suppress(OSError, ValueError):
+                        server.send({"op": "exit"})
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        server.proc.wait(STOP_SECONDS)
+            finally:
+                server.kill()
+        self._note_node_pids()
+        for pid in sorted(self._node_pids):
+            if pid_alive(pid):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_SECONDS
+        while any(pid_alive(p) for p in self._node_pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        if self._own_dir:
+            shutil.rmtree(self.layout.root, ignore_errors=True)
+
+    def survivors(self) -> list[int]:
+        """PIDs this boundary started (server, Node runtimes) that still run."""
+        pids = list(self._node_pids)
+        return [p for p in pids if pid_alive(p)]
+
+    @property
+    def node_pids(self) -> tuple[int, ...]:
+        return tuple(sorted(self._node_pids))
+
+    # -- commands ----------------------------------------------------------------------------------
+
+    def _loopx(self, argv: list[str], *, crash_in_provider: bool = False) -> dict[str, Any]:
+        full = ["--registry", str(self.layout.registry), "--runtime-root", str(self.layout.runtime_root), "--format", "json", *argv]
+        started = time.monotonic()
+        answer = self._run("run", argv=full, hooks=[self._wire(h) for h in self._hooks.values()], crash=crash_in_provider)
+        self.command_seconds.append((" ".join(argv[:2]), time.monotonic() - started))
+        answer["json"] = _json(answer["out"]) if answer["out"].strip().startswith("{") else None
+        self._after_command(answer)
+        return answer
+
+    def _wire(self, hook: Mapping[str, Any]) -> dict[str, Any]:
+        return {"registration": hook["registration"], "edits": hook.get("edits") or {}}
+
+    def _run(self, op: str, *, crash: bool = False, **fields: Any) -> dict[str, Any]:
+        if self._server is None:
+            raise CommandFailed("the boundary is closed")
+        return self._run_on(self._server, op, crash=crash, **fields)
+
+    def _run_on(self, server: _Server, op: str, *, crash: bool = False, seconds: float = COMMAND_SECONDS, **fields: Any) -> dict[str, Any]:
+        n = len(self.command_seconds) + len(self._commits) + int(time.monotonic() * 1000)
+        out, err = self.layout.root / f"cmd-{n}.out", self.layout.root / f"cmd-{n}.err"
+        request = {
+            "op": op,
+            "out": str(out),
+            "err": str(err),
+            "callback": self._socket_path,
+            "inputs": str(self.layout.root / "hook-inputs.jsonl"),
+            **fields,
+        }
+        server.send(request)
+        forked = server.read_line(30)
+        if not forked or not isinstance(forked.get("pid"), int):
+            raise CommandFailed("the warm LoopX interpreter did not fork: " + _tail(self.layout.root / "server.err"))
+        pid = forked["pid"]
+        state: dict[str, Any] = {"crashed": False, "problem": None}
+        done = self._serve(server, pid, crash, state, time.monotonic() + seconds)
+        answer = {
+            "exit": done.get("exit"),
+            "signal": done.get("signal"),
+            "crashed": state["crashed"],
+            "out": _read(out),
+            "err": _read(err),
+            "pid": pid,
+        }
+        for f in (out, err):
+            with contextlib.suppress(OSError):
+                f.unlink()
+        if state["problem"] is not None:
+            raise state["problem"]
+        return answer
+
+    def _serve(self, server: _Server, pid: int, crash: bool, state: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """Answer the child's provider calls until the server reports it reaped."""
+        conns: list[socket.socket] = []
+        bufs: dict[int, bytes] = {}
+        with selectors.DefaultSelector() as sel:
+            sel.register(server.fd, selectors.EVENT_READ, "server")
+            sel.register(self._listener, selectors.EVENT_READ, "accept")
+            try:
+                while True:
+                    line = server.pending_line()
+                    if line is not None and "exit" in line:
+                        return line
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        _kill(pid)
+                        state["problem"] = state["problem"] or CommandFailed("a LoopX command ran past its deadline")
+                        deadline = time.monotonic() + 30
+                        continue
+                    for key, _ in sel.select(min(left, 1.0)):
+                        if key.data == "server":
+                            if not server.feed():
+                                raise CommandFailed("the warm LoopX interpreter ended: " + _tail(self.layout.root / "server.err"))
+                        elif key.data == "accept":
+                            conn, _ = self._listener.accept()
+                            conns.append(conn)
+                            bufs[conn.fileno()] = b""
+                            sel.register(conn, selectors.EVENT_READ, "conn")
+                        else:
+                            conn = key.fileobj  # type: ignore[assignment]
+                            chunk = conn.recv(1 << 20)  # type: ignore[union-attr]
+                            if not chunk:
+                                sel.unregister(conn)
+                                continue
+                            bufs[conn.fileno()] += chunk  # type: ignore[union-attr]
+                            while b"\n" in bufs[conn.fileno()]:  # type: ignore[union-attr]
+                                raw, bufs[conn.fileno()] = bufs[conn.fileno()].split(b"\n", 1)  # type: ignore[union-attr]
+                                reply = self._provider_call(json.loads(raw), pid, crash, state)
+                                if reply is not None:
+                                    with contextlib.suppress(OSError):
+                                        conn.sendall((json.dumps(reply, allow_nan=True) + "\n").encode("utf-8"))  # type: ignore[union-attr]
+            finally:
+                for conn in conns:
+                    with contextlib.suppress(OSError):
+                        conn.close()
+
+    def _provider_call(self, message: Mapping[str, Any], pid: int, crash: bool, state: dict[str, Any]) -> dict[str, Any] | None:
+        hook_id = str(message.get("hook_id"))
+        loopx_input = message.get("input") or {}
+        if crash and not state["crashed"]:
+            state["crashed"] = True
+            _kill(pid)  # a real SIGKILL while the provider runs: nothing of its result is durable
+            return None
+        hook = self._hooks.get(hook_id)
+        if hook is None or state["problem"] is not None:
+            return {"abort": "unknown hook"}
+        registration = hook["registration"]
+        binding = self._binding(hook_id, loopx_input)
+        try:
+            value = self._watched(hook, to_rfc_input(loopx_input, registration, binding), pid)
+        except LoopxDivergence as divergence:
+            state["problem"] = divergence
+            return {"abort": "divergence"}
+        except BaseException as exc:  # the producer's own failure, raised again in LoopX's process
+            return {"raise": type(exc).__name__}
+        try:
+            translated = to_loopx_result(value, registration, binding, self._carry)
+        except StopDispatch as stop:
+            state["problem"] = stop.error
+            return {"abort": "unsupported"}
+        if budget_sides_differ(value, translated, get_path(registration, "budget.max_result_bytes")):
+            state["problem"] = lacks("result.bytes")
+            return {"abort": "unsupported"}
+        return {"result": encode(translated)}
+
+    def _watched(self, hook: Mapping[str, Any], hook_input: dict[str, Any], pid: int) -> Any:
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = hook["producer"](hook_input)
+            except BaseException as exc:
+                box["error"] = exc
+
+        registration = hook["registration"]
+        limit_ms = get_path(registration, "budget.timeout_ms")
+        limit_ms = limit_ms if isinstance(limit_ms, int) else CORE_CEILINGS["timeout_ms"]
+        worker = threading.Thread(target=run, name=f"pwh-lxwb-{registration.get('hook_id')}", daemon=True)
+        worker.start()
+        worker.join(limit_ms / 1000 + WATCH_GRACE_SECONDS)
+        if worker.is_alive():
+            _kill(pid)
+            hook_id = registration.get("hook_id")
+            raise LoopxDivergence(
+                f"hook {hook_id} given up on at its {limit_ms} ms timeout (producer_timed_out)",
+                f"loopx {loopx_version()}'s todo complete was still waiting for hook {hook_id} "
+                f"{round(limit_ms + WATCH_GRACE_SECONDS * 1000)} ms after calling it ({row('registration.budget.timeout_ms').note})",
+                clause="§10.limits",
+            )
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+    # -- readback ----------------------------------------------------------------------------------
+
+    def _commit_of(self, answer: Mapping[str, Any]) -> Commit:
+        output = answer.get("json") or {}
+        raised = None
+        if answer.get("signal") is not None:
+            raised = f"signal_{answer['signal']}"
+        elif not output:
+            match = re.findall(r"^([A-Za-z_][\w.]*)(?::|$)", answer.get("err") or "", re.M)
+            raised = (match[-1].rsplit(".", 1)[-1] if match else f"exit_{answer.get('exit')}")[:64]
+        receipt_id = output.get("completion_receipt_id") if isinstance(output.get("completion_receipt_id"), str) else None
+        committed = bool(output.get("ok")) and bool(output.get("completed")) and not output.get("dry_run")
+        hooks = output.get("post_writeback_hooks")
+        dispatch = None
+        if isinstance(hooks, Mapping):
+            dispatch = {
+                "invoked": hooks.get("invoked_count"),
+                "registered": hooks.get("registered_count"),
+                "replayed_hooks": list(hooks.get("replayed_hooks") or ()),
+                "retried_hooks": list(hooks.get("retried_hooks") or ()),
+                "intents": hooks.get("intent_count"),
+                "failures": [
+                    {"hook_id": f.get("hook_id"), "failure_code": to_rfc_code(f.get("error_code"))} for f in hooks.get("failures") or ()
+                ],
+                "primary_writeback_preserved": hooks.get("primary_writeback_preserved"),
+            }
+        notes = tuple(filter(None, [output.get("provider_status") and f"provider_status={output.get('provider_status')}"]))
+        return Commit(committed and receipt_id is not None, receipt_id if committed else None, COMPLETION, dispatch, raised, notes)
+
+    def _after_command(self, answer: Mapping[str, Any]) -> None:
+        """Learn which LoopX source event ids belong to the committed receipt, and note new sidecars."""
+        output = answer.get("json") or {}
+        files = self._sidecar_files()
+        fresh = self._note_order(files)
+        receipt_id = output.get("completion_receipt_id")
+        if isinstance(receipt_id, str):
+            for d in fresh:
+                event_id = files[d].get("source_receipt_id")
+                if isinstance(event_id, str):
+                    self._events.setdefault(event_id, receipt_id)
+            for intent in get_path(output, "post_writeback_hooks.intents") or ():
+                event_id = get_path(intent, "source_receipt_id")
+                if isinstance(event_id, str):
+                    self._events.setdefault(event_id, receipt_id)
+        self._note_node_pids()
+
+    def _note_order(self, files: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        fresh = [
+            d for d in sorted(files, key=lambda d: (str(files[d].get("recorded_at")), str(files[d].get("hook_id")))) if d not in self._order
+        ]
+        self._order.extend(fresh)
+        return fresh
+
+    def _sidecar_files(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for path in sorted(self.layout.sidecar_dir.glob("pwh_*.json")):
+            record = _json(_read(path))
+            if record:
+                out[path.stem] = record
+        return out
+
+    def _to_rfc(self, receipt: Mapping[str, Any]) -> dict[str, Any]:
+        hook_id = receipt.get("hook_id")
+        event_id = receipt.get("source_receipt_id")
+        kind = to_rfc_event_kind(self._event_kind_of(receipt))
+        key = f"{hook_id}|{get_path(receipt, 'intent.idempotency_key')}"
+        record = to_rfc_record(receipt, {"receipt_id": event_id, "event_kind": kind}, self._carried.get(key, {}))
+        record["source_receipt_id"] = self._events.get(str(event_id), event_id)
+        return record
+
+    def _event_kind_of(self, receipt: Mapping[str, Any]) -> str:
+        return "todo_complete"  # the only path this boundary drives
+
+    def _binding(self, hook_id: Any, loopx_input: Mapping[str, Any]) -> Binding:
+        event_id = get_path(loopx_input, "receipt.event_id")
+        kind = to_rfc_event_kind(get_path(loopx_input, "receipt.event_kind"))
+        dispatch = reference_dispatch_id_for({"receipt_id": event_id, "event_kind": kind}, hook_id)
+        return Binding(dispatch or event_id, event_id)
+
+    def _carry(self, hook_id: str, intent: Mapping[str, Any]) -> None:
+        fields = {k: plain_copy(intent[k]) for k in ENVELOPE if row(f"intent.{k}").loopx == CARRIED}
+        self._carried[f"{hook_id}|{intent.get('intent_id')}"] = fields
+
+    def _authority_entries(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        for path in sorted(self.layout.authority_dir.glob("authority-store-*.json")):
+            store = _json(_read(path))
+            entries.extend(e for e in store.get("committed") or () if isinstance(e, dict))
+        return entries
+
+    def _commit(self, commit_number: int) -> dict[str, Any]:
+        committed = [c for c in self._commits if c.get("receipt_id")]
+        if not 1 <= commit_number <= len(committed):
+            raise LookupError(f"no committed writeback number {commit_number}")
+        return committed[commit_number - 1]
+
+    def _evidence(self, todo: int) -> str:
+        extra = "; ".join(self._planted.values())
+        return f"pwh fixture evidence for task {todo}" + (f" ({extra})" if extra else "")
+
+    def _planted_text(self, n: int) -> str:
+        return f"Fixture task {n}: " + "; ".join(self._planted.values())
+
+    def _note_node_pids(self) -> None:
+        for locator in self.layout.tmp.glob("loopx-effect-runtime-*/runtime-*.json"):
+            pid = (_json(_read(locator)) or {}).get("pid")
+            if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+                self._node_pids.add(pid)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _tail(path: Path) -> str:
+    return _read(path)[-1500:]

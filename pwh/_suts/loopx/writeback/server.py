@@ -1,0 +1,354 @@
+"""The warm LoopX interpreter: a fork server that imports loopx once and forks a child per command.
+
+Run as ``python -m pwh._suts.loopx.writeback.server`` by :class:`~.boundary.LoopxWritebackBoundary`,
+with the boundary's private environment (HOME, TMPDIR, PATH with the wheel's Node,
+``LOOPX_USAGE_PING=0``). Before ``loopx.cli`` and ``loopx.cli_commands.turn_post_writeback`` are
+imported (both copy the name at import), it re-binds LoopX's one composition-root function,
+``periodic_report_post_writeback_hooks_for_goal``, to :func:`composed`: LoopX's own answer (its
+periodic-report hook, its producer wrapped to log its input) plus the test hooks of the current
+command. That is the adapter's one monkeypatch; the command path is otherwise LoopX's own
+(``loopx.entrypoint.main(argv)`` in the forked child).
+
+Control protocol (JSON lines): requests on stdin, answers on stdout. Each request names an
+``op`` from a fixed table (:data:`OPS`); the forked child's answer lands in the request's ``out``
+file, the server answers ``{"pid": ...}`` when the child is forked and ``{"exit": ...}`` once it is
+reaped. Test hooks cross as RFC registrations (data); their providers are proxies that hand
+LoopX's input to the boundary over a Unix socket (``callback``) and return the boundary's answer,
+decoded by a fixed table of plain data types. Nothing received chooses code to run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+# Set by the forked child from its request, read by ``composed`` when LoopX composes its hooks.
+CURRENT: dict[str, Any] = {"hooks": (), "inputs": None, "callback": None}
+_ORIGINAL: Any = None
+_CONNECTION: list[socket.socket] = []
+
+
+# -- the composition root ----------------------------------------------------------------------------
+
+
+def composed(*, registry_path: Path, goal_id: str, runtime_root: Path | None = None) -> tuple[Any, ...]:
+    """LoopX's own post-writeback hooks, each producer logging its input, plus the test hooks."""
+    own = _ORIGINAL(registry_path=registry_path, goal_id=goal_id, runtime_root=runtime_root)
+    logged = tuple(replace(r, producer=_logged(r.hook_id, r.producer)) for r in own)
+    return logged + tuple(CURRENT["hooks"])
+
+
+def _record_input(hook_id: str, hook_input: Any) -> None:
+    path = CURRENT.get("inputs")
+    if not path:
+        return
+    line = json.dumps({"hook_id": hook_id, "input": hook_input}, default=repr, allow_nan=True)
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _logged(hook_id: str, producer: Any) -> Any:
+    def logging_producer(hook_input: Mapping[str, Any]) -> Any:
+        _record_input(hook_id, hook_input)
+        return producer(hook_input)
+
+    return logging_producer
+
+
+# Exceptions a proxy may raise on the boundary's word (a fixed table; anything else: RuntimeError).
+RAISABLE: dict[str, type[BaseException]] = {
+    "RuntimeError": RuntimeError,
+    "ValueError": ValueError,
+    "TypeError": TypeError,
+    "SystemExit": SystemExit,
+    "KeyboardInterrupt": KeyboardInterrupt,
+}
+
+
+class AbortCommand(BaseException):
+    """The boundary cannot put the provider's answer to LoopX: end the command (LoopX isolates only Exception)."""
+
+
+def decode(value: Any) -> Any:
+    """Plain data from the boundary's encoding: ``{"$set": [...]}`` and ``{"$pairs": [[k, v], ...]}``
+    stand for a set and a mapping with non-string keys (a producer's non-JSON answers); ``{"$str": ...}``
+    for a dict that happens to use one of these keys. Only data types are built."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if len(value) == 1:
+            ((key, inner),) = value.items()
+            if key == "$set" and isinstance(inner, list):
+                return {_hashable(decode(v)) for v in inner}
+            if key == "$pairs" and isinstance(inner, list):
+                return {_hashable(decode(k)): decode(v) for k, v in inner}
+            if key == "$dict" and isinstance(inner, dict):
+                return {k: decode(v) for k, v in inner.items()}
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _exchange(message: dict[str, Any]) -> dict[str, Any]:
+    if not _CONNECTION:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(CURRENT["callback"])
+        _CONNECTION.append(conn)
+    conn = _CONNECTION[0]
+    conn.sendall((json.dumps(message, default=repr, allow_nan=True) + "\n").encode("utf-8"))
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise AbortCommand("the boundary closed the callback channel")
+        buf += chunk
+    return json.loads(buf)
+
+
+def _proxy(hook_id: str) -> Any:
+    def provider(hook_input: Mapping[str, Any]) -> Any:
+        _record_input(hook_id, hook_input)
+        answer = _exchange({"op": "call", "hook_id": hook_id, "input": hook_input})
+        if "result" in answer:
+            return decode(answer["result"])
+        if "raise" in answer:
+            raise RAISABLE.get(str(answer["raise"]), RuntimeError)("provider failed (raised by the boundary's producer)")
+        raise AbortCommand(str(answer.get("abort")))
+
+    return provider
+
+
+def _test_registrations(hooks: list[Mapping[str, Any]]) -> tuple[Any, ...]:
+    from loopx.control_plane.capability_hooks import PostWritebackHookRegistration
+
+    from pwh._suts.loopx.crossing import with_contract_edits
+    from pwh._suts.loopx.map import family, get_path, row, to_loopx_event_kind, to_loopx_id
+
+    out = []
+    for hook in hooks:
+        reg, edits = hook["registration"], hook.get("edits") or {}
+
+        def tokens(value: Any, convert: Any = lambda v: v) -> Any:
+            return tuple(convert(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+        fields = {r.loopx: reg.get(key) for key, r in family("registration.").items() if r.loopx and "." not in key}
+        fields["capability_id"] = to_loopx_id(fields["capability_id"])
+        fields["event_kinds"] = tokens(fields["event_kinds"], to_loopx_event_kind)
+        fields["intent_kinds"] = tokens(fields["intent_kinds"])
+        fields["requested_read_scope"] = tokens(fields["requested_read_scope"])
+        fields[str(row("registration.budget.max_result_bytes").loopx)] = get_path(reg, "budget.max_result_bytes")
+        fields[str(row("registration.provider").loopx)] = _proxy(str(reg.get("hook_id")))
+        kind = with_contract_edits(PostWritebackHookRegistration, edits) if edits else PostWritebackHookRegistration
+        out.append(kind(**fields))
+    return tuple(out)
+
+
+# -- what a forked child does ------------------------------------------------------------------------
+
+
+def _run_command(request: Mapping[str, Any]) -> int:
+    from loopx.entrypoint import main
+
+    CURRENT["hooks"] = _test_registrations(request.get("hooks") or [])
+    CURRENT["inputs"] = request.get("inputs")
+    CURRENT["callback"] = request.get("callback")
+    try:
+        code = main(list(request["argv"]))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except AbortCommand:
+        return 70
+    sys.stdout.flush()
+    return int(code or 0)
+
+
+def _probe(request: Mapping[str, Any]) -> int:
+    """LoopX's own verdict on test registrations: a dispatch of a probe source that persists nothing."""
+    from loopx.control_plane.capability_hooks import dispatch_post_writeback_hooks
+
+    from pwh._suts.loopx.crossing import probe_source
+
+    registrations = [replace(r, producer=lambda _i: {}) for r in _test_registrations(request.get("hooks") or [])]
+    result = dispatch_post_writeback_hooks(registrations, source=probe_source(request["event_kind"]), runtime_root=None)
+    sys.stdout.write(json.dumps({"failures": result.get("failures", [])}, default=repr))
+    return 0
+
+
+def _promote(request: Mapping[str, Any]) -> int:
+    """Make the Goal's Todo authority canonical: one commit of its source projection into the
+    installed file-v0 authority store, then the legacy writer fence (both LoopX's own TS modules)."""
+    import subprocess
+
+    import loopx
+    from loopx.control_plane.coordination.authority_source_capture import build_runtime_shadow_source_snapshot
+    from loopx.control_plane.projects.registry_codec import load_project_registry
+    from loopx.registry import find_registry_goal
+
+    registry_path, runtime_root = Path(request["registry"]), Path(request["runtime_root"])
+    goal = find_registry_goal(load_project_registry(registry_path), request["goal_id"])
+    state_path = Path(request["state_path"])
+    projection, _ = build_runtime_shadow_source_snapshot(
+        goal=goal, runtime_root=runtime_root, state_path=state_path, registry_path=registry_path
+    )
+    base = Path(loopx.__file__).parent / "control_plane" / "coordination"
+    script = PROMOTE_SCRIPT.replace("@PROVIDER@", json.dumps((base / "local_authority_provider.ts").as_uri()))
+    script = script.replace("@FENCE@", json.dumps((base / "legacy_writer_fence.ts").as_uri()))
+    script = script.replace("@CODEC@", json.dumps((base / "authority_store_codec.ts").as_uri()))
+    payload = {"root": str(runtime_root), "goal": request["goal_id"], "projection": projection, "state_path": str(state_path)}
+    proc = subprocess.run(
+        ["node", "--no-warnings", "--experimental-strip-types", "--input-type=module", "-e", script],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    sys.stderr.write(proc.stderr[-4000:])
+    sys.stdout.write(proc.stdout)
+    return proc.returncode
+
+
+PROMOTE_SCRIPT = """
+import {openLocalAuthorityStore} from @PROVIDER@;
+import {engageLegacyCoordinationWriterFence} from @FENCE@;
+import {canonicalAuthoritySha256} from @CODEC@;
+let raw = ''; for await (const chunk of process.stdin) raw += chunk;
+const q = JSON.parse(raw);
+const store = await openLocalAuthorityStore(q.root, q.goal);
+const committed = await store.commitAuthority({expected_provider_revision: null, operation_id: 'pwh-writeback-fixture',
+  events: [], next_projection: q.projection, receipts: []});
+if (committed.status !== 'applied') throw new Error('authority commit: ' + JSON.stringify(committed));
+const fence = await engageLegacyCoordinationWriterFence({schema_version: 'loopx_legacy_coordination_writer_fence_engage_request_v0',
+  runtime_root: q.root, goal_id: q.goal, state_path: q.state_path,
+  fence: {schema_version: 'loopx_legacy_coordination_writer_fence_v0', state: 'engaged', goal_id: q.goal,
+    fence_id: 'pwh-writeback-fixture', source_version: 'pwh-writeback-fixture',
+    source_projection_sha256: canonicalAuthoritySha256(q.projection), expected_shadow_provider_revision: committed.provider_revision}});
+if (fence.status !== 'applied') throw new Error('fence: ' + JSON.stringify(fence));
+process.stdout.write(JSON.stringify({provider_revision: committed.provider_revision}));
+"""
+
+
+def _stop_runtime(request: Mapping[str, Any]) -> int:
+    """Stop LoopX's Node runtime (found by its locator in this private TMPDIR), waiting for it to exit."""
+    from loopx.control_plane.effect_runtime import restart_effect_runtime
+
+    try:
+        answer = restart_effect_runtime(timeout=5.0, wait_for_exit=True)
+    except Exception as exc:  # none running is fine
+        answer = {"error": type(exc).__name__}
+    sys.stdout.write(json.dumps(answer, default=repr))
+    return 0
+
+
+OPS = {"run": _run_command, "probe": _probe, "promote": _promote, "stop_runtime": _stop_runtime}
+
+
+def _child(request: Mapping[str, Any]) -> None:
+    """In the forked child: redirect stdio to the request's files, do the op, end without cleanup."""
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        sys.stdin = open(0, encoding="utf-8", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+        code = OPS[request["op"]](request)
+    except BaseException as exc:  # a child never returns into the server loop
+        try:
+            sys.stderr.write(f"pwh fork child: {type(exc).__name__}: {exc}\n")
+        except BaseException:
+            pass
+        code = 71
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code if isinstance(code, int) and 0 <= code < 256 else 1)
+
+
+# -- the server loop ---------------------------------------------------------------------------------
+
+
+def _answer(message: Mapping[str, Any]) -> None:
+    sys.__stdout__.write(json.dumps(message) + "\n")
+    sys.__stdout__.flush()
+
+
+def warm() -> float:
+    """Re-bind the composition root, then import what every command needs; the seconds it took."""
+    global _ORIGINAL
+    started = time.monotonic()
+    tmp = os.environ.get("TMPDIR")
+    if tmp:
+        tempfile.tempdir = tmp
+    import loopx.capabilities.periodic_report.post_writeback_hook as hook_module
+
+    _ORIGINAL = hook_module.periodic_report_post_writeback_hooks_for_goal
+    hook_module.periodic_report_post_writeback_hooks_for_goal = composed
+    import loopx.cli
+    import loopx.cli_commands.turn_post_writeback
+    import loopx.cli_runtime
+    import loopx.entrypoint  # noqa: F401
+
+    for name in ("loopx.cli_commands.todo", "loopx.cli_commands.quota", "loopx.cli_rollout", "loopx.control_plane.capability_hooks"):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    import pwh._suts.loopx.crossing
+    import pwh._suts.loopx.map  # noqa: F401
+
+    return time.monotonic() - started
+
+
+def serve() -> None:
+    seconds = warm()
+    _answer({"ready": True, "pid": os.getpid(), "import_seconds": round(seconds, 3)})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        op = request.get("op")
+        if op == "exit":
+            break
+        if op not in OPS:
+            _answer({"error": "unknown op"})
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(request)
+        _answer({"pid": pid})
+        _, status = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(status):
+            _answer({"exit": None, "signal": os.WTERMSIG(status)})
+        else:
+            _answer({"exit": os.WEXITSTATUS(status), "signal": None})
+    _answer({"bye": True})
+
+
+if __name__ == "__main__":
+    serve()

