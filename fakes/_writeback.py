@@ -85,12 +85,12 @@ class ReferenceWriteback:
             raise RuntimeError("prepare() first: the boundary has no Goal yet")
         return self._orch
 
-    def prepare(self, *, todos: int, phase_enabled: bool, periodic_report: bool) -> None:
+    def prepare(self, *, todos: int, phase_enabled: bool, report_capability: bool) -> None:
         # Completing every Todo of the Goal closes its segment: the periodic report's threshold.
         self._orch = self.orchestrator_class(self.sut, self.workdir / "primary", seed=self.seed, segment_size=max(todos, 1))
         self._todo_ids = [self._orch.ids.next("todo") for _ in range(todos)]
         self.sut.set_profile(Profile(phase_enabled=phase_enabled))
-        if periodic_report:
+        if report_capability:
             from pwh.capabilities import periodic_report as capability
 
             capability.install(self)

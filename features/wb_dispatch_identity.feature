@@ -36,7 +36,7 @@ Feature: The writeback seam — one dispatch identity per admitted hook, from th
     And hook "a.reporter" is installed at the writeback seam and proposes one intent
     And hook "b.reporter" is installed at the writeback seam and proposes one intent
     When Todo 1 is completed through the primary path and the process is killed <moment>
-    Then nothing of the crashed commit's dispatch was recorded before recovery
+    Then nothing of the crashed commit's dispatch was recorded twice or half before recovery
     And the primary path committed 1 writebacks
     And hook "a.reporter" at the writeback seam has exactly one recorded intent
     And hook "b.reporter" at the writeback seam has exactly one recorded intent

@@ -28,7 +28,7 @@ from ._world import HookProbe, World, json_view
 
 
 def _prepare(world: World, todos: int, *, phase: bool, periodic_report: bool = False) -> None:
-    kw = {"todos": todos, "phase_enabled": phase, "periodic_report": periodic_report}
+    kw = {"todos": todos, "phase_enabled": phase, "report_capability": periodic_report}
     world.writeback.prepare(**kw)
     world.writeback_script.append(("prepare", kw))
 
@@ -292,10 +292,20 @@ def wb_replay_noop(world: World) -> None:
         )
 
 
-@then("nothing of the crashed commit's dispatch was recorded before recovery")
+@then("nothing of the crashed commit's dispatch was recorded twice or half before recovery")
 def wb_nothing_before_recovery(world: World) -> None:
+    # As at the dispatcher seam (steps_teeth.records_before_recovery): §14 and §9 allow one commit
+    # per dispatch identity or one for every hook of a receipt; under both, no record is half
+    # written and no identity is recorded twice. That none landed before the crash is profile.
     before = world.__dict__["records_before_recovery"]
-    expect(not before, "no sidecar record before recovery", f"{len(before)} record(s)", rfc=("§9.crash-retry", "§5.2.crash-replay"))
+    ids = [r.get("dispatch_id") for r in before]
+    clause = ("§14.atomic-dedupe", "§9.crash-retry")
+    expect(len(ids) == len(set(ids)), "no dispatch identity recorded twice before recovery", ids, rfc=clause)
+    whole = [r for r in before if r.get("dispatch_id") and r.get("hook_id") in world.hooks and r.get("status")]
+    expect(
+        len(whole) == len(before), "every record before recovery whole, of an installed hook", f"{len(before) - len(whole)} not", rfc=clause
+    )
+    expect_equal(len(before), 0, "sidecar records before recovery", profile="all of a receipt's hook records land in one commit")
 
 
 @then(parsers.parse("commit {number:d}'s quota was spent once and it stays eligible"))

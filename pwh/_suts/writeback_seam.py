@@ -100,10 +100,11 @@ class WritebackBoundary(Protocol):
 
     operations: tuple[str, ...]  # the WRITEBACK_OPERATIONS this boundary offers
 
-    def prepare(self, *, todos: int, phase_enabled: bool, periodic_report: bool) -> None:
+    def prepare(self, *, todos: int, phase_enabled: bool, report_capability: bool) -> None:
         """A Goal with ``todos`` open Todos, a Turn able to complete each, the post-writeback phase
         on or off as the implementation switches it, and the implementation's own periodic-report
-        capability installed at its composition root when ``periodic_report`` is true."""
+        capability installed at its composition root when ``report_capability`` is true (the keyword
+        does not name the capability's id: nothing under pwh/ outside pwh/capabilities does)."""
 
     def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Any]:
         """Add a test intent kind and its payload schema to the implementation's catalog, as the
