@@ -37,7 +37,7 @@ def run() -> Iterator[dict[str, Any]]:
     boundary = LoopxWritebackBoundary()
     state: dict[str, Any] = {"boundary": boundary, "server_pid": boundary.server_pid}
     try:
-        boundary.prepare(todos=2, phase_enabled=True, periodic_report=True)
+        boundary.prepare(todos=2, phase_enabled=True, report_capability=True)
         assert boundary.install(registration("a.reporter", event_kinds=["todo_completed"]), lambda i: proposed(intent_for(i))) == []
         assert boundary.install(registration("b.raiser", event_kinds=["todo_completed"]), _raises) == []
         state["commit"] = boundary.commit_completion(1)

@@ -6,7 +6,7 @@ Node runtime and usage-ping state are its own), runtime root and Goal fixture
 this interpreter, ``sys.executable``), which forks a child per command. Each command is LoopX's
 own CLI path (``loopx.entrypoint.main(argv)``): ``quota should-run --turn-instance-id`` opens a
 Turn, ``todo complete`` commits the completion and dispatches the post-writeback hooks LoopX's
-composition root returns (its periodic-report hook plus the test hooks the server adds there).
+composition root returns (its own report capability's hook plus the test hooks the server adds there).
 
 A test hook's producer stays in this process: the LoopX child hands each provider call over a
 Unix socket, the boundary translates LoopX's input to RFC terms (:mod:`pwh._suts.loopx.map`),
@@ -144,6 +144,7 @@ class _Server:
             self.kill()
             raise CommandFailed("the warm LoopX interpreter did not start: " + _tail(layout.root / "server.err"))
         self.import_seconds = ready.get("import_seconds")
+        self.capabilities: list[str] = list(ready.get("capabilities") or ())
 
     def send(self, message: Mapping[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -246,11 +247,12 @@ class LoopxWritebackBoundary:
 
     # -- the seam ----------------------------------------------------------------------------------
 
-    def prepare(self, *, todos: int, phase_enabled: bool, periodic_report: bool) -> None:
+    def prepare(self, *, todos: int, phase_enabled: bool, report_capability: bool) -> None:
         if not phase_enabled:
             raise lacks("profile.phase_enabled")
         texts = {n: self._planted_text(n) for n in range(1, todos + 1)} if self._planted else None
-        write_goal(self.layout, todos=todos, periodic_report=periodic_report, texts=texts)
+        own = self._server.capabilities[0] if self._server is not None and report_capability else None
+        write_goal(self.layout, todos=todos, report_capability=own, texts=texts)
         self._todos = todos
         answer = self._run(
             "promote",

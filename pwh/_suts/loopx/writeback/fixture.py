@@ -82,7 +82,10 @@ def state_text(todos: int, texts: Mapping[int, str] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def registry_document(layout: Layout, *, periodic_report: bool) -> dict[str, object]:
+def registry_document(layout: Layout, *, report_capability: str | None) -> dict[str, object]:
+    """The project registry; ``report_capability`` is the package name of LoopX's own capability
+    behind its composition root (the fork server reports it), which is also the Goal's
+    ``control_plane`` key that switches it on, or None to leave it off."""
     goal: dict[str, object] = {
         "id": GOAL_ID,
         "status": "active",
@@ -92,12 +95,12 @@ def registry_document(layout: Layout, *, periodic_report: bool) -> dict[str, obj
         "quota": {"compute": 1.0, "window_hours": 24},
         "coordination": {"agent_model": "peer_v1", "registered_agents": [AGENT_ID]},
     }
-    if periodic_report:
-        goal["control_plane"] = {"periodic_report": {"enabled": True, "profile_preset": "weekly", "route_ref": ROUTE_REF}}
+    if report_capability:
+        goal["control_plane"] = {report_capability: {"enabled": True, "profile_preset": "weekly", "route_ref": ROUTE_REF}}
     return {"schema_version": 1, "common_runtime_root": str(layout.runtime_root), "goals": [goal]}
 
 
-def write_goal(layout: Layout, *, todos: int, periodic_report: bool, texts: Mapping[int, str] | None = None) -> None:
+def write_goal(layout: Layout, *, todos: int, report_capability: str | None, texts: Mapping[int, str] | None = None) -> None:
     layout.make_dirs()
     layout.state_file.write_text(state_text(todos, texts), "utf-8")
-    layout.registry.write_text(json.dumps(registry_document(layout, periodic_report=periodic_report), indent=2), "utf-8")
+    layout.registry.write_text(json.dumps(registry_document(layout, report_capability=report_capability), indent=2), "utf-8")

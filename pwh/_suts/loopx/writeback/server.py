@@ -3,9 +3,9 @@
 Run as ``python -m pwh._suts.loopx.writeback.server`` by :class:`~.boundary.LoopxWritebackBoundary`,
 with the boundary's private environment (HOME, TMPDIR, PATH with the wheel's Node,
 ``LOOPX_USAGE_PING=0``). Before ``loopx.cli`` and ``loopx.cli_commands.turn_post_writeback`` are
-imported (both copy the name at import), it re-binds LoopX's one composition-root function,
-``periodic_report_post_writeback_hooks_for_goal``, to :func:`composed`: LoopX's own answer (its
-periodic-report hook, its producer wrapped to log its input) plus the test hooks of the current
+imported (both copy the name at import), it re-binds LoopX's one composition-root function (found
+by its shape, :func:`composition_roots`), to :func:`composed`: LoopX's own answer (its report
+capability's hook, its producer wrapped to log its input) plus the test hooks of the current
 command. That is the adapter's one monkeypatch; the command path is otherwise LoopX's own
 (``loopx.entrypoint.main(argv)`` in the forked child).
 
@@ -296,17 +296,43 @@ def _answer(message: Mapping[str, Any]) -> None:
     sys.__stdout__.flush()
 
 
-def warm() -> float:
-    """Re-bind the composition root, then import what every command needs; the seconds it took."""
+def composition_roots() -> list[tuple[Any, str, str]]:
+    """LoopX's post-writeback composition roots, found by shape rather than by name: each
+    ``loopx.capabilities.<package>.post_writeback_hook`` module's ``*_post_writeback_hooks_for_goal``
+    function (LoopX 2.1.1 has one). Returns (module, function name, capability package)."""
+    import importlib
+    import importlib.util
+    import pkgutil
+
+    import loopx.capabilities as capabilities
+
+    found = []
+    for info in pkgutil.iter_modules(capabilities.__path__):
+        name = f"loopx.capabilities.{info.name}.post_writeback_hook"
+        if not info.ispkg or importlib.util.find_spec(name) is None:
+            continue
+        module = importlib.import_module(name)
+        found += [(module, attr, info.name) for attr in dir(module) if attr.endswith(ROOT_SUFFIX) and callable(getattr(module, attr))]
+    return found
+
+
+ROOT_SUFFIX = "_post_writeback_hooks_for_goal"
+
+
+def warm() -> tuple[float, list[str]]:
+    """Re-bind the composition root, then import what every command needs; the seconds it took
+    and the capability packages whose composition root was re-bound."""
     global _ORIGINAL
     started = time.monotonic()
     tmp = os.environ.get("TMPDIR")
     if tmp:
         tempfile.tempdir = tmp
-    import loopx.capabilities.periodic_report.post_writeback_hook as hook_module
-
-    _ORIGINAL = hook_module.periodic_report_post_writeback_hooks_for_goal
-    hook_module.periodic_report_post_writeback_hooks_for_goal = composed
+    roots = composition_roots()
+    if len(roots) != 1 or "loopx.cli" in sys.modules or "loopx.cli_commands.turn_post_writeback" in sys.modules:
+        raise SystemExit("pwh: LoopX's post-writeback composition root is not where loopx 2.1.1 has it")
+    module, attr, package = roots[0]
+    _ORIGINAL = getattr(module, attr)
+    setattr(module, attr, composed)
     import loopx.cli
     import loopx.cli_commands.turn_post_writeback
     import loopx.cli_runtime
@@ -320,12 +346,12 @@ def warm() -> float:
     import pwh._suts.loopx.crossing
     import pwh._suts.loopx.map  # noqa: F401
 
-    return time.monotonic() - started
+    return time.monotonic() - started, [package]
 
 
 def serve() -> None:
-    seconds = warm()
-    _answer({"ready": True, "pid": os.getpid(), "import_seconds": round(seconds, 3)})
+    seconds, packages = warm()
+    _answer({"ready": True, "pid": os.getpid(), "import_seconds": round(seconds, 3), "capabilities": packages})
     for line in sys.stdin:
         if not line.strip():
             continue
