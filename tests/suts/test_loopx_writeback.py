@@ -74,7 +74,10 @@ def test_one_committed_completion_yields_a_sidecar_record_per_admitted_hook(run:
 def test_a_replay_yields_no_second_intent(run: dict[str, Any]) -> None:
     replay, boundary = run["replay"], run["boundary"]
     assert replay.committed and replay.receipt_id == run["commit"].receipt_id
-    assert replay.dispatch is not None and "a.reporter" in replay.dispatch["replayed_hooks"]
+    assert replay.dispatch is not None
+    assert {h["hook_id"]: h["replayed"] for h in replay.dispatch["hooks"]}["a.reporter"] is True
+    recorded = {r["hook_id"]: r["dispatch_id"] for r in run["records_before"]}
+    assert {h["hook_id"]: h["dispatch_id"] for h in replay.dispatch["hooks"]} == recorded
     mine = [r for r in boundary.sidecar_records() if r["source_receipt_id"] == run["commit"].receipt_id]
     steady = [r for r in mine if r["hook_id"] != "b.raiser"]
     assert steady == [r for r in run["records_before"] if r["hook_id"] != "b.raiser"]  # no second record, no second intent
@@ -87,7 +90,7 @@ def test_a_replay_yields_no_second_intent(run: dict[str, Any]) -> None:
 def test_the_primary_receipt_reads_back_identical_around_a_raising_hook(run: dict[str, Any]) -> None:
     assert run["primary_before"] == run["primary_after"]
     assert run["commit"].receipt_id.encode() in run["primary_before"]
-    assert run["boundary"].spend_eligibility(1)["ok"] is True
+    assert run["boundary"].spend_eligibility(1)["eligible"] is True
 
 
 def test_a_sigkill_inside_a_provider_then_loopx_s_own_recovery(run: dict[str, Any]) -> None:

@@ -351,13 +351,19 @@ class LoopxWritebackBoundary:
         record["receipt_id"] = commit.receipt_id
 
     def primary_receipt(self, commit_number: int) -> bytes:
-        """The committed ``committed[]`` entry of the canonical authority store holding this
-        completion's terminal lifecycle receipt, as canonical JSON bytes."""
+        """The completion's terminal lifecycle receipt (``loopx_coordination_todo_terminal_lifecycle_receipt_v0``)
+        as the canonical authority store's committed entry holds it, canonical JSON bytes, with its
+        one wall-clock value (``result.completed_at``, whole seconds) masked: two installations
+        commit the same completion at different seconds, and pwh compares a hooked run with a run
+        without hooks. Everything else (ids, request digest, result) is LoopX's bytes as stored."""
+        return _canonical(_masked(self._stored_receipt(commit_number)))
+
+    def _stored_receipt(self, commit_number: int) -> dict[str, Any]:
         receipt_id = self._commit(commit_number).get("receipt_id")
         for entry in self._authority_entries():
             for receipt in entry.get("receipts") or ():
                 if get_path(receipt, "result.completion_receipt_id") == receipt_id:
-                    return json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                    return dict(receipt)
         raise LookupError(f"no committed authority entry holds completion {receipt_id}")
 
     def spend_eligibility(self, commit_number: int) -> Mapping[str, Any]:
@@ -366,6 +372,7 @@ class LoopxWritebackBoundary:
         output = self._commit(commit_number).get("output") or {}
         settlement = output.get("settlement_result") or {}
         return {
+            "eligible": settlement.get("ok") is True and settlement.get("failure") is None,
             "ok": settlement.get("ok"),
             "failure": plain_copy(settlement.get("failure")),
             "receipts": [plain_copy(r) for r in settlement.get("receipts") or ()],
@@ -514,7 +521,10 @@ class LoopxWritebackBoundary:
                             sel.register(conn, selectors.EVENT_READ, "conn")
                         else:
                             conn = key.fileobj  # type: ignore[assignment]
-                            chunk = conn.recv(1 << 20)  # type: ignore[union-attr]
+                            try:
+                                chunk = conn.recv(1 << 20)  # type: ignore[union-attr]
+                            except OSError:  # the child was killed mid-call
+                                chunk = b""
                             if not chunk:
                                 sel.unregister(conn)
                                 continue
@@ -600,21 +610,46 @@ class LoopxWritebackBoundary:
         receipt_id = output.get("completion_receipt_id") if isinstance(output.get("completion_receipt_id"), str) else None
         committed = bool(output.get("ok")) and bool(output.get("completed")) and not output.get("dry_run")
         hooks = output.get("post_writeback_hooks")
-        dispatch = None
-        if isinstance(hooks, Mapping):
-            dispatch = {
-                "invoked": hooks.get("invoked_count"),
-                "registered": hooks.get("registered_count"),
-                "replayed_hooks": list(hooks.get("replayed_hooks") or ()),
-                "retried_hooks": list(hooks.get("retried_hooks") or ()),
-                "intents": hooks.get("intent_count"),
-                "failures": [
-                    {"hook_id": f.get("hook_id"), "failure_code": to_rfc_code(f.get("error_code"))} for f in hooks.get("failures") or ()
-                ],
-                "primary_writeback_preserved": hooks.get("primary_writeback_preserved"),
-            }
+        dispatch = self._dispatch_of(receipt_id, hooks) if isinstance(hooks, Mapping) and committed else None
         notes = tuple(filter(None, [output.get("provider_status") and f"provider_status={output.get('provider_status')}"]))
         return Commit(committed and receipt_id is not None, receipt_id if committed else None, COMPLETION, dispatch, raised, notes)
+
+    def _dispatch_of(self, receipt_id: Any, hooks: Mapping[str, Any]) -> dict[str, Any]:
+        """The command's post-writeback answer in RFC terms (a dispatch outcome): one entry per hook
+        LoopX answered for, from its sidecar record of this receipt and its failures list."""
+        records = {r["hook_id"]: r for r in self.sidecar_records() if r.get("source_receipt_id") == receipt_id}
+        failures: dict[str, str] = {}
+        for failure in hooks.get("failures") or ():
+            failures.setdefault(str(failure.get("hook_id")), str(failure.get("error_code")))
+        replayed = set(hooks.get("replayed_hooks") or ())
+        out = []
+        for hook_id in sorted(set(records) | set(failures)):
+            record = records.get(hook_id)
+            failed = failures.get(hook_id)
+            out.append(
+                {
+                    "hook_id": hook_id,
+                    "dispatch_id": record["dispatch_id"] if record else None,
+                    "status": "failed" if failed or record is None else record["status"],
+                    "failure_code": to_rfc_code(failed) if failed else (record or {}).get("failure_code"),
+                    "intents": list((record or {}).get("intents") or ()),
+                    "replayed": hook_id in replayed,
+                    "attempts": (record or {}).get("attempts") or 0,
+                    "recorded": record is not None,
+                    "rejection": None,
+                }
+            )
+        notes = [f"loopx invoked {hooks.get('invoked_count')} of {hooks.get('registered_count')} registered hooks"]
+        return {
+            "receipt_id": receipt_id,
+            "event_kind": COMPLETION,
+            "admitted": True,
+            "code": None,
+            "rejection": None,
+            "hooks": out,
+            "journal_error": "journal_write_failed" if "journal_write_failed" in failures.values() else None,
+            "notes": notes,
+        }
 
     def _after_command(self, answer: Mapping[str, Any]) -> None:
         """Learn which LoopX source event ids belong to the committed receipt, and note new sidecars."""
@@ -695,6 +730,18 @@ class LoopxWritebackBoundary:
             pid = (_json(_read(locator)) or {}).get("pid")
             if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
                 self._node_pids.add(pid)
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _masked(receipt: Mapping[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(receipt))
+    result = out.get("result")
+    if isinstance(result, dict) and "completed_at" in result:
+        result["completed_at"] = "<wall clock>"
+    return out
 
 
 def _kill(pid: int) -> None:
