@@ -5,9 +5,10 @@ progress, replays, second deliveries, crashes at every named point (simulated, o
 of a child process) and restarts, installing hooks of every behaviour (several of one
 capability, one that writes into its input), offering bad receipts and bad registrations,
 changing the profile between dispatches and moving policy versions; after every step the
-invariants of ``_invariants`` are judged (each has a mutant in ``scenarios.mutants`` that breaks
-its rule). A failing run is
-shrunk and written as a JSON trace and a Gherkin scenario (``_trace``, ``_gherkin``).
+invariants of ``_invariants`` are judged, each declared RFC (with the clauses that require it) or
+profile (pwh's reading). A broken RFC invariant fails the run, which is shrunk and written as a
+JSON trace and a Gherkin scenario (``_trace``, ``_gherkin``); a broken profile invariant is a
+profile divergence, counted apart and never a failure.
 
 Public entry points: :func:`run_model`, :func:`replay_trace`, :func:`soak` and
 :func:`add_model_commands` (the ``pwh soak`` and ``pwh replay`` commands). Core ``pwh`` never

@@ -3,22 +3,21 @@ installed, invariants checked and held, and the swarm configurations drawn (``pw
 it and writes it with ``--json``).
 
 :class:`Coverage` is fed by the machine (``_machine.ModelMachine._do``, which sees every step and
-what it did) and by the judge, whose checks it counts without the judge knowing: each method of
-:class:`._invariants.Judge` that can report a finding is found by reading the class's source
-(a method that returns or yields an ``("invariant", row, message)`` tuple) and is wrapped on
-each judge instance, so every call is counted, and every call that found nothing is a hold of
-each invariant the method states. A check the judge reaches some other way is not counted, and
-shows as never checked: the report errs towards "never exercised", never towards a count it did
-not see.
+what it did) and by the judge, whose checks it counts without the judge knowing: each check method
+of :class:`._invariants.Judge` declares the invariants it can report (``_invariants.checks``, read
+from the declarations, never from the source) and is wrapped on each judge instance, so every call
+is counted, and every call that found nothing of an invariant is a hold of it. A check the judge
+reaches some other way is not counted, and shows as never checked: the report errs towards "never
+exercised", never towards a count it did not see.
+
+Every invariant is reported with its kind: RFC (with the clauses that require it: a broken one is
+a counterexample) or profile (with pwh's reading: a broken one is a *profile divergence*, counted
+apart under ``"profile_divergences"`` and never a failure).
 """
 
 from __future__ import annotations
 
-import ast
-import functools
 import inspect
-import re
-import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
@@ -26,9 +25,10 @@ from typing import Any, Protocol
 from ._catalog import PERIODIC, PERIODIC_HOOK_ID, VERSIONED
 
 SCHEMA = "pwh_model_coverage_v1"
-_INVARIANT = re.compile(r"[a-z][a-z0-9_]*")
-_ROW = re.compile(r"M\d\d")
 MODES = ("simulated", "real")
+# The report's lines that name each invariant's kind (they start otherwise than the five
+# "pwh soak: coverage:" lines, which the merged runs' tests count).
+KIND_LINES = ("pwh soak: RFC invariants", "pwh soak: profile invariants")
 
 
 class SwarmLike(Protocol):
@@ -42,38 +42,18 @@ class SwarmLike(Protocol):
     def points_off(self) -> frozenset[str]: ...
 
 
-@functools.cache
 def judge_checks() -> dict[str, tuple[str, ...]]:
-    """Each check method of the judge -> the invariants it can report, read from its source;
-    empty when the source cannot be read."""
-    from ._invariants import Judge
+    """Each check method of the judge -> the invariants it can report, as declared (``checks``)."""
+    from ._invariants import CHECKS
 
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(Judge)))
-    except (OSError, TypeError, SyntaxError):
-        return {}
-    checks: dict[str, tuple[str, ...]] = {}
-    cls = tree.body[0]
-    assert isinstance(cls, ast.ClassDef)
-    for node in cls.body:
-        if not isinstance(node, ast.FunctionDef) or node.name in ("check", "_findings"):
-            continue
-        found: list[str] = []
-        for inner in ast.walk(node):
-            value = inner.value if isinstance(inner, (ast.Return, ast.Yield)) else None
-            if isinstance(value, ast.Tuple) and len(value.elts) == 3:
-                first, second = value.elts[0], value.elts[1]
-                if (
-                    isinstance(first, ast.Constant)
-                    and isinstance(first.value, str)
-                    and _INVARIANT.fullmatch(first.value)
-                    and (isinstance(second, ast.Name) or (isinstance(second, ast.Constant) and _ROW.fullmatch(str(second.value))))
-                    and first.value not in found
-                ):
-                    found.append(first.value)
-        if found:
-            checks[node.name] = tuple(found)
-    return checks
+    return dict(CHECKS)
+
+
+def invariant_kinds() -> dict[str, Any]:
+    """Every declared invariant -> its ``Invariant`` (kind, clauses or reading)."""
+    from ._invariants import INVARIANTS
+
+    return dict(INVARIANTS)
 
 
 class Coverage:
@@ -173,20 +153,18 @@ class Coverage:
         return counted
 
     def _through(self, findings: Iterator[Any], invariants: tuple[str, ...]) -> Iterator[Any]:
-        broke = False
+        broke: set[str] = set()
         for finding in findings:
             if finding is not None:
-                broke = True
+                broke.add(finding[0])
                 self.broken[finding[0]] += 1
             yield finding
-        if not broke:
-            self.held.update(invariants)
+        self.held.update(i for i in invariants if i not in broke)
 
     def _judged(self, finding: Any, invariants: tuple[str, ...]) -> None:
-        if finding is None:
-            self.held.update(invariants)
-        else:
+        if finding is not None:
             self.broken[finding[0]] += 1
+        self.held.update(i for i in invariants if finding is None or i != finding[0])
 
     # -- merged across processes (``pwh soak --workers``) ----------------------------------------
 
@@ -227,6 +205,16 @@ class Coverage:
     def invariant_names(self) -> list[str]:
         return sorted({i for invariants in judge_checks().values() for i in invariants} | set(self.checked) | set(self.broken))
 
+    def profile_divergences(self) -> dict[str, int]:
+        """Profile invariant -> how often it was broken (each a divergence, never a failure)."""
+        kinds = invariant_kinds()
+        return {i: self.broken[i] for i in self.invariant_names() if self.broken[i] and getattr(kinds.get(i), "kind", "") == "profile"}
+
+    def _invariant_json(self, name: str, kinds: dict[str, Any]) -> dict[str, Any]:
+        declared = kinds.get(name)
+        kind = declared.to_json() if declared is not None else {"kind": "undeclared"}
+        return {"checked": self.checked[name], "held": self.held[name], "broken": self.broken[name], **kind}
+
     def never(self) -> dict[str, list[str]]:
         """Whatever the campaign could have exercised and never did."""
         reached = {p for mode in MODES for p, n in self.reached[mode].items() if n}
@@ -240,6 +228,7 @@ class Coverage:
 
     def to_json(self) -> dict[str, Any]:
         points = sorted(self.point_names)
+        kinds = invariant_kinds()
         return {
             "schema": SCHEMA,
             "examples": self.examples,
@@ -249,8 +238,9 @@ class Coverage:
             "crash_points": {
                 p: {"armed": {m: self.armed[m][p] for m in MODES}, "reached": {m: self.reached[m][p] for m in MODES}} for p in points
             },
-            "invariants": {i: {"checked": self.checked[i], "held": self.held[i], "broken": self.broken[i]} for i in self.invariant_names()},
+            "invariants": {i: self._invariant_json(i, kinds) for i in self.invariant_names()},
             "invariants_counted": self.judged,
+            "profile_divergences": self.profile_divergences(),
             "swarm": {
                 "examples": self.swarm_examples,
                 "configurations": len(self.configurations),
@@ -260,8 +250,9 @@ class Coverage:
             "never_exercised": self.never(),
         }
 
-    def lines(self) -> list[str]:
-        """A few lines for the terminal; whatever was never exercised is named."""
+    def lines(self, *, invariants: bool = True) -> list[str]:
+        """A few lines for the terminal; whatever was never exercised is named. ``invariants``:
+        the invariants' counts and kinds too (a differential soak compares, it does not judge)."""
         never = self.never()
         head = "pwh soak: coverage:"
 
@@ -285,10 +276,17 @@ class Coverage:
             + missing("behaviours", "never installed")
         )
         names = self.invariant_names()
-        if self.judged:
+        kinds = invariant_kinds()
+        by_kind = {k: [kinds[i] for i in names if i in kinds and kinds[i].kind == k] for k in ("rfc", "profile")}
+        if not invariants:
+            pass
+        elif self.judged:
+            diverged = self.profile_divergences()
             out.append(
-                f"{head} invariants {len(names) - len(never['invariants'])} of {len(names)} checked, "
+                f"{head} invariants {len(names) - len(never['invariants'])} of {len(names)} checked "
+                f"({len(by_kind['rfc'])} RFC, {len(by_kind['profile'])} profile), "
                 f"{sum(self.checked[i] for i in names)} checks, {sum(self.held[i] for i in names)} held"
+                + (f"; profile divergences: {', '.join(f'{i} {n}' for i, n in diverged.items())}" if diverged else "")
                 + missing("invariants", "never checked")
             )
         else:
@@ -301,4 +299,13 @@ class Coverage:
             )
         else:
             out.append(f"{head} swarm off (every example could draw every action, behaviour and crash point)")
+        if invariants:
+            out.append(
+                f"{KIND_LINES[0]} (a broken one is a counterexample; the clauses that require each): "
+                + ", ".join(i.shown() for i in by_kind["rfc"])
+            )
+            out.append(
+                f"{KIND_LINES[1]} (pwh's readings where the documents are silent; a broken one is a profile divergence, "
+                "never a failure): " + "; ".join(i.shown() for i in by_kind["profile"])
+            )
         return out

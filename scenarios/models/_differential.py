@@ -351,9 +351,8 @@ def differential_soak(
         "counterexamples": [str(p) for p in paths],
         "coverage": coverage.to_json(),
     }
-    for line in coverage.lines():
-        if not line.startswith(COVERAGE_INVARIANTS):  # compared here, not judged: the plain soak judges them
-            out(line)
+    for line in coverage.lines(invariants=False):  # compared here, not judged: the plain soak judges them
+        out(line)
     out(
         f"pwh soak: done in {elapsed:.0f} s: {rounds} rounds, {stats.examples} examples, {stats.steps} steps, "
         f"{compared} compared ({not_compared} refused by one SUT), {len(found)} RFC divergence(s), "

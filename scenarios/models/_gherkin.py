@@ -302,6 +302,7 @@ def _render(trace: dict[str, Any], trace_name: str, lines: list[tuple[str, str]]
     out = [
         f'# pwh model counterexample: {v["row"]} {v["invariant"]}, found against SUT "{trace["sut"]}" (seed {trace["seed"]}).',
         f"# {v['message']}",
+        *_required_by(v["invariant"]),
         f"# Reproduce the run: pwh replay {trace_name} --sut {trace['sut']}",
     ]
     if note:
@@ -318,6 +319,17 @@ def _render(trace: dict[str, Any], trace_name: str, lines: list[tuple[str, str]]
         previous = keyword
         out.append(f"    {shown} {text}")
     return "\n".join(out) + "\n"
+
+
+def _required_by(invariant: str) -> list[str]:
+    """The comment naming the clauses that require the broken invariant (a counterexample is only
+    ever written for an RFC invariant)."""
+    from ._invariants import INVARIANTS
+
+    declared = INVARIANTS.get(invariant)
+    if declared is None or not declared.clauses:
+        return []
+    return [f"# An RFC invariant, required by {', '.join(declared.clauses)}"]
 
 
 # Which checks say most about each kind of RFC difference (``_answers``), best first.

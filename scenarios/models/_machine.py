@@ -2,8 +2,10 @@
 
 One machine class serves every SUT and mode: :func:`run_model` makes a subclass carrying a
 :class:`MachineConfig` (which SUT, simulated or real crashes, draw weights) and runs it with
-``run_state_machine_as_test``. The machine stops at the first broken invariant and keeps the
-run as a trace; the trace is then shrunk, by the bounded trace shrinker (``_shrink``: the CI
+``run_state_machine_as_test``. The machine stops at the first broken RFC invariant and keeps the
+run as a trace (a broken profile invariant is a profile divergence: counted in
+:attr:`MachineConfig.divergences` with its first example history, never a failure, and the run
+goes on); the trace is then shrunk, by the bounded trace shrinker (``_shrink``: the CI
 default) or by Hypothesis itself (whose last failing run is the shrunk one).
 
 Swarm testing (Groce et al., ISSTA 2012), on for ``pwh soak`` and off in the tests: each example
@@ -24,6 +26,7 @@ examples by, so the next run replays a stored failure first.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -129,6 +132,8 @@ class MachineConfig:
     coverage: Coverage | None = None  # what the run exercised, when someone reads it
     found_at_example: int | None = None  # stats.examples when the first failure was recorded
     stop_at: float | None = None  # time.monotonic() past which the run's remaining steps do nothing (a soak's budget)
+    # (row, invariant) -> a profile divergence's first sighting and how often it was seen (never a failure)
+    divergences: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     def behaviours(self, left_out: frozenset[str] = frozenset()) -> st.SearchStrategy[str]:
         """Phrases drawn by weight; Hypothesis shrinks towards the first, the most ordinary one."""
@@ -171,6 +176,10 @@ class ModelMachine(RuleBasedStateMachine):
         if cfg.coverage is not None:
             cfg.coverage.step(step, record, self.system.hooks.__contains__, self.swarm)
         violation = self.judge.check(self.system, record)
+        for found in self.judge.take_divergences():
+            note_divergence(
+                cfg.divergences, found, functools.partial(make_trace, cfg.seed, cfg.sut, cfg.sut_options, self.system.steps, found)
+            )
         if cfg.progress is not None:
             cfg.progress()
         if violation is not None:
@@ -209,7 +218,7 @@ class ModelMachine(RuleBasedStateMachine):
     # -- drawing helpers ---------------------------------------------------------------------
 
     def _free_ids(self) -> list[str]:
-        return [h for h in HOOK_IDS if h not in self.system.hooks]
+        return [h for h in HOOK_IDS if h not in self.system.hooks and h not in self.system.foreign]
 
     def _sibling_ids(self) -> list[str]:
         """``<capability>.sibling`` for each installed scripted hook's capability not yet doubled."""
@@ -292,7 +301,11 @@ class ModelMachine(RuleBasedStateMachine):
     def bad_receipt(self, flaw: str) -> None:
         self._do({"op": "bad_receipt", "flaw": flaw})
 
-    @precondition(lambda self: self._on("bad_register") and "bad_register" not in self.system.unsupported)
+    @precondition(
+        lambda self: (
+            self._on("bad_register") and "bad_register" not in self.system.unsupported and bool(self.system.hooks or self._free_ids())
+        )
+    )
     @rule(data=st.data())
     def bad_register(self, data: st.DataObject) -> None:
         flaws = list(bad_registration_flaws())
@@ -335,6 +348,8 @@ class ModelRun:
     paths: list[Path] = field(default_factory=list)
     flaky: bool = False
     found_at_example: int | None = None  # the example (counted on ``stats``) that first failed
+    # (row, invariant) -> each profile divergence seen: counted apart, never a failure (``note_divergence``)
+    divergences: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
     @property
     def found(self) -> bool:
@@ -413,7 +428,7 @@ def run_model(
         "ModelMachineRun" if database is None else machine_key(name, options, real_crashes, config.weights, swarm, steps or CI_STEPS)
     )
     machine = hypothesis.seed(seed)(type(class_name, (ModelMachine,), {"config": config, "__qualname__": class_name}))
-    run = ModelRun(name, seed, config.stats)
+    run = ModelRun(name, seed, config.stats, divergences=config.divergences)
     chosen = model_settings(max_examples=max_examples, steps=steps, shrink=shrink == "hypothesis", database=database, reuse=reuse)
     try:
         run_state_machine_as_test(machine, settings=chosen)
@@ -431,12 +446,25 @@ def run_model(
         from ._shrink import shrink_trace
 
         run.trace = with_swarm(shrink_trace(run.trace, budget_s=shrink_budget_s), run.trace)
-    run.violation = Violation(**run.trace["violation"])
+    run.violation = Violation.from_json(run.trace["violation"])
     if export:
         from ._trace import write_counterexample
 
         run.paths = write_counterexample(run.trace, directory, out=out)
     return run
+
+
+def note_divergence(book: dict[tuple[str, str], dict[str, Any]], found: Violation, example: Callable[[], dict[str, Any]]) -> None:
+    """Count a profile divergence into ``book``: the first of each (row, invariant) is kept with
+    its example history (``example()``, made only then: the steps up to it, never written out as a
+    counterexample), later ones only counted."""
+    key = (found.row, found.invariant)
+    kept = book.get(key)
+    if kept is None:
+        trace = example()
+        trace["divergence"] = trace.pop("violation")
+        book[key] = kept = {**found.to_json(), "times": 0, "example": trace}
+    kept["times"] += 1
 
 
 def machine_key(sut: str, options: Mapping[str, Any], real: bool, weights: Mapping[str, int], swarm: bool, steps: int) -> str:

@@ -3,8 +3,11 @@
 Rounds of Hypothesis examples run one after another, each round with a seed derived from the
 soak's seed (so a soak is reproducible from the seed it prints first). Every fourth round uses
 real SIGKILL crashes when the SUT keeps its journal in a directory. Found counterexamples are
-shrunk within what is left of the budget and written out (the first of each broken invariant);
-the soak goes on looking for others.
+shrunk within what is left of the budget and written out (the first of each broken RFC invariant);
+the soak goes on looking for others. A broken profile invariant (pwh's reading where the
+documents are silent, ``_invariants``) is a *profile divergence*: counted apart under
+``"profile_divergences"`` with its first example history, never shrunk, never written as a
+counterexample and never the soak's exit code.
 
 Swarm testing is on unless ``swarm=False`` (``--no-swarm``): each example leaves out a random
 subset of the actions, behaviours and crash points (``_machine.Swarm``), and a counterexample's
@@ -108,7 +111,8 @@ def soak(
     stats = Stats()
     coverage = Coverage() if coverage is None else coverage
     ticker = _Ticker(started, stats, out)
-    found: dict[tuple[str, str], dict[str, Any]] = {}  # one counterexample per broken invariant
+    found: dict[tuple[str, str], dict[str, Any]] = {}  # one counterexample per broken RFC invariant
+    diverged: dict[tuple[str, str], dict[str, Any]] = {}  # profile divergences: counted, never a counterexample
     paths: list[Path] = []
     rounds = 0
     out(
@@ -145,6 +149,8 @@ def soak(
         )
         replayed.add(real)
         rounds += 1
+        for key, seen in result.divergences.items():
+            merge_divergence(diverged, key, seen, round=rounds - 1, seed=result.seed)
         if result.violation is not None and result.trace is not None:
             key = (result.violation.row, result.violation.invariant)
             if key in found:
@@ -174,6 +180,7 @@ def soak(
         "crashes": {"simulated": stats.crashes_simulated, "real": stats.crashes_real},
         "restarts": stats.restarts,
         "violations": list(found.values()),
+        "profile_divergences": list(diverged.values()),
         "counterexamples": [str(p) for p in paths],
         "swarm": swarm,
         "example_database": str(db_dir) if db_dir is not None else None,
@@ -184,11 +191,33 @@ def soak(
     out(
         f"pwh soak: done in {elapsed:.0f} s: {rounds} rounds, {stats.examples} examples, {stats.steps} steps, "
         f"{stats.crashes_simulated} simulated + {stats.crashes_real} real crashes, {stats.restarts} restarts, "
-        f"{len(found)} counterexample(s)"
+        f"{len(found)} counterexample(s), {len(diverged)} kind(s) of profile divergence"
     )
+    for line in divergence_lines(diverged.values()):
+        out(line)
     for p in paths:
         out(f"  {p}")
     return summary
+
+
+def merge_divergence(into: dict[tuple[str, str], dict[str, Any]], key: tuple[str, str], seen: dict[str, Any], **first: Any) -> None:
+    """Add one run's count of a profile divergence to ``into``; the first sighting (with ``first``:
+    where it was, e.g. its round and seed) is kept, later ones only counted."""
+    kept = into.get(key)
+    if kept is None:
+        into[key] = {**seen, **first}
+    else:
+        kept["times"] += seen["times"]
+
+
+def divergence_lines(divergences: Any, by: str = "") -> list[str]:
+    """One line per kind of profile divergence: what pwh reads, how often, and the first message."""
+    return [
+        f"  profile divergence (never a failure): {d['row']} {d['invariant']}: {d['times']} time(s)"
+        + (f", first by {by}{d['worker']}" if by and "worker" in d else "")
+        + f"; first: {d['message']} (pwh's reading: {d.get('reading', '')})"
+        for d in divergences
+    ]
 
 
 def _keeps_journal_on_disk(sut: str) -> bool:

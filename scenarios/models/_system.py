@@ -7,11 +7,12 @@ through the same code the Gherkin steps run, so a run can be written back as a s
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,7 +168,10 @@ class ModelSystem:
         self.ceiling = Profile().max_intents_per_dispatch
         self.max_attempts = Profile().max_attempts
         self.timeout_cap = Profile().budget_ceilings["timeout_ms"]
-        self.bad_calls: list[str] = []  # hook ids whose rejected registration's provider was called
+        self.bad_calls: list[str] = []  # hook ids whose bad registration's provider was called
+        # Hooks a bad registration installed that only pwh's rules reject (a profile divergence,
+        # ``registration_rules``): the SUT runs them, pwh's oracle cannot predict them.
+        self.foreign: set[str] = set()
         self.mismatched: set[str] = set()  # committed receipts of another plan's effect: never dispatched
         self.segment = SEGMENT_DEFAULT
         self.episodes: list[Episode] = []
@@ -213,7 +217,7 @@ class ModelSystem:
             raise StepNotApplicable("'setup' must be the first step, and only the first")
         if op in ("replay", "redeliver") and step["writeback"] > len(self.committed()):
             raise StepNotApplicable(f"there is no committed writeback number {step['writeback']}")
-        if op in ("install", "install_versioned") and step["hook"] in self.hooks:
+        if op in ("install", "install_versioned") and (step["hook"] in self.hooks or step["hook"] in self.foreign):
             raise StepNotApplicable(f"hook {step['hook']} is already installed")
         if op == "install_periodic_report" and PERIODIC_HOOK_ID in self.hooks:
             raise StepNotApplicable("the periodic-report capability is already installed")
@@ -240,7 +244,8 @@ class ModelSystem:
         self.twin = NoHooksTwin(self.root / "twin", seed=World.SEED, segment_size=self.segment)
         self.world.set_profile(phase_enabled=True)
         if step["ceiling"] is not None:  # a SUT that cannot take it raises Unsupported: the default stays
-            self.world.set_profile(max_intents_per_dispatch=step["ceiling"])
+            with self._kept_if_refused():
+                self.world.set_profile(max_intents_per_dispatch=step["ceiling"])
             self.ceiling = step["ceiling"]
 
     def _install(self, step: dict[str, Any], record: StepRecord) -> None:
@@ -349,16 +354,30 @@ class ModelSystem:
             raise RuntimeError("a rejected registration's provider was called")
 
         record.bad_install = list(actions.register_bad(self.world, hook_id, step["flaw"], never))
+        if not record.bad_install and step["flaw"] != DUPLICATE:
+            self.foreign.add(hook_id)  # installed after all: a hook of the SUT's the model does not know
 
     def _profile(self, step: dict[str, Any], record: StepRecord) -> None:
         setting, value = step["setting"], step["value"]
-        actions.change_profile(self.world, setting, value)
+        with self._kept_if_refused():
+            actions.change_profile(self.world, setting, value)
         if setting == "ceiling":
             self.ceiling = value
         elif setting == "attempts":
             self.max_attempts = value
         elif setting == "timeout_cap":
             self.timeout_cap = value
+
+    @contextlib.contextmanager
+    def _kept_if_refused(self) -> Iterator[None]:
+        """A profile the SUT refuses (``Unsupported``) is not in force: the world's profile, which
+        the invariants read as the one each dispatch began under, goes back to what it was."""
+        before = self.world.profile
+        try:
+            yield
+        except Unsupported:
+            self.world.profile = before
+            raise
 
     def _twin(self) -> NoHooksTwin:
         if self.twin is None:

@@ -80,8 +80,12 @@ class ReplayResult:
         return bool(self.violation and self.recorded and self.violation.invariant == self.recorded.get("invariant"))
 
 
-def run_steps(sut: str, steps: list[dict[str, Any]], sut_options: Mapping[str, Any] | None = None) -> tuple[int, Any]:
-    """Run steps through the model's interpreter and invariants; (steps run, first violation)."""
+def run_steps(
+    sut: str, steps: list[dict[str, Any]], sut_options: Mapping[str, Any] | None = None, *, divergences: list[Any] | None = None
+) -> tuple[int, Any]:
+    """Run steps through the model's interpreter and invariants; (steps run, first RFC violation).
+    The profile divergences met on the way are appended to ``divergences`` when given (they are
+    never a violation: the run goes on past them)."""
     from ._invariants import Judge
     from ._system import ModelSystem
 
@@ -91,6 +95,8 @@ def run_steps(sut: str, steps: list[dict[str, Any]], sut_options: Mapping[str, A
     try:
         for i, step in enumerate(steps):
             violation = judge.check(system, system.apply(step))
+            if divergences is not None:
+                divergences += judge.take_divergences()
             if violation is not None:
                 return i + 1, violation
         return len(steps), None

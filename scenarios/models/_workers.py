@@ -6,7 +6,8 @@ same minutes with its own seed, derived from the soak's seed and the worker's in
 share the example database (Hypothesis's directory database is safe across processes) and the
 counterexample directory; their lines are prefixed ``[w1]``, ``[w2]``... The parent merges what
 they return (:func:`merge_summaries`): counts summed, violations one per (row, invariant) with the
-times each was found, counterexample paths listed, coverage reports merged (``Coverage.merge``).
+times each was found, profile divergences the same way (never a failure), counterexample paths
+listed, coverage reports merged (``Coverage.merge``).
 
 Workers ignore SIGINT: a Ctrl-C reaches the parent, which terminates the pool (and pwh's own
 handler stops every descendant by PID), so no worker prints a traceback or is left running.
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._coverage import Coverage
-from ._soak import _keeps_journal_on_disk, derive_seed, soak
+from ._soak import _keeps_journal_on_disk, derive_seed, divergence_lines, merge_divergence, soak
 
 START_METHOD = "spawn"  # a fresh interpreter: no state of the parent's (threads, open SUTs) is inherited
 
@@ -76,10 +77,13 @@ def report_merged(summary: dict[str, Any], coverage: Coverage, out: Callable[[st
     out(
         f"pwh soak: {ran} done in {summary['elapsed_s']:.0f} s: {summary['rounds']} rounds, "
         f"{summary['examples']} examples, {summary['steps']} steps, {summary['crashes']['simulated']} simulated + "
-        f"{summary['crashes']['real']} real crashes, {summary['restarts']} restarts, {len(summary['violations'])} counterexample(s)"
+        f"{summary['crashes']['real']} real crashes, {summary['restarts']} restarts, {len(summary['violations'])} counterexample(s), "
+        f"{len(summary['profile_divergences'])} kind(s) of profile divergence"
     )
     for v in summary["violations"]:
         out(f"  {v['row']} {v['invariant']}: found {v['times']} time(s), first by {by}{v['worker']}")
+    for line in divergence_lines(summary["profile_divergences"], by):
+        out(line)
     for p in summary["counterexamples"]:
         out(f"  {p}")
 
@@ -95,6 +99,10 @@ def merge_summaries(seed: int, summaries: list[dict[str, Any]], coverage: Covera
                 violations[key]["times"] += v["times"]
             else:
                 violations[key] = {**v, "worker": index}
+    diverged: dict[tuple[str, str], dict[str, Any]] = {}
+    for index, s in enumerate(summaries, 1):
+        for d in s.get("profile_divergences", []):
+            merge_divergence(diverged, (d["row"], d["invariant"]), d, worker=index)
     return {
         **{k: first[k] for k in ("sut", "campaign", "minutes", "profile", "swarm", "example_database")},
         "seed": seed,
@@ -110,6 +118,7 @@ def merge_summaries(seed: int, summaries: list[dict[str, Any]], coverage: Covera
                 "examples": s["examples"],
                 "steps": s["steps"],
                 "violations": {f"{v['row']} {v['invariant']}": v["times"] for v in s["violations"]},
+                "profile_divergences": {f"{d['row']} {d['invariant']}": d["times"] for d in s.get("profile_divergences", [])},
             }
             for index, s in enumerate(summaries, 1)
         ],
@@ -120,6 +129,7 @@ def merge_summaries(seed: int, summaries: list[dict[str, Any]], coverage: Covera
         "crashes": {m: sum(s["crashes"][m] for s in summaries) for m in ("simulated", "real")},
         "restarts": sum(s["restarts"] for s in summaries),
         "violations": list(violations.values()),
+        "profile_divergences": list(diverged.values()),
         "counterexamples": [p for s in summaries for p in s["counterexamples"]],
         "coverage": coverage.to_json(),
     }

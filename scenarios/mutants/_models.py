@@ -4,7 +4,10 @@ every invariant of ``scenarios/models/_invariants.py`` is shown to fail when its
 
 Registered with ``caught_by=("models",)`` unless the Gherkin matrix's RFC verdict fails on the
 mutant's row too (``pwh gate --sut scenarios.mutants:NAME --rows ROW``): then ``("matrix", "models")``
-and ``tests/whole_gate/test_gate.py`` holds the matrix to it as well.
+and ``tests/whole_gate/test_gate.py`` holds the matrix to it as well. A mutant that breaks only a
+profile invariant (pwh's reading, ``_invariants``) is ``caught_by=("profile",)``: the models
+report it as a profile divergence, never a counterexample (``tests/campaigns/test_invariant_kinds.py``),
+and the matrix must pass its RFC verdict and show a profile divergence on its row.
 """
 
 from __future__ import annotations
@@ -226,15 +229,16 @@ def identity_by_capability(**kw: Any) -> ReferenceSUT:
 
 
 class _AttemptsNotCounted(Dispatcher):
-    """Every attempt is recorded as the first: the retry cap is never reached, a failing hook is
-    called on every replay and recovery for ever."""
+    """Every attempt is recorded as the first. The retry cap still holds (the journal reserves
+    the attempts before each call), so what breaks is only the record's attempt count: pwh's
+    reading (``attempts_counted``), which the RFC does not require (it keeps no attempt count)."""
 
     def _finish_hook(self, pending, verdict, tally):
         pending.attempts = 0
         return super()._finish_hook(pending, verdict, tally)
 
 
-@mutant("attempts_not_counted", "M08", "§6/§10 bounded retry policy: attempts are not counted, retries never stop", caught_by=("models",))
+@mutant("attempts_not_counted", "M07", "pwh's reading of the attempt count: a record counts one attempt however many calls were made (the RFC keeps no count)", caught_by=("profile",))
 def attempts_not_counted(**kw: Any) -> ReferenceSUT:
     return _adapter("attempts_not_counted", dispatcher_class=_AttemptsNotCounted)(**kw)
 
@@ -284,7 +288,7 @@ class _AdmitsProgress(Dispatcher):
         return super().dispatch(source, consult_journal=consult_journal)
 
 
-@mutant("admits_progress", "M04", "§5/§12: a plain progress writeback is admitted for dispatch", caught_by=("models",))
+@mutant("admits_progress", "M04", "pwh's reading of admission: a plain progress writeback is reported as admitted (it calls no provider; the RFC names no flag)", caught_by=("profile",))
 def admits_progress(**kw: Any) -> ReferenceSUT:
     return _adapter("admits_progress", dispatcher_class=_AdmitsProgress)(**kw)
 

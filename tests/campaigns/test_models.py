@@ -28,11 +28,12 @@ from scenarios.mutants import MUTANTS, caught_by
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Each mutant of the library (scenarios/mutants) the models must catch, the invariant that must
+# Each mutant of the library (scenarios/mutants) the models must catch, the RFC invariant that must
 # catch it, and a seed (runs are deterministic given a seed; each of these finds its bug within
 # the CI profile's first examples). test_caught_by_is_the_registry holds this table to the
 # registry: a mutant registered for the models with no entry here fails, and so does an entry
-# for a mutant the registry does not give to the models.
+# for a mutant the registry does not give to the models. A mutant that breaks only a profile
+# invariant is the registry's ("profile",) and tests/campaigns/test_invariant_kinds.py's.
 CAUGHT_BY: dict[str, tuple[str, int]] = {
     "replay_calls_provider": ("no_call_after_final", 1),
     "conflict_overwrites": ("history_kept", 3),
@@ -53,9 +54,7 @@ CAUGHT_BY: dict[str, tuple[str, int]] = {
     "phase_stays_on": ("profile_governs_dispatch", 5),
     "shares_mutable_input": ("input_unchanged", 2),
     "identity_by_capability": ("hooks_independent", 3),
-    "attempts_not_counted": ("retry_bounded", 1),
     "replay_rewrites_record": ("record_byte_identical", 1),
-    "admits_progress": ("progress_dispatches_nothing", 6),
     "raised_is_timed_out": ("isolated_failure", 8),
     "lets_provider_errors_out": ("no_escape", 8),
     "one_hook_only": ("valid_registration_installs", 1),
@@ -390,9 +389,7 @@ EXPLICIT: dict[str, list[dict]] = {  # type: ignore[type-arg]
     ],
     "identity_by_capability": TWO_HOOKS
     + [T_DONE, {"op": "install", "hook": "a.sibling", "behaviour": "proposes one intent"}, {"op": "turn", "action": "replan"}],
-    "attempts_not_counted": TWO_HOOKS + [T_DONE, REPLAY_1],
     "replay_rewrites_record": TWO_HOOKS + [T_DONE, REPLAY_1],
-    "admits_progress": TWO_HOOKS + [{"op": "turn", "action": "progress"}],
     "raised_is_timed_out": TWO_HOOKS + [T_DONE],
     "lets_provider_errors_out": TWO_HOOKS + [T_DONE],
     "one_hook_only": TWO_HOOKS,
@@ -650,13 +647,25 @@ def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
         "crash_points",
         "invariants",
         "invariants_counted",
+        "profile_divergences",
         "swarm",
         "never_exercised",
     }
     assert (cov["examples"], cov["steps"]) == (summary["examples"], summary["steps"]) and cov["invariants_counted"]
     assert set(cov["actions"]) == {"setup", "turn", *SWARM_RULES}
     assert all(cov["actions"][a] > 0 for a in ("setup", "turn", "install", "profile", "restart")), cov["actions"]
-    assert {i for i, _ in CAUGHT_BY.values()} | {"intent_once", "journal_bounded", "not_in_rollout_append"} == set(cov["invariants"])
+    from scenarios.models._invariants import INVARIANTS
+
+    # Every RFC invariant has a mutant the models catch but these (retry_bounded's and
+    # progress_dispatches_nothing's: tests/campaigns/test_invariant_kinds.py plants adapters for them).
+    no_mutant = {"intent_once", "journal_bounded", "not_in_rollout_append", "retry_bounded", "progress_dispatches_nothing"}
+    assert {i for i, _ in CAUGHT_BY.values()} | no_mutant == {i for i, d in INVARIANTS.items() if d.kind == "rfc"}
+    assert set(INVARIANTS) == set(cov["invariants"])  # every invariant reported, with its kind
+    for name, declared in INVARIANTS.items():
+        assert {k: cov["invariants"][name][k] for k in declared.to_json()} == declared.to_json(), name
+    assert cov["profile_divergences"] == {} and summary["profile_divergences"] == []  # the reference is pwh's reading
+    kinds = "\n".join(line for line in lines if line.startswith(("pwh soak: RFC invariants", "pwh soak: profile invariants")))
+    assert all(declared.shown() in kinds for declared in INVARIANTS.values()), kinds  # each with its clauses or reading
     for name in ("primary_untouched", "history_kept", "stable_identity", "journal_public_safe", "one_outcome_per_hook"):
         assert cov["invariants"][name]["checked"] >= cov["steps"] > 0, name
     assert all(c["held"] == c["checked"] and c["broken"] == 0 for c in cov["invariants"].values())  # the reference
@@ -677,7 +686,7 @@ def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
     empty.rule("turn", None)
     text = "\n".join(empty.lines())
     assert "never exercised: setup" in text and "never installed: proposes one intent, raises an error" in text
-    assert "never reached: primary.after_spend" in text and "never checked: bad_receipt_dispatches_nothing" in text
+    assert "never reached: primary.after_spend" in text and "never checked: attempts_counted, bad_receipt_dispatches_nothing" in text
     assert "swarm off" in text
 
 
