@@ -27,6 +27,7 @@ from pwh._core.registry import Producer
 from pwh._suts.seam import Unsupported
 from pwh._suts.writeback_seam import WRITEBACK_OPERATIONS, Commit, HookSeen, PrimaryFailure
 
+from ._errors import is_token
 from ._orchestrator import PRIMARY_AFTER_WRITEBACK, FakeOrchestrator, TurnResult, completion_output, replan_output, spend_eligible
 
 __all__ = ["ReferenceWriteback"]
@@ -139,13 +140,18 @@ class ReferenceWriteback:
             self._environ.setdefault(name, os.environ.get(name))
             os.environ[name] = value
 
+    def _evidence(self) -> tuple[str, ...]:
+        """The host's evidence for a completion: a planted value that passes for an evidence token
+        (a credential, say) is reported with it, as a careless host would."""
+        return ("test_result_ok", *(v for _, v in sorted(self._planted.items()) if is_token(v)))
+
     # -- commands -------------------------------------------------------------------------------
 
     def commit_completion(self, todo: int, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
         if not 1 <= todo <= len(self._todo_ids):
             raise ValueError(f"the Goal has {len(self._todo_ids)} Todos, not a number {todo}")
         plan = replace(self.orch.plan(), todo_id=self._todo_ids[todo - 1])
-        output = _NOT_JSON_HOST_OUTPUT if fail == "validation" else completion_output()
+        output = _NOT_JSON_HOST_OUTPUT if fail == "validation" else completion_output(self._evidence())
         return self._command(lambda: self.orch.run_turn(output, plan=plan, fail_writeback=fail == "writeback"), crash)
 
     def commit_replan(self, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:

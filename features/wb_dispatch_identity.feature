@@ -40,7 +40,7 @@ Feature: The writeback seam — one dispatch identity per admitted hook, from th
     And the primary path committed 1 writebacks
     And hook "a.reporter" at the writeback seam has exactly one recorded intent
     And hook "b.reporter" at the writeback seam has exactly one recorded intent
-    And commit 1's quota was spent once and it stays eligible
+    And commit 1's quota-spend eligibility equals a run with no hooks and no crash
 
     Examples:
       | moment                    |

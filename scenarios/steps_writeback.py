@@ -130,6 +130,7 @@ def wb_replay(world: World, number: int) -> None:
 @when(parsers.re(r"Todo (?P<todo>\d+) is completed through the primary path and the process is killed (?P<moment>[a-z_]+)"))
 def wb_crash(world: World, todo: str, moment: str) -> None:
     crashed = _command(world, "commit_completion", todo=int(todo), crash=moment)
+    world.writeback_script.append(("commit_completion", {"todo": int(todo), "fail": None}))  # the no-hooks run: no crash
     require(crashed.raised == "killed", f"the process killed at {moment}", crashed)
     world.__dict__["records_before_recovery"] = world.writeback.sidecar_records()
     world.writeback.recover()
@@ -148,16 +149,26 @@ def _commits(world: World) -> list[Any]:
 
 
 def _committed_ids(world: World) -> list[str]:
-    """The receipt ids the primary path reports committed, read back from its durable receipts."""
+    """The receipt ids the primary path answered committed, in order, each once (a replay answers
+    the same id again)."""
     ids: list[str] = []
-    number = 1
-    while True:
+    for commit in _commits(world):
+        if commit.committed and commit.receipt_id and commit.receipt_id not in ids:
+            ids.append(commit.receipt_id)
+    return ids
+
+
+def _durable_count(world: World) -> int:
+    """How many committed writebacks the primary path's durable storage holds (its receipts are
+    numbered from 1; past the last, ``LookupError``)."""
+    number = 0
+    while number < 10_000:
         try:
-            raw = world.writeback.primary_receipt(number)
-        except IndexError:
-            return ids
-        ids.append(json.loads(raw)["receipt_id"])
+            world.writeback.primary_receipt(number + 1)
+        except LookupError:
+            return number
         number += 1
+    return number
 
 
 def _seen(world: World) -> list[Any]:
@@ -174,13 +185,13 @@ def _calls(world: World) -> int:
 
 @then(parsers.parse("the primary path committed {n:d} writebacks"))
 def wb_committed(world: World, n: int) -> None:
-    ids = _committed_ids(world)
-    answered = [c.receipt_id for c in _commits(world) if c.committed]
-    expect_equal(len(ids), n, "durable primary receipts", rfc=("§5.2.receipt-kept", "§10.failure-never"))
+    durable = _durable_count(world)
+    answered = _committed_ids(world)
+    expect_equal(durable, n, "durable primary writebacks", rfc=("§5.2.receipt-kept", "§10.failure-never"))
     expect(
-        all(r in ids for r in answered),
-        "every receipt the primary path answered committed is durable",
-        f"answered {len(answered)}, durable {len(ids)}",
+        len(answered) <= durable,
+        "every writeback the primary path answered committed is durable",
+        f"answered {len(answered)}, durable {durable}",
         rfc="§5.1.committed",
     )
 
@@ -284,11 +295,15 @@ def wb_replay_noop(world: World) -> None:
     expect(len(set(intents)) == len(intents), "no duplicate intent", intents, rfc="§12.M05")
     replay = _commits(world)[-1]
     expect(replay.raised is None, "the replay raised nothing into the host", replay.raised, rfc="§10.failure-never")
-    if replay.dispatch is not None:
-        mine = {h.get("hook_id"): h.get("dispatch_id") for h in replay.dispatch.get("hooks", [])}
+    hooks = replay.dispatch.get("hooks") if isinstance(replay.dispatch, Mapping) else None
+    if isinstance(hooks, list):  # the command's own report, when it gives one (its shape is the implementation's)
+        mine = {h.get("hook_id"): h.get("dispatch_id") for h in hooks if isinstance(h, Mapping)}
         recorded = {r.get("hook_id"): r.get("dispatch_id") for r in before}
         expect(
-            mine == recorded, "the replay reports the recorded dispatch identities", f"{len(mine)} reported", rfc=("§12.M05", "§11.slice2")
+            mine == recorded,
+            "the replay reports the recorded dispatch identities",
+            f"{len(mine)} reported",
+            profile="a replayed command reports the dispatch it returned",
         )
 
 
@@ -308,22 +323,24 @@ def wb_nothing_before_recovery(world: World) -> None:
     expect_equal(len(before), 0, "sidecar records before recovery", profile="all of a receipt's hook records land in one commit")
 
 
-@then(parsers.parse("commit {number:d}'s quota was spent once and it stays eligible"))
+@then(parsers.parse("commit {number:d}'s quota-spend eligibility equals a run with no hooks and no crash"))
 def wb_spent_once(world: World, number: int) -> None:
-    spend = world.writeback.spend_eligibility(number)
-    expect(
-        spend.get("eligible") is True, "the committed receipt eligible for its quota spend", spend, rfc=("§5.2.spend", "§10.failure-never")
+    """The crashed command, recovered, against the same command run once without hooks or crash:
+    the spend is neither lost nor repeated, in the implementation's own terms."""
+    base = world.writeback_baseline()
+    expect_equal(
+        dict(world.writeback.spend_eligibility(number)),
+        dict(base.spend_eligibility(number)),
+        f"spend eligibility of receipt {number}",
+        rfc=("§5.2.spend", "§9.crash-retry", "§10.failure-never"),
     )
-    if "spent_units" in spend:
-        expect_equal(spend["spent_units"], 1, "quota units spent for the receipt", rfc=("§5.2.spend", "§9.crash-retry"))
 
 
 @then("the primary receipts and the spend eligibility equal a run with no hooks")
 def wb_primary_unchanged(world: World) -> None:
     base = world.writeback_baseline()
-    ours = _committed_ids(world)
     clause = ("§12.M07", "§10.failure-never", "§11.slice2")
-    n = len(ours)
+    n = _durable_count(world)
     require(n > 0, "a committed writeback to compare", n)
     for number in range(1, n + 1):
         mine, theirs = world.writeback.primary_receipt(number), base.primary_receipt(number)

@@ -134,7 +134,8 @@ class WritebackBoundary(Protocol):
         """After a crash: start again the implementation's own way, from durable storage alone."""
 
     def primary_receipt(self, commit_number: int) -> bytes:
-        """The committed primary receipt's bytes, as the implementation stores them."""
+        """The committed primary receipt's bytes, as the implementation stores them; ``LookupError``
+        (``IndexError``, say) for a number past the last committed writeback."""
 
     def spend_eligibility(self, commit_number: int) -> Mapping[str, Any]:
         """The quota-spend eligibility the implementation derives for that receipt, in its terms."""
