@@ -116,6 +116,8 @@ def test_what_loopx_cannot_offer_is_unsupported(run: dict[str, Any]) -> None:
         boundary.commit_replan()
     with pytest.raises(Unsupported):
         boundary.commit_completion(2, fail="writeback")
+    refused = boundary.commit_completion(2, fail="validation")  # LoopX's Turn-settlement gate: no Turn opened
+    assert not refused.committed and refused.receipt_id is None
     with pytest.raises(Unsupported):
         boundary.commit_completion(2, crash="before_sidecar_checkpoint")
 

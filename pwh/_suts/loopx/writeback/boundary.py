@@ -313,15 +313,19 @@ class LoopxWritebackBoundary:
             raise Unsupported("a crash inside a provider needs an installed test hook to hold LoopX's process there")
         self._turns += 1
         turn = f"pwh-turn-{self._turns:04d}"
-        opened = self._loopx(
-            ["quota", "should-run", "--codex-app", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--turn-instance-id", turn]
-        )
+        opened: dict[str, Any] = {}
+        if fail == "validation":
+            # LoopX's own primary validation of a completion: its Turn-settlement gate refuses a
+            # completion whose Turn was never opened by quota should-run (nothing commits).
+            turn = f"pwh-unopened-turn-{self._turns:04d}"
+        else:
+            opened = self._loopx(
+                ["quota", "should-run", "--codex-app", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--turn-instance-id", turn]
+            )
         argv = [
             "todo", "complete", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--todo-id", todo_id(todo),
             "--turn-instance-id", turn, "--claimed-by", AGENT_ID, "--evidence", self._evidence(todo),
         ]  # fmt: skip
-        if fail == "validation":
-            argv += ["--validation-command-json", json.dumps([sys.executable, "-c", "raise SystemExit(1)"])]
         record = {"argv": argv, "turn": turn, "todo": todo, "opened": opened.get("json"), "receipt_id": None, "output": None}
         answer = self._loopx(argv, crash_in_provider=crash == "inside_provider")
         if answer["crashed"]:
@@ -347,8 +351,9 @@ class LoopxWritebackBoundary:
         record, self._crashed = self._crashed, None
         if record is None:
             return
-        commit = self._commit_of(self._loopx(record["argv"]))
-        record["receipt_id"] = commit.receipt_id
+        answer = self._loopx(record["argv"])
+        commit = self._commit_of(answer)
+        record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
 
     def primary_receipt(self, commit_number: int) -> bytes:
         """The completion's terminal lifecycle receipt (``loopx_coordination_todo_terminal_lifecycle_receipt_v0``)
@@ -368,14 +373,17 @@ class LoopxWritebackBoundary:
 
     def spend_eligibility(self, commit_number: int) -> Mapping[str, Any]:
         """The heartbeat settlement LoopX reads back for the commit's Turn (``settlement_result``
-        of the completing command: its receipts and failure; hooks never feed it)."""
+        of the completing command, or of its recovery: its receipts and failure; hooks never feed
+        it); ``eligible`` when it is ok with no failure."""
         output = self._commit(commit_number).get("output") or {}
         settlement = output.get("settlement_result") or {}
         return {
             "eligible": settlement.get("ok") is True and settlement.get("failure") is None,
             "ok": settlement.get("ok"),
             "failure": plain_copy(settlement.get("failure")),
-            "receipts": [plain_copy(r) for r in settlement.get("receipts") or ()],
+            # Each settlement receipt without its source_ref, which names a rollout event id LoopX
+            # draws at random per installation (a run without hooks has another one).
+            "receipts": [{k: plain_copy(v) for k, v in r.items() if k != "source_ref"} for r in settlement.get("receipts") or ()],
         }
 
     def sidecar_records(self) -> list[dict[str, Any]]:
