@@ -99,8 +99,11 @@ def test_a_sigkill_inside_a_provider_then_loopx_s_own_recovery(run: dict[str, An
     second = boundary.primary_receipt(2)  # committed before the provider ran, recovered by re-running the command
     assert second != run["primary_before"]
     receipt = [c for c in boundary._commits if c.get("todo") == 2][0]["receipt_id"]
-    hooks = sorted(r["hook_id"] for r in boundary.sidecar_records() if r["source_receipt_id"] == receipt)
-    assert hooks == ["a.reporter", "b.raiser", PERIODIC]
+    records = {r["hook_id"]: r for r in boundary.sidecar_records() if r["source_receipt_id"] == receipt}
+    assert sorted(records) == ["a.reporter", "b.raiser", PERIODIC]
+    # Todo 2 closes the segment (a closed Vision, then the goal-terminal completion): LoopX's own
+    # report capability proposes its typed trigger evaluation (M10 at the real boundary).
+    assert [i["intent_kind"] for i in records[PERIODIC]["intents"]] == [PERIODIC.split(".")[0] + ".trigger_evaluation"]
 
 
 def test_commands_run_in_forked_children_of_one_warm_interpreter(run: dict[str, Any]) -> None:

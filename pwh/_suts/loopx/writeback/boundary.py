@@ -207,6 +207,8 @@ class LoopxWritebackBoundary:
         self._order: list[str] = []  # sidecar dispatch ids, in the order they first appeared
         self._planted: dict[str, str] = {}
         self._todos = 0
+        self._report = False
+        self._vision_closed = False
         self._catalog = IntentKindCatalog()
         self._turns = 0
         self._node_pids: set[int] = set()
@@ -252,6 +254,7 @@ class LoopxWritebackBoundary:
             raise lacks("profile.phase_enabled")
         texts = {n: self._planted_text(n) for n in range(1, todos + 1)} if self._planted else None
         own = self._server.capabilities[0] if self._server is not None and report_capability else None
+        self._report, self._vision_closed = own is not None, False
         write_goal(self.layout, todos=todos, report_capability=own, texts=texts)
         self._todos = todos
         answer = self._run(
@@ -311,6 +314,8 @@ class LoopxWritebackBoundary:
             raise Unsupported(f"loopx {loopx_version()} has {UNSUPPORTED_CRASHES.get(crash, 'no such crash point')}")
         if crash is not None and not self._hooks:
             raise Unsupported("a crash inside a provider needs an installed test hook to hold LoopX's process there")
+        if self._report and todo == self._todos and fail is None and not self._vision_closed:
+            self._close_vision()
         self._turns += 1
         turn = f"pwh-turn-{self._turns:04d}"
         opened: dict[str, Any] = {}
@@ -337,6 +342,25 @@ class LoopxWritebackBoundary:
             record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
             self._commits.append(record)
         return commit
+
+    def _close_vision(self) -> None:
+        """Before the Goal's last (goal-terminal) Todo: LoopX closes a segment with a closed Vision
+        (a ``refresh-state`` with ``--vision-state vision_closed``) and a goal-terminal completion;
+        its report capability proposes its trigger evaluation only then (stage_completion.py).
+        The refresh carries no Turn binding, so LoopX rejects its post-writeback source
+        (``source_projection_failed``) and calls no hook for it."""
+        answer = self._loopx(
+            [
+                "refresh-state", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID,
+                "--delivery-workspace-path", str(self.layout.project), "--delivery-batch-scale", "implementation",
+                "--delivery-outcome", "outcome_progress", "--vision-state", "vision_closed",
+                "--vision-summary", "The fixture segment is complete", "--vision-acceptance", "Every fixture Todo is done",
+                "--no-global-sync", "--suppress-external-sinks",
+            ]
+        )  # fmt: skip
+        if not (answer.get("json") or {}).get("ok"):
+            raise CommandFailed("LoopX's closed-Vision refresh-state failed: " + (answer["out"] + answer["err"])[-1500:])
+        self._vision_closed = True
 
     def commit_replan(self, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
         raise Unsupported("the replan paths (refresh-state, turn run-once) are not wired in this boundary yet")
