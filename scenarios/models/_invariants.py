@@ -236,6 +236,7 @@ class Judge:
             yield self._no_call_after_final(episode)
             yield self._replay_identical(episode)
             yield self._replay_order(episode)
+            yield self._replay_marked(episode)
             yield self._order(episode)
             yield self._report_order(episode)
             if not _inadmissible(system, record, episode):  # judged by _bad_receipt alone
@@ -414,7 +415,7 @@ class Judge:
         rfc(
             "replay_identical",
             ("§9.replay-noop", "§9.conflict", "§12.M05", "§12.M06"),
-            "a repeated dispatch returns the recorded receipt (its status and intents, said to be a replay); "
+            "a repeated dispatch returns the recorded receipt (its status, failure class and intents); "
             "a second delivery ends as recorded or as intent_conflict",
         )
     )
@@ -436,12 +437,22 @@ class Judge:
                         row,
                         f"hook {hook.hook_id}: a second delivery ended {hook.status}, not the recorded {rec['status']} or intent_conflict",
                     )
-            elif hook.status != rec["status"] or hook.failure_code != rec.get("failure_code") or not hook.replayed:
+            elif hook.status != rec["status"] or hook.failure_code != rec.get("failure_code"):
                 return (
                     "replay_identical",
                     row,
-                    f"hook {hook.hook_id}: a replay ended {hook.status}/{hook.failure_code} (replayed={hook.replayed}), not the recorded receipt",
+                    f"hook {hook.hook_id}: a replay ended {hook.status}/{hook.failure_code}, not the recorded receipt",
                 )
+        return None
+
+    @staticmethod
+    @checks(profile("replay_marked", "a repeated dispatch says it is a replay (the RFC asks for the original receipt, not a flag)"))
+    def _replay_marked(episode: Episode) -> Finding | None:
+        if episode.outcome is None or episode.kind == "redeliver":
+            return None
+        for hook in episode.outcome.hooks:
+            if hook.dispatch_id in episode.finals_at_start and not hook.replayed:
+                return "replay_marked", "M05", f"hook {hook.hook_id}: a replay returned the recorded receipt without saying it is one"
         return None
 
     @staticmethod

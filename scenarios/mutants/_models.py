@@ -93,12 +93,17 @@ def forgets_last_hook(**kw: Any) -> ReferenceSUT:
     return _adapter("forgets_last_hook", dispatcher_class=_ForgetsLastHook)(**kw)
 
 
-@mutant("replay_not_marked", "M05", "§9 JNL-1: a replay returns the stored receipt but does not say it is one", caught_by=("models",))
+@mutant("replay_not_marked", "M05", "pwh's reading: a replay returns the stored receipt but does not say it is one", caught_by=("profile",))
 def replay_not_marked(**kw: Any) -> ReferenceSUT:
     return _adapter("replay_not_marked", dispatcher_class=_ReplayNotMarked)(**kw)
 
 
-@mutant("leaks_provider_text", "M13", "§9 JNL-6: a failure record carries text about a private path, not one compact code", caught_by=("models",))
+@mutant(
+    "leaks_provider_text",
+    "M13",
+    "§9 JNL-6: a failure record carries text about a private path, not one compact code",
+    caught_by=("models",),
+)
 def leaks_provider_text(**kw: Any) -> ReferenceSUT:
     return _adapter("leaks_provider_text", dispatcher_class=_LeaksProviderText)(**kw)
 
@@ -125,7 +130,9 @@ class _AdmitsUncommitted(Dispatcher):
         return super().dispatch(source, consult_journal=consult_journal)
 
 
-@mutant("admits_uncommitted", "M03", "§5.1/§12: a receipt whose writeback step is not committed is dispatched", caught_by=("matrix", "models"))
+@mutant(
+    "admits_uncommitted", "M03", "§5.1/§12: a receipt whose writeback step is not committed is dispatched", caught_by=("matrix", "models")
+)
 def admits_uncommitted(**kw: Any) -> ReferenceSUT:
     return _adapter("admits_uncommitted", dispatcher_class=_AdmitsUncommitted)(**kw)
 
@@ -148,7 +155,12 @@ class _ReplacesDuplicates(ReferenceSUT):
         return rejections
 
 
-@mutant("registry_replaces_duplicates", "M02", "§6 REG: a duplicate hook_id replaces the installed hook instead of being rejected", caught_by=("matrix", "models"))
+@mutant(
+    "registry_replaces_duplicates",
+    "M02",
+    "§6 REG: a duplicate hook_id replaces the installed hook instead of being rejected",
+    caught_by=("matrix", "models"),
+)
 def registry_replaces_duplicates(**kw: Any) -> ReferenceSUT:
     return _ReplacesDuplicates(**kw)
 
@@ -167,7 +179,9 @@ class _PhaseStaysOn(ReferenceSUT):
         super().set_profile(profile)
 
 
-@mutant("phase_stays_on", "M01", "§10/§12 M01: a profile that disables the phase mid-run is ignored; hooks still run", caught_by=("models",))
+@mutant(
+    "phase_stays_on", "M01", "§10/§12 M01: a profile that disables the phase mid-run is ignored; hooks still run", caught_by=("models",)
+)
 def phase_stays_on(**kw: Any) -> ReferenceSUT:
     return _PhaseStaysOn(**kw)
 
@@ -196,7 +210,12 @@ class _SharesMutableInput(InProcess):
         return (producer, hook_input, limit, *rest)
 
 
-@mutant("shares_mutable_input", "M08", "§7 INP: the input is not immutable; a hook's write to it reaches the next hook", caught_by=("matrix", "models"))
+@mutant(
+    "shares_mutable_input",
+    "M08",
+    "§7 INP: the input is not immutable; a hook's write to it reaches the next hook",
+    caught_by=("matrix", "models"),
+)
 def shares_mutable_input(**kw: Any) -> ReferenceSUT:
     return _adapter("shares_mutable_input", dispatcher_class=_SharesMutableInput)(**kw)
 
@@ -238,7 +257,12 @@ class _AttemptsNotCounted(Dispatcher):
         return super()._finish_hook(pending, verdict, tally)
 
 
-@mutant("attempts_not_counted", "M07", "pwh's reading of the attempt count: a record counts one attempt however many calls were made (the RFC keeps no count)", caught_by=("profile",))
+@mutant(
+    "attempts_not_counted",
+    "M07",
+    "pwh's reading of the attempt count: a record counts one attempt however many calls were made (the RFC keeps no count)",
+    caught_by=("profile",),
+)
 def attempts_not_counted(**kw: Any) -> ReferenceSUT:
     return _adapter("attempts_not_counted", dispatcher_class=_AttemptsNotCounted)(**kw)
 
@@ -270,10 +294,19 @@ class _RewritingMemory(MemoryJournal):
     merge = _rewrite_same
 
 
-@mutant("replay_rewrites_record", "M05", "§9 JNL-1: a replay rewrites the stored record (its attempt count) instead of leaving it byte for byte", caught_by=("models",))
+@mutant(
+    "replay_rewrites_record",
+    "M05",
+    "§9 JNL-1: a replay rewrites the stored record (its attempt count) instead of leaving it byte for byte",
+    caught_by=("models",),
+)
 def replay_rewrites_record(**kw: Any) -> ReferenceSUT:
-    return _adapter("replay_rewrites_record", dispatcher_class=_ReplayRecounts,
-                    sqlite_journal_class=_RewritingSQLite, memory_journal_class=_RewritingMemory)(**kw)
+    return _adapter(
+        "replay_rewrites_record",
+        dispatcher_class=_ReplayRecounts,
+        sqlite_journal_class=_RewritingSQLite,
+        memory_journal_class=_RewritingMemory,
+    )(**kw)
 
 
 # -- invariants the first models checked with no mutant to show they can fail ---------------------
@@ -288,7 +321,12 @@ class _AdmitsProgress(Dispatcher):
         return super().dispatch(source, consult_journal=consult_journal)
 
 
-@mutant("admits_progress", "M04", "pwh's reading of admission: a plain progress writeback is reported as admitted (it calls no provider; the RFC names no flag)", caught_by=("profile",))
+@mutant(
+    "admits_progress",
+    "M04",
+    "pwh's reading of admission: a plain progress writeback is reported as admitted (it calls no provider; the RFC names no flag)",
+    caught_by=("profile",),
+)
 def admits_progress(**kw: Any) -> ReferenceSUT:
     return _adapter("admits_progress", dispatcher_class=_AdmitsProgress)(**kw)
 
@@ -351,7 +389,12 @@ class _IgnoresCrashPoints(ReferenceSUT):
         return None
 
 
-@mutant("ignores_crash_points", "M05", "§9 JNL-4: the adapter names crash points it never reaches, so recovery goes unjudged", caught_by=("models",))
+@mutant(
+    "ignores_crash_points",
+    "M05",
+    "§9 JNL-4: the adapter names crash points it never reaches, so recovery goes unjudged",
+    caught_by=("models",),
+)
 def ignores_crash_points(**kw: Any) -> ReferenceSUT:
     return _IgnoresCrashPoints(**kw)
 
@@ -371,11 +414,15 @@ class _ReplayUnderNewProfile(Dispatcher):
             seen = getattr(tally, "replayed_intents", 0) + len(prior["intents"])
             tally.replayed_intents = seen
             if seen > self.profile.max_intents_per_dispatch:
-                return HookOutcome(hook.hook_id, did, "failed", codes.DISPATCH_BUDGET_EXHAUSTED, (), False,
-                                   prior["attempts"], False), None
+                return HookOutcome(hook.hook_id, did, "failed", codes.DISPATCH_BUDGET_EXHAUSTED, (), False, prior["attempts"], False), None
         return super()._prepare_hook(hook, did, source, prior, tally)
 
 
-@mutant("replay_under_new_profile", "M05", "§9/§10: a replay re-judges a stored receipt under a profile changed since; history is not returned", caught_by=("models",))
+@mutant(
+    "replay_under_new_profile",
+    "M05",
+    "§9/§10: a replay re-judges a stored receipt under a profile changed since; history is not returned",
+    caught_by=("models",),
+)
 def replay_under_new_profile(**kw: Any) -> ReferenceSUT:
     return _adapter("replay_under_new_profile", dispatcher_class=_ReplayUnderNewProfile)(**kw)

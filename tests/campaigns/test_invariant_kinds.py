@@ -270,6 +270,7 @@ def test_judging_goes_on_past_a_profile_finding_to_the_rfc_one() -> None:
 PROFILE_MUTANTS: dict[str, tuple[str, list[dict[str, Any]]]] = {
     "admits_progress": ("progress_not_admitted", TWO_HOOKS + [{"op": "turn", "action": "progress"}]),
     "attempts_not_counted": ("attempts_counted", TWO_HOOKS + [T_DONE, REPLAY_1, REPLAY_1]),
+    "replay_not_marked": ("replay_marked", TWO_HOOKS + [{"op": "turn", "action": "replan"}, REPLAY_1]),
 }
 
 

@@ -45,7 +45,6 @@ CAUGHT_BY: dict[str, tuple[str, int]] = {
     "calls_sink": ("no_sink_call", 1),
     "accepts_external_write": ("no_authority_claim", 1),
     "forgets_last_hook": ("one_outcome_per_hook", 1),
-    "replay_not_marked": ("replay_identical", 1),
     "leaks_provider_text": ("journal_public_safe", 1),
     "new_identity_after_restart": ("stable_identity", 8),
     "reports_a_record_twice": ("one_record_per_dispatch", 1),
@@ -364,7 +363,6 @@ REPLAY_1 = {"op": "replay", "writeback": 1}
 # one CAUGHT_BY names (deterministic: no Hypothesis, a fraction of a second each).
 EXPLICIT: dict[str, list[dict]] = {  # type: ignore[type-arg]
     "forgets_last_hook": TWO_HOOKS + [T_DONE],
-    "replay_not_marked": TWO_HOOKS + [{"op": "turn", "action": "replan"}, REPLAY_1],
     "leaks_provider_text": TWO_HOOKS + [T_DONE],
     "new_identity_after_restart": TWO_HOOKS + [{"op": "restart"}, T_DONE, {"op": "restart"}],
     "reports_a_record_twice": TWO_HOOKS + [T_DONE],
