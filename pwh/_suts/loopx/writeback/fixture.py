@@ -69,11 +69,13 @@ class Layout:
 
 
 def state_text(todos: int, texts: Mapping[int, str] | None = None) -> str:
-    """ACTIVE_GOAL_STATE.md with ``todos`` open Agent Todos (the last one goal-terminal)."""
+    """ACTIVE_GOAL_STATE.md with ``todos`` open Agent Todos, each ``no_followup=true`` (its
+    completion generates no follow-up Todo, so completing the last open one leaves the Goal
+    terminal, which LoopX's report capability needs to see a segment close)."""
     lines = ["---", "status: active", "handoff_mode: soft_claim", "---", "", "# Goal: pwh writeback fixture", "", "## Agent Todo", ""]
     for n in range(1, todos + 1):
         text = (texts or {}).get(n) or f"Fixture task {n} for the writeback boundary"
-        no_followup = " no_followup=true" if n == todos else ""
+        no_followup = " no_followup=true"
         lines.append(f"- [ ] {text}")
         lines.append(
             f"  <!-- loopx:todo todo_id={todo_id(n)} status=open task_class=advancement_task action_kind=fixture "
