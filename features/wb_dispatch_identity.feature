@@ -6,7 +6,7 @@ Feature: The writeback seam — one dispatch identity per admitted hook, from th
     And hook "a.reporter" is installed at the writeback seam and proposes one intent
     And hook "b.reporter" is installed at the writeback seam and answers not applicable
     When Todo 1 is completed through the primary path
-    Then the primary path committed 1 writebacks
+    Then the primary path committed 1 writeback
     And every hook at the writeback seam was handed only committed receipts, each once
     And hook "a.reporter" at the writeback seam ends with status "proposed"
     And hook "b.reporter" at the writeback seam ends with status "not_applicable"
@@ -17,7 +17,7 @@ Feature: The writeback seam — one dispatch identity per admitted hook, from th
     And hook "a.reporter" is installed at the writeback seam and proposes one intent
     When Todo 1 is completed through the primary path, its writeback failing
     And Todo 2 is completed through the primary path
-    Then the primary path committed 1 writebacks
+    Then the primary path committed 1 writeback
     And every hook at the writeback seam was handed only committed receipts, each once
 
   @M05
@@ -37,7 +37,7 @@ Feature: The writeback seam — one dispatch identity per admitted hook, from th
     And hook "b.reporter" is installed at the writeback seam and proposes one intent
     When Todo 1 is completed through the primary path and the process is killed <moment>
     Then nothing of the crashed commit's dispatch was recorded twice or half before recovery
-    And the primary path committed 1 writebacks
+    And the primary path committed 1 writeback
     And hook "a.reporter" at the writeback seam has exactly one recorded intent
     And hook "b.reporter" at the writeback seam has exactly one recorded intent
     And commit 1's quota-spend eligibility equals a run with no hooks and no crash

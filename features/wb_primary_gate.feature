@@ -7,7 +7,7 @@ Feature: The writeback seam — no committed receipt, no post-writeback call (M0
     Given a Goal with 1 open Todo at the writeback seam, the post-writeback phase disabled
     And hook "a.reporter" is installed at the writeback seam and proposes one intent
     When Todo 1 is completed through the primary path
-    Then the primary path committed 1 writebacks
+    Then the primary path committed 1 writeback
     And no provider was called at the writeback seam
     And the writeback seam holds no sidecar record and no intent
 

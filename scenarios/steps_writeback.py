@@ -183,8 +183,9 @@ def _calls(world: World) -> int:
 # -- checks -------------------------------------------------------------------------------------
 
 
-@then(parsers.parse("the primary path committed {n:d} writebacks"))
-def wb_committed(world: World, n: int) -> None:
+@then(parsers.re(r"the primary path committed (?P<count>\d+) writebacks?"))
+def wb_committed(world: World, count: str) -> None:
+    n = int(count)
     durable = _durable_count(world)
     answered = _committed_ids(world)
     expect_equal(durable, n, "durable primary writebacks", rfc=("§5.2.receipt-kept", "§10.failure-never"))
