@@ -249,7 +249,16 @@ def test_near_misses_are_not_flagged(category: str, text: str) -> None:
     assert category not in categories(scan_text(text)), text
 
 
-@pytest.mark.parametrize("text", ["zetabyte", "bezeta", "Zetas", "acme", "corp", "oster"])
+@pytest.mark.parametrize(
+    "text", ["acme-corp", "acme_corp", "acme.corp", "AcmeCorp", "acmecorp", "team acme-corp-eu", "https://acmecorp.example/x"]
+)
+def test_a_declared_name_of_several_words_is_found_however_an_id_or_host_joins_them(text: str) -> None:
+    """The separators ids and host names put between words (-, _, ., or none) hide no declared name."""
+    assert "private_name" in categories(PRIVATE.scan_value({"customer": text}))
+    assert "private_name" in categories(scan_text(text, PRIVATE))
+
+
+@pytest.mark.parametrize("text", ["zetabyte", "bezeta", "Zetas", "acme", "corp", "oster", "acme corporation", "bigacme-corp"])
 def test_private_names_do_not_match_inside_other_words(text: str) -> None:
     assert PRIVATE.scan_value(text) == []
 

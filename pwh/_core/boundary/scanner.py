@@ -116,12 +116,15 @@ class BoundaryScanner:
 
     def __init__(self, private_names: Iterable[str] = (), allow: Iterable[str] = ()) -> None:
         """``private_names``: an organisation's deny-list, matched case-insensitively as whole words
-        (only letters and digits continue a word, so ``acme`` is found in ``acme_goal``).
+        (only letters and digits continue a word, so ``acme`` is found in ``acme_goal``); the words
+        of a several-word name match joined by spaces, ``-``, ``_``, ``.`` or nothing.
         ``allow``: exact public strings never flagged, as a whole value or as a bounded part of one."""
         names = sorted({n.lower() for n in _as_str_list(private_names)}, key=len, reverse=True)
         self._names_re: re.Pattern[str] | None = None
         if names:
-            alternatives = "|".join(r"\s+".join(map(re.escape, n.split())) for n in names)
+            # The words of a name joined as ids and host names join them too: a space, "-", "_",
+            # ".", or nothing ("Zorbax Labs" is also zorbax-labs, zorbax_labs, zorbax.labs, ZorbaxLabs).
+            alternatives = "|".join(r"[\s_.\-]*".join(map(re.escape, n.split())) for n in names)
             # Matched on lowered text without re.I and without a leading look-behind: both would
             # disable the regex engine's prefix scan (4x slower); the start boundary is checked by hand.
             self._names_re = re.compile(rf"(?:{alternatives})(?![^\W_])")
