@@ -149,10 +149,10 @@ def load_sut(spec: str, **options: Any) -> SUT:
     Ctrl-C stays a ``KeyboardInterrupt``. A factory that does not take ``options`` still raises
     ``TypeError`` (callers probe which options an adapter takes).
     """
-    target = BUILTIN_SUTS.get(spec, spec)
+    target = _release_target(spec) or BUILTIN_SUTS.get(spec, spec)
     if ":" not in target:
         known = ", ".join(sorted(BUILTIN_SUTS))
-        raise SUTLoadError(f"unknown SUT {spec!r}: use one of {known}, or module:factory")
+        raise SUTLoadError(f"unknown SUT {spec!r}: use one of {known}, loopx@VERSION, or module:factory")
     module_name, _, attr = target.partition(":")
     track_user_interrupts()
     module = _import_adapter(spec, module_name)
@@ -164,6 +164,22 @@ def load_sut(spec: str, **options: Any) -> SUT:
     if missing:
         raise SUTLoadError(f"{spec!r} is not a SUT adapter: missing {', '.join(missing)}")
     return sut
+
+
+def _release_target(spec: str) -> str | None:
+    """``loopx@VERSION`` (:mod:`pwh._suts.loopx.releases`): the ``loopx`` adapter, with that LoopX
+    release (installed once into its own cached venv) made the one ``import loopx`` reaches."""
+    if not spec.startswith("loopx@"):
+        return None
+    from pwh._suts.loopx.releases import ReleaseError, activate, parse_spec
+
+    try:
+        version = parse_spec(spec)
+        if version is not None:
+            activate(version)
+    except ReleaseError as exc:
+        raise SUTLoadError(str(exc)) from None
+    return BUILTIN_SUTS["loopx"]
 
 
 def close_sut(sut: SUT, spec: str) -> None:
