@@ -136,3 +136,21 @@ def test_no_process_is_left_after_close(run: dict[str, Any]) -> None:
     boundary.close()
     assert boundary.node_pids, "the Node runtime the commands used was seen"
     assert [p for p in pids if p is not None and pid_alive(p)] == []
+
+
+def test_a_replan_is_a_turn_bound_refresh_state_with_its_own_sidecar_record() -> None:
+    boundary = LoopxWritebackBoundary()
+    server = boundary.server_pid
+    try:
+        boundary.prepare(todos=2, phase_enabled=True, report_capability=False)
+        assert boundary.install(registration("a.broken", event_kinds=["todo_completed", "replan_recorded"]), _raises) == []
+        assert boundary.commit_completion(1).committed
+        replan = boundary.commit_replan()
+        assert replan.committed and replan.event_kind == "replan_recorded" and replan.raised is None
+        records = [r for r in boundary.sidecar_records() if r["source_receipt_id"] == replan.receipt_id]
+        assert [(r["hook_id"], r["event_kind"], r["failure_code"]) for r in records] == [("a.broken", "replan_recorded", "producer_failed")]
+        assert boundary.primary_receipt(2) and boundary.spend_eligibility(2)["eligible"] is True
+    finally:
+        boundary.close()
+    assert server is not None and boundary.node_pids
+    assert [p for p in (server, *boundary.node_pids) if pid_alive(p)] == []

@@ -72,12 +72,14 @@ COMMAND_SECONDS = 180.0
 WATCH_GRACE_SECONDS = 0.5
 STOP_SECONDS = 5.0
 COMPLETION = "todo_completed"
+REPLAN = "replan_recorded"
 
 OPERATIONS = (
     "prepare",
     "register_intent_kind",
     "install",
     "commit_completion",
+    "commit_replan",
     "replay",
     "crash_and_recover",
     "primary_receipt",
@@ -203,6 +205,7 @@ class LoopxWritebackBoundary:
         self._commits: list[dict[str, Any]] = []
         self._crashed: dict[str, Any] | None = None
         self._events: dict[str, str] = {}  # LoopX source event id (pwr_) -> committed receipt id (tcw_)
+        self._kinds: dict[str, str] = {}  # LoopX source event id -> RFC event kind
         self._carried: dict[str, dict[str, Any]] = {}
         self._order: list[str] = []  # sidecar dispatch ids, in the order they first appeared
         self._planted: dict[str, str] = {}
@@ -331,7 +334,15 @@ class LoopxWritebackBoundary:
             "todo", "complete", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--todo-id", todo_id(todo),
             "--turn-instance-id", turn, "--claimed-by", AGENT_ID, "--evidence", self._evidence(todo),
         ]  # fmt: skip
-        record = {"argv": argv, "turn": turn, "todo": todo, "opened": opened.get("json"), "receipt_id": None, "output": None}
+        record = {
+            "argv": argv,
+            "turn": turn,
+            "todo": todo,
+            "kind": COMPLETION,
+            "opened": opened.get("json"),
+            "receipt_id": None,
+            "output": None,
+        }
         answer = self._loopx(argv, crash_in_provider=crash == "inside_provider")
         if answer["crashed"]:
             self._crashed = record
@@ -363,11 +374,59 @@ class LoopxWritebackBoundary:
         self._vision_closed = True
 
     def commit_replan(self, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
-        raise Unsupported("the replan paths (refresh-state, turn run-once) are not wired in this boundary yet")
+        """A replan recorded LoopX's way: a Turn-bound ``refresh-state`` of the Turn's open Todo
+        (LoopX's event kind ``refresh_state``, the map's ``replan_recorded``)."""
+        if fail is not None:
+            raise Unsupported(
+                f"loopx {loopx_version()} has no way from outside to make a refresh-state writeback fail or its validation refuse it"
+            )
+        if crash is not None and crash != "inside_provider":
+            raise Unsupported(f"loopx {loopx_version()} has {UNSUPPORTED_CRASHES.get(crash, 'no such crash point')}")
+        if crash is not None and not self._hooks:
+            raise Unsupported("a crash inside a provider needs an installed test hook to hold LoopX's process there")
+        if self._report:
+            raise Unsupported(
+                "a replan LoopX's report capability recognizes is an accepted vision_successor_required replan with an active "
+                "successor Vision (turn run-once with a host answering replan_required); that path is not wired in this boundary"
+            )
+        self._turns += 1
+        turn = f"pwh-turn-{self._turns:04d}"
+        opened = self._loopx(
+            ["quota", "should-run", "--codex-app", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--turn-instance-id", turn]
+        )
+        binding = get_path(opened.get("json"), "heartbeat_receipt.settlement_identity") or {}
+        bound_todo = binding.get("todo_id")
+        if not isinstance(bound_todo, str) or not bound_todo:
+            raise Unsupported(
+                "with no open Todo LoopX binds the Turn to an autonomous replan obligation, which needs a typed semantic "
+                "delta (an evidence-linked agent Vision); that replan is not wired in this boundary"
+            )
+        argv = [
+            "refresh-state", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--todo-id", bound_todo, "--turn-instance-id", turn,
+            "--delivery-workspace-path", str(self.layout.project), "--classification", "replan_recorded",
+            "--delivery-batch-scale", "implementation", "--delivery-outcome", "outcome_progress",
+            "--no-global-sync", "--suppress-external-sinks",
+        ]  # fmt: skip
+        record = {"argv": argv, "turn": turn, "todo": None, "kind": REPLAN, "receipt_id": None, "output": None}
+        answer = self._loopx(argv, crash_in_provider=crash == "inside_provider", kind=REPLAN)
+        if answer["crashed"]:
+            self._crashed = record
+            self._commits.append(record)
+            return Commit(committed=False, receipt_id=None, event_kind=None, raised="killed", notes=("SIGKILL inside a provider",))
+        commit = self._commit_of(answer, REPLAN)
+        if commit.committed:
+            record["receipt_id"], record["output"], record["run"] = (
+                commit.receipt_id,
+                answer.get("json"),
+                (answer.get("json") or {}).get("json_path"),
+            )
+            self._commits.append(record)
+        return commit
 
     def replay(self, commit_number: int) -> Commit:
         record = self._commit(commit_number)
-        return self._commit_of(self._loopx(record["argv"]))
+        kind = record.get("kind", COMPLETION)
+        return self._commit_of(self._loopx(record["argv"], kind=kind), kind)
 
     def recover(self) -> None:
         """LoopX's own recovery: re-run the committed CLI mutation (its composition-retry journal's
@@ -375,9 +434,11 @@ class LoopxWritebackBoundary:
         record, self._crashed = self._crashed, None
         if record is None:
             return
-        answer = self._loopx(record["argv"])
-        commit = self._commit_of(answer)
+        kind = record.get("kind", COMPLETION)
+        answer = self._loopx(record["argv"], kind=kind)
+        commit = self._commit_of(answer, kind)
         record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
+        record["run"] = (answer.get("json") or {}).get("json_path")
 
     def primary_receipt(self, commit_number: int) -> bytes:
         """The completion's terminal lifecycle receipt (``loopx_coordination_todo_terminal_lifecycle_receipt_v0``)
@@ -385,7 +446,24 @@ class LoopxWritebackBoundary:
         one wall-clock value (``result.completed_at``, whole seconds) masked: two installations
         commit the same completion at different seconds, and pwh compares a hooked run with a run
         without hooks. Everything else (ids, request digest, result) is LoopX's bytes as stored."""
+        record = self._commit(commit_number)
+        if record.get("kind") == REPLAN:
+            return self._run_record(record)
         return _canonical(_masked(self._stored_receipt(commit_number)))
+
+    def _run_record(self, record: Mapping[str, Any]) -> bytes:
+        """A replan's primary receipt: LoopX's run record (``runs/<ts>.json``, indexed in
+        ``runs/index.jsonl``), canonical JSON, with what differs between two installations by
+        construction masked: the installation's directory, wall-clock times and the rollout event
+        ids LoopX draws at random, and the digests of those and the store's random identity
+        (:data:`_PER_INSTALLATION`)."""
+        path = Path(str(record.get("run") or ""))
+        if not path.is_file():
+            raise LookupError("the replan's run record is gone")
+        text = path.read_text("utf-8").replace(str(self.layout.root), "<installation>")
+        text = _TIMESTAMP.sub("<wall clock>", text)
+        text = _EVENT_REF.sub(r"\1<random>", text)
+        return _canonical(_mask_keys(json.loads(text)))
 
     def _stored_receipt(self, commit_number: int) -> dict[str, Any]:
         receipt_id = self._commit(commit_number).get("receipt_id")
@@ -474,13 +552,13 @@ class LoopxWritebackBoundary:
 
     # -- commands ----------------------------------------------------------------------------------
 
-    def _loopx(self, argv: list[str], *, crash_in_provider: bool = False) -> dict[str, Any]:
+    def _loopx(self, argv: list[str], *, crash_in_provider: bool = False, kind: str = COMPLETION) -> dict[str, Any]:
         full = ["--registry", str(self.layout.registry), "--runtime-root", str(self.layout.runtime_root), "--format", "json", *argv]
         started = time.monotonic()
         answer = self._run("run", argv=full, hooks=[self._wire(h) for h in self._hooks.values()], crash=crash_in_provider)
         self.command_seconds.append((" ".join(argv[:2]), time.monotonic() - started))
         answer["json"] = _json(answer["out"]) if answer["out"].strip().startswith("{") else None
-        self._after_command(answer)
+        self._after_command(answer, kind)
         return answer
 
     def _wire(self, hook: Mapping[str, Any]) -> dict[str, Any]:
@@ -631,7 +709,7 @@ class LoopxWritebackBoundary:
 
     # -- readback ----------------------------------------------------------------------------------
 
-    def _commit_of(self, answer: Mapping[str, Any]) -> Commit:
+    def _commit_of(self, answer: Mapping[str, Any], kind: str = COMPLETION) -> Commit:
         output = answer.get("json") or {}
         raised = None
         if answer.get("signal") is not None:
@@ -639,14 +717,15 @@ class LoopxWritebackBoundary:
         elif not output:
             match = re.findall(r"^([A-Za-z_][\w.]*)(?::|$)", answer.get("err") or "", re.M)
             raised = (match[-1].rsplit(".", 1)[-1] if match else f"exit_{answer.get('exit')}")[:64]
-        receipt_id = output.get("completion_receipt_id") if isinstance(output.get("completion_receipt_id"), str) else None
-        committed = bool(output.get("ok")) and bool(output.get("completed")) and not output.get("dry_run")
+        receipt_id = _receipt_id_of(output, kind)
+        done = output.get("completed") if kind == COMPLETION else output.get("appended")
+        committed = bool(output.get("ok")) and bool(done) and not output.get("dry_run") and receipt_id is not None
         hooks = output.get("post_writeback_hooks")
-        dispatch = self._dispatch_of(receipt_id, hooks) if isinstance(hooks, Mapping) and committed else None
+        dispatch = self._dispatch_of(receipt_id, hooks, kind) if isinstance(hooks, Mapping) and committed else None
         notes = tuple(filter(None, [output.get("provider_status") and f"provider_status={output.get('provider_status')}"]))
-        return Commit(committed and receipt_id is not None, receipt_id if committed else None, COMPLETION, dispatch, raised, notes)
+        return Commit(committed, receipt_id if committed else None, kind, dispatch, raised, notes)
 
-    def _dispatch_of(self, receipt_id: Any, hooks: Mapping[str, Any]) -> dict[str, Any]:
+    def _dispatch_of(self, receipt_id: Any, hooks: Mapping[str, Any], kind: str) -> dict[str, Any]:
         """The command's post-writeback answer in RFC terms (a dispatch outcome): one entry per hook
         LoopX answered for, from its sidecar record of this receipt and its failures list."""
         records = {r["hook_id"]: r for r in self.sidecar_records() if r.get("source_receipt_id") == receipt_id}
@@ -674,7 +753,7 @@ class LoopxWritebackBoundary:
         notes = [f"loopx invoked {hooks.get('invoked_count')} of {hooks.get('registered_count')} registered hooks"]
         return {
             "receipt_id": receipt_id,
-            "event_kind": COMPLETION,
+            "event_kind": kind,
             "admitted": True,
             "code": None,
             "rejection": None,
@@ -683,21 +762,19 @@ class LoopxWritebackBoundary:
             "notes": notes,
         }
 
-    def _after_command(self, answer: Mapping[str, Any]) -> None:
+    def _after_command(self, answer: Mapping[str, Any], kind: str = COMPLETION) -> None:
         """Learn which LoopX source event ids belong to the committed receipt, and note new sidecars."""
         output = answer.get("json") or {}
         files = self._sidecar_files()
         fresh = self._note_order(files)
-        receipt_id = output.get("completion_receipt_id")
+        receipt_id = _receipt_id_of(output, kind)
         if isinstance(receipt_id, str):
-            for d in fresh:
-                event_id = files[d].get("source_receipt_id")
+            event_ids = [files[d].get("source_receipt_id") for d in fresh]
+            event_ids += [get_path(i, "source_receipt_id") for i in get_path(output, "post_writeback_hooks.intents") or ()]
+            for event_id in event_ids:
                 if isinstance(event_id, str):
                     self._events.setdefault(event_id, receipt_id)
-            for intent in get_path(output, "post_writeback_hooks.intents") or ():
-                event_id = get_path(intent, "source_receipt_id")
-                if isinstance(event_id, str):
-                    self._events.setdefault(event_id, receipt_id)
+                    self._kinds.setdefault(event_id, kind)
         self._note_node_pids()
 
     def _note_order(self, files: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -725,7 +802,7 @@ class LoopxWritebackBoundary:
         return record
 
     def _event_kind_of(self, receipt: Mapping[str, Any]) -> str:
-        return "todo_complete"  # the only path this boundary drives
+        return to_loopx_event_kind(self._kinds.get(str(receipt.get("source_receipt_id")), COMPLETION))
 
     def _binding(self, hook_id: Any, loopx_input: Mapping[str, Any]) -> Binding:
         event_id = get_path(loopx_input, "receipt.event_id")
@@ -762,6 +839,46 @@ class LoopxWritebackBoundary:
             pid = (_json(_read(locator)) or {}).get("pid")
             if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
                 self._node_pids.add(pid)
+
+
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}[:-]?\d{2})?")
+_EVENT_REF = re.compile(r"(rollout_event:|\"event_id\": \")[0-9a-f]{12,32}")
+
+
+def _receipt_id_of(output: Mapping[str, Any], kind: str) -> str | None:
+    """The committed receipt's id: a completion's ``completion_receipt_id`` (tcw_...), a refresh's
+    durable-writeback settlement receipt reference (``rollout_event:<id>``)."""
+    if kind == COMPLETION:
+        value = output.get("completion_receipt_id")
+        return value if isinstance(value, str) else None
+    for receipt in get_path(output, "settlement_result.receipts") or ():
+        if isinstance(receipt, Mapping) and receipt.get("step_kind") == "durable_writeback" and isinstance(receipt.get("source_ref"), str):
+            return str(receipt["source_ref"])
+    return None
+
+
+# Run-record fields that differ between two installations by construction: digests of the
+# installation's paths and state file (which holds wall-clock times), and the authority store's
+# random identity and revision.
+_PER_INSTALLATION = frozenset(
+    {
+        "route_id",
+        "source_registry_sha256_16",
+        "source_runtime_sha256_16",
+        "target_runtime_sha256_16",
+        "sha256_16",
+        "provider_revision",
+        "store_identity",
+    }
+)
+
+
+def _mask_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: "<per installation>" if k in _PER_INSTALLATION and isinstance(v, str) else _mask_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_keys(v) for v in value]
+    return value
 
 
 def _canonical(value: Any) -> bytes:
