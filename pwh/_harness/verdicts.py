@@ -1,4 +1,5 @@
-"""Saved verdicts: ``pwh report`` renders one again, ``pwh compare`` shows where two differ.
+"""Saved verdicts: ``pwh report`` renders one again (several: one row × SUT table,
+:mod:`pwh._harness.matrix_report`), ``pwh compare`` shows where two differ.
 
 A verdict file is read as data and checked against ``gate_verdict.json`` before anything uses it,
 so a truncated or hand-edited file gets one line naming the file and the field, never a traceback.
@@ -113,12 +114,33 @@ def comparison_lines(result: dict[str, Any], a_name: str, b_name: str) -> list[s
 def _report(args: argparse.Namespace) -> int:
     from pwh._harness.report import html_report, junit_xml, markdown_report, verdict_table
 
-    verdict = load_verdict(args.verdict)
-    if not (args.md or args.html or args.junit):
+    if len(args.verdict) > 1:  # several verdicts: one row × SUT table (pwh._harness.matrix_report)
+        return _matrix_report(args)
+    verdict = load_verdict(args.verdict[0])
+    if not (args.md or args.html or args.junit or args.json):
         print(verdict_table(verdict), end="")
     for path, render in ((args.md, markdown_report), (args.html, html_report), (args.junit, junit_xml)):
         if path:
             write_output(path, render(verdict))
+    if args.json:
+        from pwh._harness.matrix_report import matrix, matrix_json
+
+        write_output(args.json, matrix_json(matrix([(shown(args.verdict[0]), verdict)])))
+    return 0
+
+
+def _matrix_report(args: argparse.Namespace) -> int:
+    from pwh._harness.matrix_report import matrix, matrix_html, matrix_json, matrix_markdown, matrix_table
+
+    if args.junit:
+        raise GateError("--junit renders one verdict: give one VERDICT.json (several make a row × SUT table)")
+    loaded = [(shown(path), load_verdict(path)) for path in args.verdict]  # every file checked before any output
+    data = matrix(loaded)
+    if not (args.md or args.html or args.json):
+        print(matrix_table(data), end="")
+    for path, render in ((args.md, matrix_markdown), (args.html, matrix_html), (args.json, matrix_json)):
+        if path:
+            write_output(path, render(data))
     return 0
 
 
@@ -137,14 +159,17 @@ def _compare(args: argparse.Namespace) -> int:
 def add_verdict_commands(sub: Any) -> None:
     report = sub.add_parser(
         "report",
-        help="render a saved verdict again (terminal table, Markdown, HTML, JUnit)",
-        description="Render a verdict written by `pwh gate --json` again. With no output option, print the terminal table.",
-        epilog="exit codes: 0 rendered; 2 the file is missing, not JSON or not a pwh gate verdict, or an output cannot be written",
+        help="render a saved verdict again (terminal table, Markdown, HTML, JUnit); several: one row × SUT table",
+        description="Render a verdict written by `pwh gate --json` again. With no output option, print the terminal table. "
+        "Given several verdicts (implementations, or releases of one), render one table of row × verdict instead, the "
+        "columns in the order given, each cell the row's RFC/profile status.",
+        epilog="exit codes: 0 rendered; 2 a file is missing, not JSON or not a pwh gate verdict, or an output cannot be written",
     )
-    report.add_argument("verdict", metavar="VERDICT.json")
-    report.add_argument("--md", metavar="PATH", help="write the Markdown report")
-    report.add_argument("--html", metavar="PATH", help="write the HTML report")
-    report.add_argument("--junit", metavar="PATH", help="write JUnit XML")
+    report.add_argument("verdict", metavar="VERDICT.json", nargs="+")
+    report.add_argument("--md", metavar="PATH", help="write the Markdown report (several verdicts: the Markdown table)")
+    report.add_argument("--html", metavar="PATH", help="write the HTML report (several verdicts: the table as one HTML page)")
+    report.add_argument("--junit", metavar="PATH", help="write JUnit XML (one verdict only)")
+    report.add_argument("--json", metavar="PATH", help="write the row × SUT table as JSON data")
     report.set_defaults(handler=_report)
     cmp_ = sub.add_parser(
         "compare",
