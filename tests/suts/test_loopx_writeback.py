@@ -48,6 +48,7 @@ def run() -> Iterator[dict[str, Any]]:
         state["replay"] = boundary.replay(1)
         state["primary_after"] = boundary.primary_receipt(1)
         state["crash"] = boundary.commit_completion(2, crash="inside_provider")
+        state["durable_before_recovery"] = boundary.primary_receipt(2)  # committed before the provider ran
         boundary.recover()
         yield state
     finally:
@@ -96,8 +97,8 @@ def test_the_primary_receipt_reads_back_identical_around_a_raising_hook(run: dic
 def test_a_sigkill_inside_a_provider_then_loopx_s_own_recovery(run: dict[str, Any]) -> None:
     boundary, crash = run["boundary"], run["crash"]
     assert not crash.committed and crash.receipt_id is None and crash.raised == "killed"
-    second = boundary.primary_receipt(2)  # committed before the provider ran, recovered by re-running the command
-    assert second != run["primary_before"]
+    second = boundary.primary_receipt(2)  # recovered by re-running the command: the same durable receipt
+    assert second == run["durable_before_recovery"] and second != run["primary_before"]
     receipt = [c for c in boundary._commits if c.get("todo") == 2][0]["receipt_id"]
     records = {r["hook_id"]: r for r in boundary.sidecar_records() if r["source_receipt_id"] == receipt}
     assert sorted(records) == ["a.reporter", "b.raiser", PERIODIC]

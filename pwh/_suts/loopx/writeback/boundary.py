@@ -345,6 +345,8 @@ class LoopxWritebackBoundary:
         }
         answer = self._loopx(argv, crash_in_provider=crash == "inside_provider")
         if answer["crashed"]:
+            # The process that would have answered is gone; the authority store says what committed.
+            record["receipt_id"] = self._durable_completion(todo)
             self._crashed = record
             self._commits.append(record)
             return Commit(committed=False, receipt_id=None, event_kind=None, raised="killed", notes=("SIGKILL inside a provider",))
@@ -464,6 +466,13 @@ class LoopxWritebackBoundary:
         text = _TIMESTAMP.sub("<wall clock>", text)
         text = _EVENT_REF.sub(r"\1<random>", text)
         return _canonical(_mask_keys(json.loads(text)))
+
+    def _durable_completion(self, todo: int) -> str | None:
+        for entry in self._authority_entries():
+            for receipt in entry.get("receipts") or ():
+                if receipt.get("todo_id") == todo_id(todo) and isinstance(get_path(receipt, "result.completion_receipt_id"), str):
+                    return str(get_path(receipt, "result.completion_receipt_id"))
+        return None
 
     def _stored_receipt(self, commit_number: int) -> dict[str, Any]:
         receipt_id = self._commit(commit_number).get("receipt_id")
