@@ -55,8 +55,9 @@ from types import MappingProxyType
 from typing import Any
 
 from pwh._core.process_worker import (
+    _CALL,
     _HEAD,
-    _LEN,
+    _HELLO,
     _MAX_FRAME,
     _PLAIN,
     _RAISED,
@@ -66,6 +67,7 @@ from pwh._core.process_worker import (
     _wait_dead,
     _worker_main,
     _write_all,
+    outlived,
 )
 from pwh._core.runner import RAISED, RETURNED, TIMED_OUT, Call, CallVerdict, ThreadRunner
 
@@ -136,7 +138,8 @@ _ALL_FDS: set[int] = set()  # the host's ends of every worker's pipes (closed in
 
 
 class _Worker:
-    """The host's handle on one worker process."""
+    """The host's handle on one worker: its supervisor (the host's child, ``pid``) and, once it
+    has said hello, the executor below it (``executor``), where providers run."""
 
     def __init__(self, producers: list[Callable[[Any], Any]]) -> None:
         self.producers = producers
@@ -163,9 +166,10 @@ class _Worker:
         os.close(req_r)
         os.close(resp_w)
         self.pid = pid
+        self.executor: int | None = None  # its PID, from the hello the executor sends first
         self.req, self.resp = req_w, resp_r
         _ALL_FDS.update((req_w, resp_r))
-        self.pidfd: int | None = os.pidfd_open(pid)  # readable once the worker has exited (Linux 5.3+)
+        self.pidfd: int | None = os.pidfd_open(pid)  # readable once the supervisor has exited (Linux 5.3+)
         _ALL_FDS.add(self.pidfd)
         os.set_blocking(resp_r, False)
         self.poller = select.poll()
@@ -173,12 +177,13 @@ class _Worker:
         self.poller.register(self.pidfd, select.POLLIN)
         self.buffer = b""
         self.dead = False
-        self.busy = False  # a batch was handed over and not every answer was read
+        self.busy = False  # a call was handed over and its answer not read
+        self.tainted = False  # a frame without the awaited token came: never trusted with another call
         _LIVE[pid] = self
 
-    def send(self, payload: bytes) -> bool:
+    def send(self, payload: bytes, token: bytes = bytes(16)) -> bool:
         try:
-            _write_all(self.req, _LEN.pack(len(payload)) + payload)
+            _write_all(self.req, _CALL.pack(len(payload), token) + payload)
             return True
         except OSError:
             return False
@@ -188,16 +193,23 @@ class _Worker:
         worker found dead (the write fails) is replaced when the batch starts, as always."""
         self.dead = not self.send(b"") or self.dead
 
-    def answer(self, deadline: float) -> tuple[bytes, float, bytes] | None:
-        """The next answer frame, or None when the deadline passed or the worker died first. An
-        answer already waiting in the pipe when the host looks counts (the host may have been busy
-        judging the previous one), as it does for the thread runner. The host watches the pipe on
-        the CPU for a short while first (most answers come within it) and then sleeps in ``poll``."""
+    def answer(self, deadline: float, token: bytes) -> tuple[bytes, bytes] | None:
+        """The answer to the call ``token`` names, or None when the deadline passed or the worker
+        died first. A frame with another token is dropped (and the worker marked tainted): no
+        call's answer is ever taken for another's. An answer already waiting in the pipe when the
+        host looks counts (the host may have been busy judging the previous one), as it does for
+        the thread runner. The host watches the pipe on the CPU for a short while first (most
+        answers come within it) and then sleeps in ``poll``."""
         spin_until = time.monotonic() + _ANSWER_SPIN_S
         while True:
             frame = self._frame()
-            if frame is not None or self.dead:
-                return frame
+            while frame is not None and frame[1] != token:
+                self.tainted = True
+                frame = self._frame()
+            if frame is not None:
+                return frame[0], frame[2]
+            if self.dead:
+                return None
             now = time.monotonic()
             if now < min(spin_until, deadline):
                 self._pull(exited=False)
@@ -222,10 +234,15 @@ class _Worker:
                 return
             self.buffer += chunk
 
-    def _frame(self) -> tuple[bytes, float, bytes] | None:
+    def _frame(self) -> tuple[bytes, bytes, bytes] | None:
+        if self.executor is None:
+            if len(self.buffer) < _HELLO.size:
+                return None
+            self.executor = _HELLO.unpack_from(self.buffer)[0]
+            self.buffer = self.buffer[_HELLO.size :]
         if len(self.buffer) < _HEAD.size:
             return None
-        kind, started, size = _HEAD.unpack_from(self.buffer)
+        kind, token, size = _HEAD.unpack_from(self.buffer)
         if size > _MAX_FRAME or kind not in (_PLAIN, _TAGGED, _RAISED):
             self.dead = True  # not our protocol (something else wrote to the pipe): not trusted
             self.buffer = b""
@@ -235,20 +252,26 @@ class _Worker:
             return None
         data = self.buffer[_HEAD.size : end]
         self.buffer = self.buffer[end:]
-        return kind, started, data
+        return kind, token, data
+
+    def outlived(self) -> bool:
+        """Whether anything of the call just answered still runs in the executor (a thread, a
+        child): then the worker is not given another call."""
+        return self.executor is None or outlived(self.executor)
 
     def kill(self) -> None:
-        """SIGKILL the worker, its process group and every descendant; reap the worker."""
+        """SIGKILL the worker (supervisor, executor), its process group and every descendant;
+        reap what is the host's to reap."""
         _LIVE.pop(self.pid, None)
         with contextlib.suppress(OSError):
             os.killpg(self.pid, signal.SIGSTOP)  # freeze the group so nothing forks meanwhile
-        family = _descendants(self.pid) if self.busy or self.dead else []
+        family = _descendants(self.pid)
         self._end(family)
-        _wait_dead(family)
         self._close_fds()
 
     def stop(self) -> None:
-        """End an idle worker: it reads end-of-file and exits; killed if it does not at once."""
+        """End an idle worker: its executor reads end-of-file and exits, then its supervisor; both
+        are killed if they do not at once."""
         _LIVE.pop(self.pid, None)
         try:
             os.close(self.req)
@@ -256,22 +279,30 @@ class _Worker:
             pass
         _ALL_FDS.discard(self.req)
         self.req = -1
-        self._end([])
+        if not self._reap(within=0.5):
+            self._end([self.executor] if self.executor is not None else _descendants(self.pid))
         self._close_fds()
 
     def _end(self, family: list[int]) -> None:
-        """SIGKILL the worker, ``family`` and the worker's process group; reap the worker."""
-        for pid in [self.pid, *family]:
+        """SIGKILL the worker, ``family`` and the worker's process group; reap the worker, then
+        whatever of ``family`` was handed to the host (pwh is a child subreaper when it runs as
+        the program), so no zombie is left."""
+        for pid in [*family, self.pid]:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
             os.killpg(self.pid, signal.SIGKILL)
         self._reap()
+        _wait_dead(family)
+        for pid in family:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, os.WNOHANG)
 
-    def _reap(self) -> None:
-        """Reap the (killed) worker. The wait sleeps on the worker's pidfd, readable the moment it
-        has exited, rather than waking every millisecond to ask (a worker's exit takes about one)."""
-        deadline = time.monotonic() + 5
+    def _reap(self, within: float = 5.0) -> bool:
+        """Reap the (killed or ending) worker; False if it is still running after ``within``
+        seconds. The wait sleeps on the worker's pidfd, readable the moment it has exited, rather
+        than waking every millisecond to ask (a worker's exit takes about one)."""
+        deadline = time.monotonic() + within
         exited = select.poll()
         if self.pidfd is not None:
             exited.register(self.pidfd, select.POLLIN)
@@ -279,12 +310,12 @@ class _Worker:
             try:
                 pid, _status = os.waitpid(self.pid, os.WNOHANG)
             except ChildProcessError:
-                return
+                return True
             if pid:
-                return
+                return True
             remaining = deadline - time.monotonic()
             if remaining <= 0:  # pragma: no cover - a process stuck in the kernel
-                return
+                return False
             if self.pidfd is None:
                 time.sleep(0.001)
             else:
@@ -311,7 +342,9 @@ atexit.register(_kill_all)
 
 
 class ProcessBatch:
-    """The calls of one dispatch, answered in order by :meth:`next_verdict`."""
+    """The calls of one dispatch, answered in order by :meth:`next_verdict`. The worker is handed
+    one call at a time, with a token of its own; the next call is handed over as soon as the
+    previous answer is in, so it runs while the host judges that answer."""
 
     def __init__(self, runner: ProcessRunner, calls: Sequence[Call]) -> None:
         self._runner = runner
@@ -319,8 +352,8 @@ class ProcessBatch:
         self._budgets = [_budget(call) for call in self._calls]
         self._next = 0
         self._worker: _Worker | None = None
-        self._started = 0.0  # when the call self._next began, on the worker's clock
-        self._sent_upto = 0  # calls [._first, ._sent_upto) were handed to ._worker
+        self._token = b""
+        self._started = 0.0  # when the call self._next was handed over
         if self._calls:
             self._hand_over(0)
 
@@ -329,13 +362,16 @@ class ProcessBatch:
         self._next += 1
         worker = self._worker
         assert worker is not None  # a batch with calls always has one
-        frame = worker.answer(self._started + self._calls[index][2] / 1000.0)
+        frame = worker.answer(self._started + self._calls[index][2] / 1000.0, self._token)
         if frame is not None:
-            kind, started, data = frame
-            if index + 1 == self._sent_upto:
-                worker.busy = False
-            else:  # the worker's clock reading, never later than now nor earlier than the last
-                self._started = min(max(started, self._started), time.monotonic())
+            worker.busy = False
+            # Something of the call runs on (a thread, a child, a frame it wrote itself): not reused.
+            if worker.tainted or worker.buffer or worker.outlived():
+                self._runner._replace(worker)
+                self._worker = None
+            if index + 1 < len(self._calls):
+                self._hand_over(index + 1)
+            kind, data = frame
             if kind == _RAISED:
                 return CallVerdict(RAISED)
             try:
@@ -344,6 +380,7 @@ class ProcessBatch:
                 return CallVerdict(RAISED)  # not data the host can read: the producer's failure
         died = worker.dead
         self._runner._replace(worker)
+        self._worker = None
         if index + 1 < len(self._calls):
             self._hand_over(index + 1)
         return CallVerdict(RAISED if died else TIMED_OUT)
@@ -352,23 +389,24 @@ class ProcessBatch:
         """Start nothing more of this batch: a worker still running any of it is killed (a crash,
         an error or a Ctrl-C mid-dispatch), so no producer outlives the dispatch that called it."""
         worker = self._worker
-        if worker is not None and self._next < self._sent_upto:
+        if worker is not None and worker.busy:
             self._runner._replace(worker)
         self._worker = None
 
-    def _hand_over(self, first: int) -> None:
-        calls = self._calls[first:]
-        worker = self._runner._worker_for([c[0] for c in calls])
+    def _hand_over(self, index: int) -> None:
+        worker = self._worker
+        if worker is None:
+            worker = self._worker = self._runner._worker_for([c[0] for c in self._calls[index:]])
+        call = self._calls[index]
         payload = json.dumps(
-            [[worker.index[id(c[0])], self._budgets[first + i], c[1]] for i, c in enumerate(calls)],
+            [worker.index[id(call[0])], self._budgets[index], call[1], index + 1 < len(self._calls)],
             ensure_ascii=False,
             separators=(",", ":"),
         ).encode("utf-8")
+        self._token = os.urandom(16)
         self._started = time.monotonic()
-        self._sent_upto = len(self._calls)
         worker.busy = True
-        self._worker = worker
-        worker.dead = not worker.send(payload)  # a worker gone before the hand-over: its death shows at once
+        worker.dead = not worker.send(payload, self._token) or worker.dead  # a worker gone before the hand-over: its death shows at once
 
 
 def _budget(call: Call) -> int:
@@ -407,7 +445,7 @@ class ProcessRunner:
 
     def _worker_for(self, producers: list[Callable[[Any], Any]]) -> _Worker:
         worker = self._worker
-        if worker is not None and (worker.dead or worker.busy):
+        if worker is not None and (worker.dead or worker.busy or worker.tainted):
             self._replace(worker)
             worker = None
         fresh = [p for p in producers if id(p) not in self._known or self._producers[self._known[id(p)]] is not p]

@@ -25,13 +25,17 @@ from pwh._core.freeze import freeze
 
 # -- wire format ---------------------------------------------------------------------------------
 #
-# host -> worker: one frame per batch: 4-byte length, then JSON [[producer index, byte budget,
-# input], ...]; a frame of length 0 says a batch is coming (the worker stays awake for it, see
-# _stay_awake). worker -> host: one frame per call: kind (1 byte), the monotonic time the worker
-# started the *next* call of the batch (0.0 when none), length, then the value's JSON text.
+# host -> worker: one frame per call: 4-byte length, the call's 16-byte token (random, made by the
+# host for this call alone), then JSON [producer index, byte budget, input, more]; ``more`` says
+# another call of the batch follows at once (the worker stays awake for it). A frame of length 0
+# says a batch is coming (the worker stays awake for it, see _stay_awake).
+# worker -> host: first the executor's PID (4 bytes, before any call), then one frame per call:
+# kind (1 byte), the call's token, length, then the value's JSON text. The host takes a frame as
+# the answer to the call it is waiting for only when it carries that call's token.
 
-_HEAD = struct.Struct("<cdI")
-_LEN = struct.Struct("<I")
+_CALL = struct.Struct("<I16s")
+_HEAD = struct.Struct("<c16sI")
+_HELLO = struct.Struct("<i")
 _PLAIN, _TAGGED, _RAISED = b"P", b"T", b"X"
 TAG = "\u0000pwh"  # the key of a tagged node; a genuine dict holding it is sent tagged itself
 _MAX_FRAME = 64 * 1024 * 1024
@@ -253,50 +257,110 @@ def _reap_leftovers(me: int) -> None:
             return
 
 
+# Signals the supervisor ignores (a provider's os.kill(os.getppid(), ...) lands on it, not on the
+# host); SIGKILL and SIGSTOP cannot be ignored: a killed supervisor takes its executor with it
+# (the call is producer_failed), a stopped one stops nothing of the host's.
+_SUPERVISOR_IGNORES = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGTSTP", "SIGTTIN", "SIGTTOU")
+    if hasattr(signal, name)
+)
+
+
 def _worker_main(producers: list[Callable[[Any], Any]], req: int, resp: int, host: int) -> None:
-    me = os.getpid()
+    """The forked worker: a *supervisor* that sits between the host and the *executor* (its own
+    child, where providers run). It starts a session of its own (so no process group or terminal
+    signal of the provider's reaches the host's), ignores the signals a provider could send its
+    parent, dies with the host, and ends (with everything below it) when its executor ends."""
     try:
-        os.setpgid(0, 0)
+        os.setsid()
     except OSError:
         pass
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if os.getppid() != host:  # the host died before the death signal was armed
         os._exit(0)
+    saved = {sig: signal.signal(sig, signal.SIG_IGN) for sig in _SUPERVISOR_IGNORES}
+    supervisor = os.getpid()
+    executor = os.fork()
+    if executor == 0:
+        try:
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != supervisor:
+                os._exit(0)
+            for sig, handler in saved.items():
+                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+            _serve(producers, req, resp)
+        finally:
+            os._exit(0)
+    os.close(req)
+    os.close(resp)
+    while True:
+        try:
+            pid, _status = os.waitpid(executor, 0)
+        except ChildProcessError:
+            break
+        if pid == executor:
+            break
+    _reap_leftovers(supervisor)
+    os._exit(0)
+
+
+def _serve(producers: list[Callable[[Any], Any]], req: int, resp: int) -> None:
+    """The executor's loop: one call at a time, each answered with its own token."""
+    me = os.getpid()
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     for sig in (signal.SIGTERM, signal.SIGALRM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     home = os.open(".", os.O_RDONLY)
+    _write_all(resp, _HELLO.pack(me))
     while True:
-        head = _read_exact(req, _LEN.size)
+        head = _read_exact(req, _CALL.size)
         if head is None:
             os._exit(0)
-        size = _LEN.unpack(head)[0]
+        size, token = _CALL.unpack(head)
         if size == 0:
             _stay_awake(req)
             continue
         body = _read_exact(req, size)
         if body is None:
             os._exit(0)
-        calls = json.loads(body)
-        last = len(calls) - 1
-        for index, (which, max_bytes, argument) in enumerate(calls):
-            try:
-                value = producers[which](freeze(argument))
-                if os.getpid() != me:
-                    os._exit(0)  # a forked copy returning from the provider: it never answers
-                kind, data = encode_value(value, max_bytes)
-            except BaseException:
-                if os.getpid() != me:
-                    os._exit(0)
-                kind, data = _RAISED, b""
-            try:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-                signal.setitimer(signal.ITIMER_PROF, 0)
-                os.fchdir(home)
-                _reap_leftovers(me)
-            except BaseException:
-                os._exit(1)
-            started = time.monotonic() if index < last else 0.0
-            _write_all(resp, _HEAD.pack(kind, started, len(data)) + data)
+        which, max_bytes, argument, more = json.loads(body)
+        del body, head
+        try:
+            value = producers[which](freeze(argument))
+            if os.getpid() != me:
+                os._exit(0)  # a forked copy returning from the provider: it never answers
+            kind, data = encode_value(value, max_bytes)
+        except BaseException:
+            if os.getpid() != me:
+                os._exit(0)
+            kind, data = _RAISED, b""
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            os.fchdir(home)
+            _reap_leftovers(me)
+        except BaseException:
+            os._exit(1)
+        _write_all(resp, _HEAD.pack(kind, token, len(data)) + data)
+        if more:
+            _stay_awake(req)
+
+
+def outlived(executor: int) -> bool:
+    """Whether anything of the executor's last call is still running: a thread besides its main
+    one, or a child process (the executor reaps what a provider leaves before it answers, so one
+    found here was started behind its back). Read by the host from /proc after each answer."""
+    try:
+        if len(os.listdir(f"/proc/{executor}/task")) > 1:
+            return True
+    except OSError:
+        return True  # gone, or not ours to read: not to be trusted with another call
+    try:
+        with open(f"/proc/{executor}/task/{executor}/children", "rb") as handle:
+            return bool(handle.read().strip())
+    except OSError:
+        return False  # a kernel without the children file: the executor's own clean-up stands

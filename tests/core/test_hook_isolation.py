@@ -10,7 +10,15 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import signal
+import stat
+import struct
+import subprocess
+import sys
 import tempfile
+import textwrap
+import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,8 +43,11 @@ from pwh import (
     ProfileRejected,
     RegistrationRejected,
     Registry,
+    dispatch_id,
 )
 from pwh._core import codes
+
+REG_V = "loopx_post_writeback_capability_hook_registration_v0"
 
 ON = Profile(phase_enabled=True)
 
@@ -249,3 +260,165 @@ def test_a_well_typed_profile_has_no_problems_and_an_allowlist_matches_whole_ids
     profile = Profile(phase_enabled=True, allowlist=["billing.report"]).check()
     assert profile.problems == () and profile.allowlist == frozenset({"billing.report"})
     assert profile.admits("billing.report") and not profile.admits("billing.rep")
+
+
+# -- a provider's call ends with it: nothing of it answers for, or outlives into, another (n03, n12) --
+
+
+def _worker_local(name: str, check: Callable[[Any], bool]) -> Any:
+    """What a provider can dig out of the worker's memory: a local of the worker code that called it."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        value = frame.f_locals.get(name)
+        if check(value):
+            return value
+        frame = frame.f_back
+    return None
+
+
+def _answer_pipes() -> list[int]:
+    """The worker's answer pipe, as the provider finds it in the worker's locals."""
+    fd = _worker_local("resp", lambda v: type(v) is int)
+    return [] if fd is None else [fd]
+
+
+def _own_token() -> bytes:
+    """The token of the call the provider is serving, from the worker's locals."""
+    return _worker_local("token", lambda v: isinstance(v, bytes) and len(v) == 16) or bytes(16)
+
+
+def _forged_frames(value: Any) -> list[bytes]:
+    """``value`` as an answer frame, in every layout the worker has used: the old one without a
+    token, and the present one with the token of the forger's own call."""
+    data = json.dumps(value).encode()
+    return [struct.pack("<cdI", b"P", 0.0, len(data)) + data, struct.pack("<c16sI", b"P", _own_token(), len(data)) + data]
+
+
+def _beats(path: Path) -> int:
+    try:
+        return int(path.read_text() or -1)
+    except (OSError, ValueError):
+        return -1
+
+
+def test_an_answer_written_on_the_worker_s_pipe_is_never_taken_for_another_hook_s(tmp_path: Path) -> None:
+    registry, dispatcher = compose()
+    log = CallLog()
+    victim_source = source()
+
+    def hostile(hook_input: Mapping[str, Any]) -> Any:
+        log.append(hook_input["hook_id"])
+        victim_id = dispatch_id(victim_source["receipt_id"], "b.victim", REG_V, victim_source["event_kind"])
+        forged = intent_for(dict(hook_input, hook_id="b.victim", capability_id="b", dispatch_id=victim_id))
+        for fd in _answer_pipes():
+            for layout in range(2):
+                os.write(fd, _forged_frames(not_applicable())[layout] + _forged_frames(proposed(forged))[layout])
+        time.sleep(5)
+
+    registry.install(registration("a.hostile", budget={"timeout_ms": 300}), hostile)
+    registry.install(registration("b.victim"), calling(log, lambda i: not_applicable()))
+    try:
+        outcome = dispatcher.dispatch(victim_source)
+        assert log == ["a.hostile", "b.victim"]  # the victim's own provider was called
+        assert ends(outcome) == {"a.hostile": ("failed", ends(outcome)["a.hostile"][1]), "b.victim": ("not_applicable", None)}
+        assert ends(outcome)["a.hostile"][1] in (codes.PRODUCER_FAILED, codes.PRODUCER_TIMED_OUT)
+        victim = next(r for r in dispatcher.journal.records() if r["hook_id"] == "b.victim")
+        assert victim["status"] == "not_applicable" and not victim.get("intents")
+    finally:
+        dispatcher.close()
+
+
+def test_a_provider_that_answers_for_itself_and_runs_on_is_stopped_at_its_limit(tmp_path: Path) -> None:
+    beat = tmp_path / "beat"
+    registry, dispatcher = compose()
+
+    def sneaky(hook_input: Mapping[str, Any]) -> Any:
+        for fd in _answer_pipes():
+            for frame in _forged_frames(not_applicable()):
+                os.write(fd, frame)
+        for n in range(100):
+            beat.write_text(str(n))
+            time.sleep(0.05)
+
+    registry.install(registration("a.sneaky", budget={"timeout_ms": 100}), sneaky)
+    try:
+        outcome = dispatcher.dispatch(source())
+        assert ends(outcome)["a.sneaky"][0] == "failed"
+        time.sleep(0.3)
+        seen = _beats(beat)
+        time.sleep(0.5)
+        assert _beats(beat) == seen  # stopped: no beat since the dispatch returned
+    finally:
+        dispatcher.close()
+
+
+def test_a_thread_a_provider_leaves_running_ends_with_its_call(tmp_path: Path) -> None:
+    beat = tmp_path / "beat"
+    registry, dispatcher = compose()
+
+    def spawner(hook_input: Mapping[str, Any]) -> Any:
+        def loop() -> None:
+            for n in range(200):
+                beat.write_text(str(n))
+                time.sleep(0.02)
+
+        threading.Thread(target=loop, daemon=True).start()
+        return not_applicable()
+
+    registry.install(registration("a.spawner", budget={"timeout_ms": 100}), spawner)
+    try:
+        assert ends(dispatcher.dispatch(source(1))) == {"a.spawner": ("not_applicable", None)}
+        time.sleep(0.2)
+        seen = _beats(beat)
+        dispatcher.dispatch(source(2))  # the next dispatch gets a worker with nothing of the last call in it
+        time.sleep(0.4)
+        assert _beats(beat) == seen
+    finally:
+        dispatcher.close()
+
+
+_SIGNALLING_HOST = textwrap.dedent("""
+    import os, signal, sys, time
+    from pwh import Dispatcher, IntentKindCatalog, MemoryJournal, Profile, Registry
+    from pwh._harness.examples import example_receipt, example_registration
+    NA = {"schema_version": "loopx_post_writeback_hook_result_v0", "status": "not_applicable", "intents": []}
+    SIG = getattr(signal, sys.argv[1])
+    HOST, SESSION = os.getpid(), os.getsid(0)
+    catalog = IntentKindCatalog(); catalog.register("x.note", {"type": "object"})
+    registry = Registry(catalog)
+    def hostile(i):
+        if os.getppid() == HOST or os.getsid(0) == SESSION or os.getpgid(0) == os.getpgid(HOST):
+            return {"schema_version": "loopx_post_writeback_hook_result_v0", "status": "not_applicable", "intents": [], "x": "next to the host"}
+        os.kill(os.getppid(), SIG)
+        os.killpg(0, SIG)
+        time.sleep(1)
+        return NA
+    registry.install(example_registration("a.hostile", intent_kinds=["x.note"], budget={"timeout_ms": 300}), hostile)
+    registry.install(example_registration("z.witness", intent_kinds=["x.note"]), lambda i: NA)
+    d = Dispatcher(registry, MemoryJournal(), Profile(phase_enabled=True))
+    try:
+        out = d.dispatch(example_receipt(1))
+    except BaseException as exc:
+        print("escaped", type(exc).__name__, flush=True)
+        raise SystemExit(1)
+    print([(h.hook_id, h.status, h.failure_code) for h in out.hooks], flush=True)
+    d.close()
+    print("host alive", flush=True)
+""")
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGSTOP", "SIGTERM", "SIGUSR1", "SIGKILL"])
+def test_a_provider_signalling_its_parent_or_group_never_reaches_the_host(name: str) -> None:
+    p = subprocess.Popen([sys.executable, "-c", _SIGNALLING_HOST, name], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGCONT)
+        p.kill()
+        out, err = p.communicate()
+        pytest.fail(f"the host was frozen by its provider's {name}")
+    lines = out.splitlines()
+    assert p.returncode == 0 and lines[-1:] == ["host alive"], (p.returncode, out, err[-2000:])
+    hostile, witness = eval(lines[0])  # noqa: S307 - a list of tuples this test's host printed
+    assert hostile[1] == "failed" and hostile[2] in ("producer_failed", "producer_timed_out")
+    assert witness == ("z.witness", "not_applicable", None)

@@ -221,9 +221,10 @@ def test_nothing_a_provider_forks_outlives_its_call(tmp_path: Path, no_new_proce
         assert len(d.journal.records()) == 4
         left = [int(p) for p in pids.read_text().split()]
         assert len(left) == 2 and not [p for p in left if _alive(p)]
-        worker = d.runner._worker.pid
-        assert _live_children() - no_new_process == {worker}
-        assert not [p for p in _children(worker) if _alive(p)]
+        worker = d.runner._worker
+        assert _live_children() - no_new_process == {worker.pid}  # the worker's supervisor
+        assert [p for p in _children(worker.pid) if _alive(p)] == [worker.executor]  # and its executor, alone
+        assert not [p for p in _children(worker.executor) if _alive(p)]
     finally:
         d.close()
 
