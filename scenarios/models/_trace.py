@@ -7,8 +7,10 @@ reproduce a finding from the file alone (``pwh replay TRACE.json [--sut ...]``).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -124,12 +126,45 @@ _TEMP_AT_START = Path(tempfile.gettempdir())
 
 
 def counterexample_dir(directory: str | Path | None = None) -> Path:
-    """``directory``, else ``$PWH_COUNTEREXAMPLES``, else a fixed folder in the temp dir (the one
-    in force when the models were imported, never an adapter's private one)."""
-    chosen = directory or os.environ.get(COUNTEREXAMPLES_ENV) or _TEMP_AT_START / "pwh-counterexamples"
+    """``directory``, else ``$PWH_COUNTEREXAMPLES``, else this user's private folder in the temp dir
+    (the one in force when the models were imported, never an adapter's private one):
+    :func:`private_temp_folder`."""
+    chosen = directory or os.environ.get(COUNTEREXAMPLES_ENV)
+    if not chosen:
+        return private_temp_folder(_TEMP_AT_START, DEFAULT_FOLDER)
     path = Path(chosen)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+DEFAULT_FOLDER = "pwh-counterexamples"
+
+
+def private_temp_folder(temp: Path, name: str) -> Path:
+    """``temp/name-UID``, made mode 0700 if it is not there; one that is there is used only if it
+    is a real folder (not a link: ``lstat``), owned by this user and open to no one else. The temp
+    dir is shared: another user could make the folder first, or plant links in it, so anything
+    else is refused (a :class:`PermissionError`, which the soak reports in one line)."""
+    path = temp / f"{name}-{os.getuid()}"
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise PermissionError(
+            errno.EACCES,
+            f"{path.name} in the temp dir is not this user's private folder (a link, another owner, or open to others); "
+            f"remove it or set ${COUNTEREXAMPLES_ENV}",
+        )
+    return path
+
+
+def _create(path: Path, text: str) -> None:
+    """Write a new file: never one already there, never through a link (O_EXCL | O_NOFOLLOW)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def write_counterexample(
@@ -142,16 +177,23 @@ def write_counterexample(
     """Write the trace as JSON and, when it can be expressed, as a Gherkin scenario; print where."""
     target = counterexample_dir(directory)
     violation = trace["violation"]
-    stem = _unique(target, f"{violation['row']}-{violation['invariant']}-{sut_slug(trace['sut'])}-seed{trace['seed']}")
-    json_path = target / f"{stem}.json"
-    json_path.write_text(json.dumps(trace, indent=2, sort_keys=True) + "\n", "utf-8")
+    base = f"{violation['row']}-{violation['invariant']}-{sut_slug(trace['sut'])}-seed{trace['seed']}"
+    text = json.dumps(trace, indent=2, sort_keys=True) + "\n"
+    while True:  # the first name free for both files; each made new (O_EXCL), never through a link
+        stem = _unique(target, base)
+        json_path = target / f"{stem}.json"
+        try:
+            _create(json_path, text)
+            break
+        except FileExistsError:  # made meanwhile (another worker): the next free name
+            continue
     paths = [json_path]
     if gherkin:
         from ._gherkin import export_feature
 
         feature = export_feature(trace, trace_name=json_path.name)
         feature_path = target / f"{stem}.feature"
-        feature_path.write_text(feature.text, "utf-8")
+        _create(feature_path, feature.text)
         paths.append(feature_path)
     if out is not None:
         out(f"pwh model: counterexample ({violation['row']} {violation['invariant']}) written to {target}")
@@ -161,8 +203,10 @@ def write_counterexample(
 
 
 def _unique(directory: Path, stem: str) -> str:
+    """The first ``stem``, ``stem-2``... with neither a ``.json`` nor a ``.feature`` there (a link
+    counts, dangling or not)."""
     candidate, n = stem, 1
-    while (directory / f"{candidate}.json").exists():
+    while any(os.path.lexists(directory / f"{candidate}{ext}") for ext in (".json", ".feature")):
         n += 1
         candidate = f"{stem}-{n}"
     return candidate
