@@ -217,7 +217,11 @@ class LoopxWritebackBoundary:
         self._node_pids: set[int] = set()
         self.command_seconds: list[tuple[str, float]] = []
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socket_dir: Path | None = None
         self._socket_path = str(self.layout.root / "cb.sock")
+        if len(self._socket_path) > 100:  # AF_UNIX paths are short (108 bytes on Linux)
+            self._socket_dir = Path(tempfile.mkdtemp(prefix="pwh-cb-", dir="/tmp"))
+            self._socket_path = str(self._socket_dir / "cb.sock")
         self._listener.bind(self._socket_path)
         self._listener.listen(4)
         self._server: _Server | None = None
@@ -547,6 +551,8 @@ class LoopxWritebackBoundary:
             time.sleep(0.05)
         with contextlib.suppress(OSError):
             self._listener.close()
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
         if self._own_dir:
             shutil.rmtree(self.layout.root, ignore_errors=True)
 
