@@ -112,9 +112,9 @@ def matrix_table(data: dict[str, Any]) -> str:
         return (f"{first:<8}" + "  ".join(f"{value:<{w}}" for value, w in zip(values, widths, strict=True)) + f"  {last}").rstrip()
 
     out = [f"pwh report — {len(columns)} verdicts, row × SUT (each cell: RFC/profile status; {ABSENT}: row not run)", ""]
-    out += [line("row", [n for n, _ in heads], "case"), line("", [v for _, v in heads])]
-    out.append("-" * len(line("row", ["" for _ in heads], "case" + " " * 40)))
-    out += [line(r["row"], [cell_text(c) for c in r["cells"]], _cut(for_terminal(r["case"]), 48)) for r in rows]
+    body = [line(r["row"], [cell_text(c) for c in r["cells"]], _cut(for_terminal(r["case"]), 48)) for r in rows]
+    head = [line("row", [n for n, _ in heads], "case"), line("", [v for _, v in heads])]
+    out += [*head, "-" * max(len(x) for x in [*head, *body]), *body]
     out += ["", line("verdict", totals, "(RFC/profile)"), ""]
     for i, c in enumerate(columns, 1):
         out.append(
