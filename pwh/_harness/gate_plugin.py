@@ -19,6 +19,7 @@ import pytest
 from pwh._core.boundary import BoundaryScanner
 from pwh._harness.paths import feature_label
 from pwh._harness.rules import RULE_IDS
+from pwh._harness.safe_text import for_terminal
 
 RESULTS_OPTION = "--pwh-results"
 
@@ -164,7 +165,7 @@ class _Recorder:
         name = meta.get("scenario", nodeid)
         params = meta.get("params") or ""
         line = f"[{len(self.order):>3}/{self.total}] {tag:<6} {mark:<4} {name}{' [' + params + ']' if params else ''}"
-        sys.stdout.write(line[:160] + "\n")
+        sys.stdout.write(for_terminal(line)[:160] + "\n")  # a feature file's names never drive the terminal
         sys.stdout.flush()
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -12,9 +12,11 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape as _xml_escape
+from xml.sax.saxutils import quoteattr as _xml_quoteattr
 
 from pwh._harness.rules import RULES
+from pwh._harness.safe_text import for_markdown, for_markdown_code, for_terminal, for_xml
 
 STATUS_MARK = {"pass": "pass", "fail": "FAIL", "skip": "skip", "self-check": "self", "divergence": "differs", "incomplete": "INCOMPLETE"}
 VERDICT_WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE", "divergence": "DIVERGENCE"}
@@ -69,7 +71,7 @@ def covers_lines(verdict: dict[str, Any]) -> list[str]:
     lines = [f"covers: {facts['rows']} · features {digest[:19]}… · pwh {facts['pwh_version']}{commit} · SUT {facts['sut']}{when}"]
     if facts["partial"]:
         lines.insert(0, f"PARTIAL verdict ({facts['partial']}): {PARTIAL_TAIL}")
-    return lines
+    return [for_terminal(line) for line in lines]  # every fact comes from the verdict file
 
 
 def verdict_table(verdict: dict[str, Any], *, failures: bool = True, rows: Sequence[str] | None = None, covers: bool = True) -> str:
@@ -78,7 +80,7 @@ def verdict_table(verdict: dict[str, Any], *, failures: bool = True, rows: Seque
     ``rows``: the run was limited to these rows, and the table says so in its title and summary.
     ``covers``: a line saying what the verdict covers (left out of the README's stable copy)."""
     only = f" (rows {', '.join(rows)} only)" if rows else ""
-    lines = [f"pwh gate — SUT: {verdict['sut']}{only}", *(covers_lines(verdict) if covers else []), ""]
+    lines = [f"pwh gate — SUT: {for_terminal(verdict['sut'])}{only}", *(covers_lines(verdict) if covers else []), ""]
     header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7} {'self':>4}  {'RFC':<6}  {'profile':<7}  case"
     lines += [header, "-" * len(header)]
     for rule in _rules(verdict):
@@ -111,7 +113,7 @@ def detail_lines(verdict: dict[str, Any]) -> list[str]:
             )
     for x in _skipped(verdict):
         lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
-    return lines
+    return [for_terminal(line) for line in lines]  # names, expected/seen and reasons come from files
 
 
 def summary_lines(verdict: dict[str, Any]) -> list[str]:
@@ -168,7 +170,7 @@ def _failures(verdict: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _one_line(s: dict[str, Any]) -> str:
     clause = f" [{s['clause']}]" if s.get("clause") else ""
-    return f"expected {s.get('expected', '?')}; seen {s.get('seen', '?')}{clause}".replace("\n", " ")
+    return for_terminal(f"expected {s.get('expected', '?')}; seen {s.get('seen', '?')}{clause}".replace("\n", " "))
 
 
 def verdict_json(verdict: dict[str, Any]) -> str:
@@ -295,10 +297,10 @@ def markdown_report(verdict: dict[str, Any]) -> str:
     if verdict.get("stopped_at_first_failure"):
         selected += " Stopped at the first failing scenario (-x): the scenarios after it never ran."
     out = [
-        f"# pwh gate report — {verdict['sut']}",
+        f"# pwh gate report — {_md(verdict['sut'])}",
         "",
         f"RFC *Provider-Neutral Post-Writeback Capability Hooks v0*, Slice 2 validation matrix and seed-003 rules. "
-        f"pwh {verdict['pwh_version']}.{selected}",
+        f"pwh {_md(verdict['pwh_version'])}.{_md(selected)}",
         "",
         *[f"*{_md(line)}*" if not line.startswith("PARTIAL") else f"**{_md(line)}**" for line in covers_lines(verdict)],
         "",
@@ -316,7 +318,7 @@ def markdown_report(verdict: dict[str, Any]) -> str:
     for rule in _rules(verdict):
         r = verdict["rows"][rule.id]
         out.append(
-            f"| [{rule.id}](#{rule.id.lower()}) | {_md(rule.case)} | {_md(rule.required)} | {', '.join(r.get('seams', ()))} | {r['scenarios']} | "
+            f"| [{rule.id}](#{rule.id.lower()}) | {_md(rule.case)} | {_md(rule.required)} | {_md(', '.join(r.get('seams', ())))} | {r['scenarios']} | "
             f"{r['passed']} | {r['failed']} | {r['skipped']} | {r['self_checks']['scenarios']} | {STATUS_MARK[r['rfc']]} | {STATUS_MARK[r['profile']]} |"
         )
     if "coverage" in verdict:
@@ -327,7 +329,7 @@ def markdown_report(verdict: dict[str, Any]) -> str:
         if not mine:
             out.append("- **no scenario** (the row fails)")
         for x in mine:
-            where = f"`{x.get('feature', '?')}:{x.get('line', '?')}`"
+            where = f"`{for_markdown_code(x.get('feature', '?'))}:{x.get('line', '?')}`"
             params = f" [{_md(x['params'])}]" if x.get("params") else ""
             mark = _scenario_mark(x)
             out.append(f"- {mark} — {_md(x.get('scenario', x['id']))}{params} ({where})")
@@ -361,11 +363,11 @@ def _coverage_md(cov: dict[str, Any]) -> str:
     ]
     for module, m in sorted(cov["modules"].items()):
         lines.append(
-            f"| `{module}` | {m['branches']} | {m['covered_branches']} | {m['branch_percent']} | {_ranges(m['missing_lines']) or '—'} |"
+            f"| `{for_markdown_code(module)}` | {m['branches']} | {m['covered_branches']} | {m['branch_percent']} | {_ranges(m['missing_lines']) or '—'} |"
         )
     if cov.get("outside_rfc"):
         lines += ["", "Uncovered branches outside the RFC (named, not scenario-tested):", ""]
-        lines += [f"- `{k}`: {_md(v)}" for k, v in sorted(cov["outside_rfc"].items())]
+        lines += [f"- `{for_markdown_code(k)}`: {_md(v)}" for k, v in sorted(cov["outside_rfc"].items())]
     return "\n".join(lines)
 
 
@@ -856,8 +858,19 @@ def _status(x: dict[str, Any]) -> str:
     return {"passed": "pass", "failed": "fail", "skipped": "skip"}.get(x.get("outcome", ""), "?")
 
 
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _md(text: Any) -> str:
+    return for_markdown(text)
+
+
+def escape(text: Any) -> str:
+    """XML character data: markup escaped, and nothing XML 1.0 forbids (a hostile verdict's
+    control characters are shown escaped, so the JUnit file still parses)."""
+    return _xml_escape(for_xml(text))
+
+
+def quoteattr(text: Any) -> str:
+    """An XML attribute value, quoted, with nothing XML 1.0 forbids."""
+    return _xml_quoteattr(for_xml(text))
 
 
 def _ranges(lines: Iterable[int]) -> str:

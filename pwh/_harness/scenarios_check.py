@@ -20,6 +20,7 @@ from typing import Any
 
 from pwh._harness.paths import relative
 from pwh._harness.rules import RULE_IDS
+from pwh._harness.safe_text import for_terminal
 
 
 @dataclass(frozen=True, order=True)
@@ -30,8 +31,8 @@ class Problem:
 
     def __str__(self) -> str:
         """``file:line: message``; a problem of no one line (a row without scenarios) is
-        ``features/: message``."""
-        return f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}"
+        ``features/: message``; control characters from the file shown escaped (a terminal line)."""
+        return for_terminal(f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}")
 
 
 @dataclass

@@ -13,13 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from pwh._core.schemas import schema_rejections, validator
 from pwh._harness.gate_error import GateError
-from pwh._harness.paths import shown, write_output
+from pwh._harness.paths import read_json_file, shown, write_output
 from pwh._harness.rules import RULES
+from pwh._harness.safe_text import for_terminal
 
 __all__ = ["COMPARISON_SCHEMA_VERSION", "add_verdict_commands", "compare", "comparison_lines", "load_verdict"]
 
@@ -28,21 +28,15 @@ EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 
 
 def load_verdict(path: str) -> dict[str, Any]:
-    """The verdict in ``path``, valid against its schema, or :class:`GateError` saying why not."""
+    """The verdict in ``path``, valid against its schema, or :class:`GateError` saying why not:
+    read bounded in size and depth, never a FIFO or device (:func:`pwh._harness.paths.read_json_file`)."""
+    verdict = read_json_file(path, what="pwh gate verdict")
     try:
-        text = Path(path).read_text("utf-8")
-    except OSError as exc:
-        raise GateError(f"cannot read {shown(path)}: {exc.strerror or 'read failed'}") from None
-    except UnicodeDecodeError:
-        raise GateError(f"{shown(path)} is not UTF-8 text") from None
-    try:
-        verdict = json.loads(text)
-    except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        raise GateError(f"{shown(path)} is not JSON" + (f" (line {line})" if line else "")) from None
-    bad = schema_rejections(validator("gate_verdict"), verdict, "invalid")
+        bad = schema_rejections(validator("gate_verdict"), verdict, "invalid")
+    except RecursionError:
+        bad = ["nested too deeply to check"]
     if bad:
-        raise GateError(f"{shown(path)} is not a pwh gate verdict: {bad[0]}")
+        raise GateError(f"{shown(path)} is not a pwh gate verdict: {for_terminal(bad[0])}")
     return verdict
 
 
@@ -96,7 +90,8 @@ def _pair(s: dict[str, str] | None) -> str:
 def comparison_lines(result: dict[str, Any], a_name: str, b_name: str) -> list[str]:
     a, b = result["a"], result["b"]
     lines = [
-        f"{side}: {name} — SUT {v['sut']}, verdict {v['rfc']} (profile {v['profile']})" + (" — PARTIAL run" if v["partial"] else "")
+        f"{side}: {for_terminal(name)} — SUT {for_terminal(v['sut'])}, verdict {v['rfc']} (profile {v['profile']})"
+        + (" — PARTIAL run" if v["partial"] else "")
         for side, name, v in (("A", a_name, a), ("B", b_name, b))
     ]
     if a["partial"] or b["partial"]:
@@ -107,7 +102,7 @@ def comparison_lines(result: dict[str, Any], a_name: str, b_name: str) -> list[s
     lines += [f"  {r['row']:<6} {_pair(r['a'])} → {_pair(r['b'])}" for r in result["rows"]] or ["  (none)"]
     lines += ["", f"scenarios that differ ({len(result['scenarios'])}):"]
     for s in result["scenarios"]:
-        lines.append(f"  {','.join(s['rows']) or '-'} {s['scenario']}: {_pair(s['a'])} → {_pair(s['b'])}")
+        lines.append(for_terminal(f"  {','.join(s['rows']) or '-'} {s['scenario']}: {_pair(s['a'])} → {_pair(s['b'])}"))
     return lines
 
 
