@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from string import Template
 from typing import Any
 
 from pwh._core.boundary import BoundaryScanner
@@ -51,3 +53,34 @@ def shown_rel(rel: str, scanner: BoundaryScanner) -> str:
     return "/".join(
         seg if re.fullmatch(r"[A-Za-z0-9._-]{1,100}", seg) and not scanner.scan_value(seg) else WITHHELD for seg in rel.split("/")
     )
+
+
+def result_dir_name(sut: str) -> str:
+    """A filesystem-safe directory name for a SUT spec (``a.b:factory`` -> ``a.b-factory``): the
+    one directory a verdict naming that SUT may be published in."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", sut).strip(".-")[:100] or "sut"
+
+
+def consumer_readme(
+    dirs: Mapping[str, str], verdicts: Mapping[str, str], profiles: Mapping[str, str] | None = None, version: str | None = None
+) -> str:
+    """The packet's own README: what it is and how to judge another implementation with it. Built
+    from the verdicts alone (and the pwh ``version`` that built the packet), so verify renders it
+    again and compares: the verdict table lists the reference first, then the others by directory.
+
+    The text is ``consumer_readme.md.tmpl`` (package data), a :class:`string.Template` with
+    ``$version``, ``$rows`` (the verdict table's rows) and ``$baseline`` (the results directory
+    to compare with); a literal dollar sign there is written ``$$``.
+    """
+    from pwh._harness.safe_text import for_markdown_code
+    from pwh._version import __version__
+
+    profiles = profiles or {}
+    order = sorted(dirs, key=lambda sut: (dirs[sut] != "reference", dirs[sut]))
+    rows = "\n".join(
+        f"| `{for_markdown_code(sut)}` | `results/{dirs[sut]}/` | {verdicts[sut].upper()} | {profiles.get(sut, '?').upper()} |"
+        for sut in order
+    )
+    baseline = "reference" if "reference" in dirs.values() else dirs[order[0]]
+    text = resources.files("pwh._harness.packet").joinpath("consumer_readme.md.tmpl").read_text(encoding="utf-8")
+    return Template(text).substitute(version=version or __version__, rows=rows, baseline=baseline)

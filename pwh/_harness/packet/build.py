@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from string import Template
 from typing import Any
 
 from pwh._core.boundary import BoundaryScanner
@@ -40,7 +39,9 @@ from pwh._harness.packet._common import (
     MANIFEST_SCHEMA_VERSION,
     PacketError,
     PacketLeak,
+    consumer_readme,
     json_bytes,
+    result_dir_name,
     shown_rel,
 )
 from pwh._harness.paths import shown
@@ -139,11 +140,6 @@ def build_packet(
     _stop_on_leaks(files, scanner)
     _write(out_dir, files, tar)
     return BuildResult(out_dir, manifest, verdicts, tar, profiles)
-
-
-def result_dir_name(sut: str) -> str:
-    """A filesystem-safe directory name for a SUT spec (``a.b:factory`` -> ``a.b-factory``)."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", sut).strip(".-")[:100] or "sut"
 
 
 def _result_dirs(suts: Iterable[str]) -> dict[str, str]:
@@ -326,19 +322,3 @@ def tar_bytes(files: dict[str, bytes]) -> bytes:
                     info.mode, info.size = 0o644, len(content)
                     archive.addfile(info, io.BytesIO(content))
     return raw.getvalue()
-
-
-def consumer_readme(dirs: dict[str, str], verdicts: dict[str, str], profiles: dict[str, str] | None = None) -> str:
-    """The packet's own README: what it is and how to judge another implementation with it.
-
-    The text is ``consumer_readme.md.tmpl`` (package data), a :class:`string.Template` with
-    ``$version``, ``$rows`` (the verdict table's rows) and ``$baseline`` (the results directory
-    to compare with); a literal dollar sign there is written ``$$``.
-    """
-    profiles = profiles or {}
-    rows = "\n".join(
-        f"| `{sut}` | `results/{name}/` | {verdicts[sut].upper()} | {profiles.get(sut, '?').upper()} |" for sut, name in dirs.items()
-    )
-    baseline = dirs.get("reference", next(iter(dirs.values())))
-    text = resources.files("pwh._harness.packet").joinpath("consumer_readme.md.tmpl").read_text(encoding="utf-8")
-    return Template(text).substitute(version=__version__, rows=rows, baseline=baseline)

@@ -56,7 +56,8 @@ def add_packet_commands(subparsers: Any) -> None:
         "--sut",
         action="append",
         metavar="NAME",
-        help="with --rerun: only this SUT (repeatable; default: every SUT the packet has results for)",
+        help="with --rerun: gate this SUT, a built-in name or module:factory (repeatable; default: the packet's SUTs that are "
+        "built into pwh; a packet never names code to run)",
     )
     verify.set_defaults(handler=_verify_command)
 
@@ -112,18 +113,18 @@ def _verify_command(args: argparse.Namespace) -> int:
 
 def _rerun(path: Path, suts: list[str] | None) -> int:
     # Loaded here: a plain verify never loads the gate.
-    from pwh._harness.packet.rerun import packet_root, rerun_packet
+    from pwh._harness.packet.rerun import packet_root, rerun_packet, shown_sut
     from pwh._harness.verdicts import comparison_lines
 
     with packet_root(path) as root:
         results = rerun_packet(root, suts, out=lambda line: print(line, flush=True))
     for result in results:
-        print("\n".join(comparison_lines(result.comparison, f"published results for {result.sut}", "the rerun")))
+        print("\n".join(comparison_lines(result.comparison, f"published results for {shown_sut(result.sut)}", "the rerun")))
         for note in result.notes:
             print(f"  note: {note}")
-    differing = [r.sut for r in results if not r.same]
+    differing = [shown_sut(r.sut) for r in results if not r.same]
     if differing:
         print(f"pwh packet verify: the rerun differs from the published results for {', '.join(differing)}", file=sys.stderr)
         return EXIT_PROBLEMS
-    print(f"pwh packet verify: rerun of {', '.join(r.sut for r in results)}: every row and scenario as published")
+    print(f"pwh packet verify: rerun of {', '.join(shown_sut(r.sut) for r in results)}: every row and scenario as published")
     return EXIT_VERIFIED

@@ -32,10 +32,13 @@ from pwh._harness.packet._common import (
     EXIT_VERIFIED,
     MANIFEST,
     Problem,
+    consumer_readme,
     json_bytes,
+    result_dir_name,
     shown_rel,
 )
 from pwh._harness.paths import shown
+from pwh._harness.safe_text import for_terminal
 from pwh._harness.text_scan import scan_text
 
 # Bounds for reading what someone else put in a packet directory: every file is streamed in
@@ -59,7 +62,9 @@ class VerifyReport:
     """The outcome of :func:`verify_packet`; ``problems`` are (file, kind, detail), sorted.
 
     Kinds: ``missing``, ``extra``, ``altered``, ``unsafe`` (a path outside the packet, a symlink),
-    ``unreadable``, ``leak`` (a boundary finding: line and category), ``invalid`` (JSON/XML or schema).
+    ``unreadable``, ``leak`` (a boundary finding: line and category), ``invalid`` (JSON/XML or schema),
+    ``inconsistent`` (not what pwh builds from the packet's own inputs), ``unexpected`` (a file pwh
+    never puts in a packet).
     """
 
     packet: str
@@ -79,14 +84,17 @@ class VerifyReport:
 
     def render(self) -> str:
         if self.not_a_packet is not None:
-            return f"pwh packet verify: {self.packet}: not a packet — {self.not_a_packet}\n"
-        lines = [f"pwh packet verify: {self.packet} — {self.files_checked} files"]
-        lines += [f"  {file}: {kind} — {detail}" for file, kind, detail in self.problems]
+            return for_terminal(f"pwh packet verify: {self.packet}: not a packet — {self.not_a_packet}") + "\n"
+        lines = [f"pwh packet verify: {for_terminal(self.packet)} — {self.files_checked} files"]
+        lines += [for_terminal(f"  {file}: {kind} — {detail}") for file, kind, detail in self.problems]
         if self.problems:
             files = len({p[0] for p in self.problems})
             lines.append(f"{len(self.problems)} problem(s) in {files} file(s)")
         else:
-            lines.append("verified: every file matches the manifest, none leaks, every JSON and XML file is valid")
+            lines.append(
+                "verified: every file matches the manifest, none leaks, every JSON and XML file is valid, "
+                "and every file is what pwh builds from the packet's features and verdicts"
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -165,8 +173,13 @@ def verify_packet(packet: Path, *, private_names: Iterable[str] = ()) -> VerifyR
     report.files_checked += 1  # the manifest itself
     if REFERENCE_VERDICT not in listed:
         problems.append(("results/reference/", "missing", "the packet's README compares against the reference, whose results are absent"))
+    verdicts: dict[str, dict[str, Any] | None] = {}
     for rel in sorted(r for r in present if _VERDICT_FILE.fullmatch(r) and r not in unsafe):
-        problems += _consistency_problems(packet, rel, present, scanner)
+        found, verdicts[rel] = _consistency_problems(packet, rel, present, scanner)
+        problems += found
+    problems += _sut_problems(verdicts, scanner)
+    reported = {p[0] for p in problems}  # a file already found wrong is not compared again
+    problems += [p for p in _built_problems(packet, present, listed, manifest, verdicts, scanner) if p[0] not in reported]
     report.problems = sorted(set(problems))
     return report
 
@@ -245,21 +258,27 @@ _SUMMARY_FIELDS = (
 )  # fmt: skip
 
 
-def _consistency_problems(packet: Path, rel: str, present: dict[str, tuple[int, int]], scanner: BoundaryScanner) -> list[Problem]:
+def _consistency_problems(
+    packet: Path, rel: str, present: dict[str, tuple[int, int]], scanner: BoundaryScanner
+) -> tuple[list[Problem], dict[str, Any] | None]:
     """A verdict must agree with itself: its rows and summary are what its scenarios make them
-    (recomputed as the gate does), and the reports beside it render exactly it. A summary turned
-    to pass by hand, even with the manifest re-hashed, fails here."""
+    (recomputed as the gate does), and the reports beside it (report.md, report.html, junit.xml,
+    cucumber.json) render exactly it. A summary turned to pass by hand, or a report rewritten,
+    even with the manifest re-hashed, fails here. The verdict is returned when it is one."""
     from pwh._harness.judging import rows_of, summarize
-    from pwh._harness.report import html_report, junit_xml, markdown_report
+    from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report
 
     shown = shown_rel(rel, scanner)
     try:
         data = _read_plain(packet / rel, present[rel], MAX_PARSED_BYTES)
         verdict = json.loads(data) if data is not None else None
     except (OSError, _NotRegular, ValueError, RecursionError):
-        return []  # reported by the file checks
-    if not isinstance(verdict, dict) or schema_rejections(validator("gate_verdict"), verdict, "invalid"):
-        return []  # reported by the schema check
+        return [], None  # reported by the file checks
+    try:
+        if not isinstance(verdict, dict) or schema_rejections(validator("gate_verdict"), verdict, "invalid"):
+            return [], None  # reported by the schema check
+    except RecursionError:
+        return [], None
     out: list[Problem] = []
     scenarios = verdict["scenarios"]
     for i, sc in enumerate(scenarios):
@@ -285,9 +304,11 @@ def _consistency_problems(packet: Path, rel: str, present: dict[str, tuple[int, 
         ("report.md", markdown_report),
         ("report.html", lambda v: html_report(v, features_href="../../features/")),
         ("junit.xml", junit_xml),
+        ("cucumber.json", lambda v: cucumber_json(v, {})),
     ):
         beside = f"{folder}/{name}"
         if beside not in present:
+            out.append((shown_rel(beside, scanner), "missing", "every verdict is published with its reports beside it"))
             continue
         try:
             data = _read_plain(packet / beside, present[beside], MAX_PARSED_BYTES * 4)
@@ -295,6 +316,104 @@ def _consistency_problems(packet: Path, rel: str, present: dict[str, tuple[int, 
             continue
         if data is not None and data != render(verdict).encode("utf-8"):
             out.append((shown_rel(beside, scanner), "inconsistent", "does not render the verdict beside it"))
+    return out, verdict
+
+
+_RESULT_FILES = frozenset({"verdict.json", "junit.xml", "cucumber.json", "report.md", "report.html"})
+_FEATURE_FILE = re.compile(r"features/(?:[^/]+/)*[^/]+\.feature")
+
+
+def _sut_problems(verdicts: dict[str, dict[str, Any] | None], scanner: BoundaryScanner) -> list[Problem]:
+    """One verdict per SUT, in the one directory its SUT name gives (``results/<name>/``): a rerun
+    compares each SUT with exactly one published verdict, and a second verdict for a SUT (a forged
+    PASS beside the genuine FAIL) is refused here."""
+    out: list[Problem] = []
+    first: dict[str, str] = {}
+    for rel, verdict in sorted(verdicts.items()):
+        if verdict is None:
+            continue
+        sut, folder = str(verdict["sut"]), rel.rsplit("/", 1)[0]
+        if folder != f"results/{result_dir_name(sut)}":
+            out.append(
+                (
+                    shown_rel(rel, scanner),
+                    "inconsistent",
+                    f"its SUT's results belong in results/{shown_rel(result_dir_name(sut), scanner)}/",
+                )
+            )
+        if sut in first:
+            out.append(
+                (shown_rel(rel, scanner), "inconsistent", f"names the SUT {shown_rel(first[sut], scanner)} names: one verdict per SUT")
+            )
+        else:
+            first[sut] = rel
+    return out
+
+
+def pwh_schema_files() -> dict[str, bytes]:
+    """pwh's own contracts, as a packet must carry them (``schemas/<name>.json``)."""
+    from importlib import resources
+
+    folder = resources.files("pwh").joinpath("schemas")
+    return {f"schemas/{e.name}": e.read_bytes() for e in sorted(folder.iterdir(), key=lambda e: e.name) if e.name.endswith(".json")}
+
+
+def _built_problems(
+    packet: Path,
+    present: dict[str, tuple[int, int]],
+    listed: dict[str, Any],
+    manifest: dict[str, Any],
+    verdicts: dict[str, dict[str, Any] | None],
+    scanner: BoundaryScanner,
+) -> list[Problem]:
+    """Every file but the features (the packet's input) and the verdicts is what pwh builds from
+    them, compared byte for byte: the schemas and identity vectors are pwh's own, rules.json is
+    pwh's rulebook, README.md is rendered from the verdicts (its verdict table among it); any
+    other file is not pwh's to publish. A re-hashed manifest makes none of them pass."""
+    from importlib import resources
+
+    from pwh._harness.rulebook import rules_document
+
+    expected: dict[str, bytes | None] = dict(pwh_schema_files())
+    expected["vectors/identity.json"] = resources.files("pwh").joinpath("vectors", "identity.json").read_bytes()
+    expected["rules.json"] = json_bytes(rules_document())
+    valid = {rel: v for rel, v in verdicts.items() if v is not None}
+    suts = {str(v["sut"]): rel.split("/")[1] for rel, v in sorted(valid.items())}
+    if valid and len(valid) == len(verdicts) == len(suts):  # else the verdicts' own problems say why
+        version = manifest.get("pwh_version")
+        readme = consumer_readme(
+            suts,
+            {str(v["sut"]): v["summary"]["verdict"] for v in valid.values()},
+            {str(v["sut"]): v["summary"]["profile"] for v in valid.values()},
+            version if isinstance(version, str) else None,
+        )
+        expected["README.md"] = readme.encode("utf-8")
+    else:
+        expected["README.md"] = None
+    out: list[Problem] = []
+    result_dirs = {rel.rsplit("/", 1)[0] for rel in verdicts}
+    for rel in sorted(present):
+        shown = shown_rel(rel, scanner)
+        if rel in expected:
+            want = expected[rel]
+            try:
+                data = _read_plain(packet / rel, present[rel], MAX_PARSED_BYTES)
+            except (OSError, _NotRegular):
+                continue  # reported by the file checks
+            if want is not None and data != want:
+                what = (
+                    "pwh's own" if rel.startswith(("schemas/", "vectors/")) or rel == "rules.json" else "what pwh renders from the verdicts"
+                )
+                out.append((shown, "inconsistent", f"differs from {what}"))
+        elif _FEATURE_FILE.fullmatch(rel) or rel not in listed:
+            continue  # the packet's input; or an extra, reported as one
+        elif rel.count("/") == 2 and rel.startswith("results/") and rel.rsplit("/", 1)[1] in _RESULT_FILES:
+            if rel.rsplit("/", 1)[0] not in result_dirs:
+                out.append((shown, "unexpected", "no verdict.json beside it: pwh publishes results only with their verdict"))
+        else:
+            out.append((shown, "unexpected", "not a file pwh builds into a packet"))
+    for rel in sorted(set(expected) - set(present) - set(listed)):
+        out.append((shown_rel(rel, scanner), "missing", "every packet carries it"))
     return out
 
 
