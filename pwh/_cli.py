@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 the judged implementation failed (a row failed, a check found problems);
 2 the command could not run (bad arguments, missing files, an unloadable SUT); 3 an incomplete
-gate verdict; 130 a real Ctrl-C (every process pwh started is stopped first: ``_interrupt``).
+gate verdict; 130 a real Ctrl-C, 143 a SIGTERM, 129 a SIGHUP (every process pwh started is stopped
+first: ``pwh._harness.interrupt``).
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ def _run(args: argparse.Namespace, since: int, restore: Callable[[], None]) -> i
         print(f"pwh: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
+        if ctrl_c.terminated():  # SIGTERM, SIGHUP: ended as a Ctrl-C ends it
+            return _interrupted()
         if not is_user_interrupt(exc, since):  # raised by code pwh ran (an adapter), not a Ctrl-C
             return _ended_by(exc)
         return _interrupted()
@@ -79,10 +82,10 @@ def _run(args: argparse.Namespace, since: int, restore: Callable[[], None]) -> i
 
 
 def _interrupted() -> int:
-    """A real Ctrl-C: whatever pwh started is stopped, one line, exit 130."""
+    """A real Ctrl-C (or SIGTERM, SIGHUP): whatever pwh started is stopped, one line, exit 130 (143, 129)."""
     ctrl_c.stop_descendants()
-    print("pwh: interrupted", file=sys.stderr)
-    return EXIT_INTERRUPTED
+    print(ctrl_c.message(), file=sys.stderr)
+    return ctrl_c.exit_code()
 
 
 def _ended_by(exc: BaseException) -> int:

@@ -1,4 +1,11 @@
-"""Ctrl-C on the command line: exit 130, no traceback, no process of pwh's left running.
+"""Ctrl-C on the command line: exit 130, no traceback, no process of pwh's left running; SIGTERM
+and SIGHUP the same way, with 143 and 129.
+
+SIGTERM is how a supervisor (``timeout``, a CI job's cancel, ``kill PID``, systemd) stops a
+program, and SIGHUP how a closed terminal does: each is handled as a Ctrl-C is (every descendant
+stopped by PID, the ``KeyboardInterrupt`` unwinding pwh's clean-ups so its temporary folders are
+removed, ``/dev/shm`` ones included), and pwh ends with 128 + the signal's number. A SIGHUP that
+was ignored when pwh started (``nohup``) stays ignored.
 
 ``pwh gate`` runs the scenarios in a child pytest, ``pwh soak`` and ``pwh replay`` kill children
 for real at crash points, the reliability campaign starts rival processes. A Ctrl-C reaches the
@@ -42,10 +49,14 @@ from typing import Any
 
 PR_SET_CHILD_SUBREAPER = 36
 EXIT_INTERRUPTED = 130
+# The signals that end pwh as a Ctrl-C does, besides SIGINT; the exit status is 128 + the number.
+ENDING_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+EXIT_CODES = frozenset({EXIT_INTERRUPTED, *(128 + int(sig) for sig in ENDING_SIGNALS)})
 REDELIVER_AFTER_S = 0.01
 GRACE_S = 10.0  # how long the clean-ups of a Ctrl-C may take before pwh ends without them
 
 _interrupted = False
+_ended_by = 0  # the signal that ends pwh (SIGINT, SIGTERM, SIGHUP), 0 while none came
 _redeliver = False  # a dropped KeyboardInterrupt is being raised again: not a second Ctrl-C
 _finished = threading.Event()  # set when the command has returned: the last resort stands down
 
@@ -148,7 +159,7 @@ def install() -> Callable[[], None]:
     _finished.clear()
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        global _interrupted, _redeliver
+        global _interrupted, _redeliver, _ended_by
         if _redeliver:
             _redeliver = False
             raise KeyboardInterrupt
@@ -156,6 +167,7 @@ def install() -> Callable[[], None]:
         if _interrupted:
             _exit_now()
         _interrupted = True
+        _ended_by = _ended_by or signum
         threading.Thread(target=_last_resort, name="pwh-ctrl-c", daemon=True).start()
         if callable(previous):
             previous(signum, frame)
@@ -163,6 +175,24 @@ def install() -> Callable[[], None]:
 
     handler._pwh_ctrl_c = True  # type: ignore[attr-defined]
     signal.signal(signal.SIGINT, handler)
+
+    def ending(signum: int, frame: FrameType | None) -> None:
+        """SIGTERM, SIGHUP: what a Ctrl-C does, without counting as one (no SIGINT came)."""
+        global _interrupted, _ended_by
+        stop_descendants()
+        if _interrupted:
+            _exit_now()
+        _interrupted = True
+        _ended_by = signum
+        threading.Thread(target=_last_resort, name="pwh-ctrl-c", daemon=True).start()
+        raise KeyboardInterrupt
+
+    replaced = {}
+    for sig in ENDING_SIGNALS:
+        before = signal.getsignal(sig)
+        if before == signal.SIG_DFL or (before is not None and before != signal.SIG_IGN and not callable(before)):
+            replaced[sig] = before
+            signal.signal(sig, ending)
     previous_hook = sys.unraisablehook
 
     def unraisable(info: Any) -> None:
@@ -180,9 +210,13 @@ def install() -> Callable[[], None]:
     sys.unraisablehook = unraisable
 
     def restore() -> None:
-        global _interrupted, _redeliver
+        global _interrupted, _redeliver, _ended_by
         _finished.set()
         _interrupted = _redeliver = False  # the handling is gone: a later run in this process starts clean
+        _ended_by = 0
+        for sig, before in replaced.items():
+            if signal.getsignal(sig) is ending:
+                signal.signal(sig, before)
         if sys.unraisablehook is unraisable:
             sys.unraisablehook = previous_hook
         if signal.getsignal(signal.SIGINT) is handler:
@@ -210,8 +244,26 @@ def children_ignore_sigint() -> Iterator[None]:
 
 
 def interrupted() -> bool:
-    """Whether a SIGINT has arrived since :func:`install` (and the handling is still in place)."""
+    """Whether a SIGINT (or SIGTERM, SIGHUP) has arrived since :func:`install` (and the handling is
+    still in place)."""
     return _interrupted
+
+
+def terminated() -> bool:
+    """Whether pwh is ending for a SIGTERM or SIGHUP (not a Ctrl-C) since :func:`install`."""
+    return _ended_by in ENDING_SIGNALS
+
+
+def exit_code() -> int:
+    """The status pwh ends with for the signal that ends it: 128 + its number (130 for a Ctrl-C)."""
+    return 128 + int(_ended_by) if _ended_by in ENDING_SIGNALS else EXIT_INTERRUPTED
+
+
+def message() -> str:
+    """The one line pwh prints as it ends for that signal."""
+    if _ended_by in ENDING_SIGNALS:
+        return f"pwh: terminated ({signal.Signals(_ended_by).name})"
+    return "pwh: interrupted"
 
 
 def raise_if_interrupted() -> None:
@@ -227,7 +279,7 @@ def exit_now_if_interrupted(code: int) -> None:
     flush, and end with 130 at once, without the interpreter's shutdown. A soak whose SIGINT
     landed in the middle of an import was seen to print its one line and then die *by* SIGINT
     (status -2) in that shutdown, about once in fifteen; this leaves no such path."""
-    if code != EXIT_INTERRUPTED:
+    if code not in EXIT_CODES:
         return
     import atexit
 
@@ -236,7 +288,7 @@ def exit_now_if_interrupted(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    os._exit(EXIT_INTERRUPTED)
+    os._exit(code)
 
 
 def _last_resort() -> None:
@@ -250,7 +302,7 @@ def _last_resort() -> None:
 
 def _exit_now() -> None:
     try:
-        sys.stderr.write("pwh: interrupted\n")
+        sys.stderr.write(message() + "\n")
         sys.stderr.flush()
     finally:
-        os._exit(EXIT_INTERRUPTED)
+        os._exit(exit_code())

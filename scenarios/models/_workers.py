@@ -10,15 +10,23 @@ times each was found, profile divergences the same way (never a failure), counte
 listed, coverage reports merged (``Coverage.merge``).
 
 Workers ignore SIGINT: a Ctrl-C reaches the parent, which terminates the pool (and pwh's own
-handler stops every descendant by PID), so no worker prints a traceback or is left running.
+handler stops every descendant by PID, on SIGTERM and SIGHUP too), so no worker prints a traceback
+or is left running; a worker dies with the parent (``PR_SET_PDEATHSIG``) even if the parent is
+killed outright. A worker killed by PID never runs its own clean-ups, so the temporary folders of
+every worker (their stores, ``/dev/shm`` ones included) are made inside one folder of the run's,
+which the parent removes as it ends, however it ends.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import secrets
+import shutil
 import signal
+import sys
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -53,16 +61,22 @@ def soak_workers(
     seeds = [worker_seed(seed, i) for i in range(workers)]
     out(f"pwh soak: seed {seed}, {workers} workers (seeds {', '.join(map(str, seeds))})")
     jobs = [(i, minutes, sut, s, options) for i, s in enumerate(seeds)]
-    pool = multiprocessing.get_context(START_METHOD).Pool(workers, initializer=_ignore_sigint)
+    from pwh._harness.paths import fast_tmp
+
+    run_dir = tempfile.mkdtemp(prefix="pwh-soak-", dir=fast_tmp())
     try:
-        results = pool.map_async(_run_worker, jobs, chunksize=1).get()
-    except BaseException:
-        pool.terminate()
-        raise
-    else:
-        pool.close()
+        pool = multiprocessing.get_context(START_METHOD).Pool(workers, initializer=_init_worker, initargs=(os.getpid(), run_dir))
+        try:
+            results = pool.map_async(_run_worker, jobs, chunksize=1).get()
+        except BaseException:
+            pool.terminate()
+            raise
+        else:
+            pool.close()
+        finally:
+            pool.join()
     finally:
-        pool.join()
+        shutil.rmtree(run_dir, ignore_errors=True)
     coverage = Coverage.merge_all([c for _, c in results])
     summary = merge_summaries(seed, [s for s, _ in results], coverage)
     report_merged(summary, coverage, out, f"{workers} workers", "worker ")
@@ -137,6 +151,24 @@ def merge_summaries(seed: int, summaries: list[dict[str, Any]], coverage: Covera
 
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _init_worker(parent: int, run_dir: str) -> None:
+    """In each worker: ignore SIGINT, die with the parent, and make every temporary folder in the
+    run's folder (``run_dir``, removed by the parent), for this process and what it starts."""
+    _ignore_sigint()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent:  # the parent died before the death signal was armed
+            os._exit(1)
+    os.environ["TMPDIR"] = run_dir
+    tempfile.tempdir = run_dir
+    from . import _system
+
+    _system.fast_tmp = lambda: run_dir  # type: ignore[attr-defined]  # the model stores' fast folder
 
 
 def _run_worker(job: tuple[int, float, str, int, dict[str, Any]]) -> tuple[dict[str, Any], Coverage]:

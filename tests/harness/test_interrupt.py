@@ -9,10 +9,13 @@ hangs (the test's timeout), prints a traceback, or exits with another status.
 
 from __future__ import annotations
 
+import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -143,3 +146,102 @@ def test_a_ctrl_c_handled_in_process_leaves_no_interrupted_state_behind() -> Non
         restore()
     assert not interrupt.interrupted()
     interrupt.raise_if_interrupted()
+
+
+# -- SIGTERM and SIGHUP end pwh as a Ctrl-C does (repro n05) ----------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_sigterm_or_sighup_stops_what_pwh_started_removes_its_temp_folders_and_ends_with_128_plus_the_signal(
+    tmp_path: Path, name: str, code: int
+) -> None:
+    pids = tmp_path / "pids"
+    folder = tmp_path / "folder"
+    done = _run_as_pwh(
+        f"""
+        import subprocess, tempfile, time
+        from pwh._harness.paths import fast_tmp
+        def handler(args):
+            child = subprocess.Popen(["sleep", "60"])
+            with tempfile.TemporaryDirectory(prefix="pwh-test-", dir=fast_tmp()) as tmp:
+                open({str(pids)!r}, "w").write(str(child.pid))
+                open({str(folder)!r}, "w").write(tmp)
+                os.kill(os.getpid(), signal.{name})
+                time.sleep(30)
+            return 0
+        """,
+        grace=600,
+    )
+    assert (done.returncode, done.stderr.strip()) == (code, f"pwh: terminated ({name})"), done.stderr[-2000:]
+    assert not _alive(int(pids.read_text()))
+    assert not Path(folder.read_text()).exists()
+
+
+def _descendants(root: int) -> list[int]:
+    return [pid for pid in interrupt.descendants(root) if _alive(pid)]
+
+
+def _shm_runs() -> set[str]:
+    """The soak runs' folders in /dev/shm (every worker's stores are made inside its run's)."""
+    shm = Path("/dev/shm")
+    return {str(shm / d) for d in os.listdir(shm) if d.startswith("pwh-soak-")} if shm.is_dir() else set()
+
+
+def _their_folders(pids: list[int], runs_before: set[str]) -> set[str]:
+    """The run's temporary folders, as its children name them (argument or environment), and the
+    soak run folder that appeared since it started."""
+    found: set[str] = _shm_runs() - runs_before
+    for pid in pids:
+        for part in ("cmdline", "environ"):
+            try:
+                data = Path(f"/proc/{pid}/{part}").read_bytes()
+            except OSError:
+                continue
+            found.update(m.decode() for m in re.findall(rb"/[^\0=]*?/pwh-(?:gate|soak)-[A-Za-z0-9_]+", data))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("command", "want"),
+    [
+        (["soak", "--minutes", "0.5", "--workers", "2", "--sut", "reference-memory", "--no-database"], 2),
+        (["gate", "--quiet"], 1),
+    ],
+    ids=["soak --workers 2", "gate"],
+)
+def test_a_sigterm_to_pwh_leaves_no_process_and_no_temp_folder_behind(tmp_path: Path, command: list[str], want: int) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    p = subprocess.Popen([sys.executable, "-m", "pwh", *command], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    before: list[int] = []
+    runs_before = _shm_runs()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(before) < want:
+            time.sleep(0.2)
+            before = _descendants(p.pid)
+        assert len(before) >= want, "pwh never started its children"
+        time.sleep(1)
+        before = _descendants(p.pid)
+        folders = _their_folders(before, runs_before)
+        assert folders  # the gate's folder; the soak's run folder, holding every worker's stores
+        p.send_signal(signal.SIGTERM)
+        _out, err = p.communicate(timeout=30)
+        assert (p.returncode, err.strip().splitlines()[-1:]) == (143, ["pwh: terminated (SIGTERM)"]), err[-2000:]
+        time.sleep(0.5)
+        assert not [pid for pid in before if _alive(pid)]
+        assert not [d for d in folders if os.path.exists(d)]
+    finally:
+        for pid in [p.pid, *before]:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if p.poll() is None:
+            p.wait()
