@@ -132,24 +132,33 @@ def render_corpus(rates: dict[str, Any]) -> list[str]:
 def load_entries(path: str) -> list[dict[str, Any]]:
     """A corpus file's entries: one JSON object a line, each with ``value``, ``label`` and ``kind``.
     Raises ValueError naming the line at fault (never quoting it: the corpus holds private values)."""
+    import os
+    import stat
+
+    from pwh._harness.paths import MAX_JSON_DEPTH, json_depth_exceeds, read_bounded
+
+    if not stat.S_ISREG(os.stat(path).st_mode):  # checked before opening: a FIFO is never waited on
+        raise ValueError("not a regular file (a FIFO, socket, device or directory is never read)")
     entries: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                raise ValueError(f"line {number} is not JSON") from None
-            if (
-                not isinstance(entry, dict)
-                or not isinstance(entry.get("value"), str)
-                or entry.get("label") not in ("private", "legitimate")
-            ):
-                raise ValueError(f"line {number}: each entry needs a string value and a label, private or legitimate")
-            if not isinstance(entry.get("kind"), str):
-                raise ValueError(f"line {number}: each entry needs a kind")
-            entries.append(entry)
+    text = read_bounded(path, what="corpus").decode("utf-8")  # bounded in size
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except RecursionError:
+            raise ValueError(f"line {number} is nested too deeply") from None
+        except ValueError:
+            raise ValueError(f"line {number} is not JSON") from None
+        if json_depth_exceeds(entry, MAX_JSON_DEPTH):
+            raise ValueError(f"line {number} is nested more than {MAX_JSON_DEPTH} levels deep")
+        if isinstance(entry, dict) and "field" in entry and not isinstance(entry["field"], str):
+            raise ValueError(f"line {number}: field, when given, is a string")
+        if not isinstance(entry, dict) or not isinstance(entry.get("value"), str) or entry.get("label") not in ("private", "legitimate"):
+            raise ValueError(f"line {number}: each entry needs a string value and a label, private or legitimate")
+        if not isinstance(entry.get("kind"), str):
+            raise ValueError(f"line {number}: each entry needs a kind")
+        entries.append(entry)
     return entries
 
 
@@ -168,11 +177,15 @@ def run_corpus_command(args: argparse.Namespace) -> int:
     import sys
 
     from pwh._core.boundary import BoundaryScanner
+    from pwh._harness.gate_error import GateError
 
     entries = None
     if args.corpus:
         try:
             entries = load_entries(args.corpus)
+        except GateError as exc:  # not a regular file, too large, unreadable: one line naming it
+            print(f"pwh corpus: error: {exc}", file=sys.stderr)
+            return 2
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             why = (
                 exc.strerror

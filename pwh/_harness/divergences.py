@@ -63,6 +63,29 @@ def observed_divergences(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
     return sorted(entries, key=_order)
 
 
+_TEXT_FIELDS = ("id", "scenario", "params", "outcome", "profile", "counts_for", "clause", "expected", "seen", "reason")
+
+
+def _shape_problem(verdict: Any) -> str | None:
+    """What in a verdict's shape :func:`observed_divergences` cannot read (the field), or None."""
+    if not isinstance(verdict, dict) or not isinstance(verdict.get("scenarios"), list):
+        return "scenarios is not a list"
+    for i, s in enumerate(verdict["scenarios"]):
+        if not isinstance(s, dict):
+            return f"scenarios[{i}] is not an object"
+        bad = next((f for f in _TEXT_FIELDS if f in s and not isinstance(s[f], str)), None)
+        if bad:
+            return f"scenarios[{i}].{bad} is not a string"
+        if not isinstance(s.get("tags", []), list) or not all(isinstance(t, str) for t in s.get("tags", [])):
+            return f"scenarios[{i}].tags is not a list of strings"
+        found = s.get("divergences", [])
+        if not isinstance(found, list) or not all(
+            isinstance(d, dict) and all(isinstance(d.get(k), str) for k in ("expected", "seen", "reading")) for d in found
+        ):
+            return f"scenarios[{i}].divergences is not a list of expected/seen/reading objects"
+    return None
+
+
 def _order(entry: Mapping[str, Any]) -> tuple[int, str, str]:
     row = entry["row"]
     return (RULE_IDS.index(row) if row in RULE_IDS else len(RULE_IDS), entry["scenario"]["name"], entry["scenario"]["params"])
@@ -115,10 +138,18 @@ def add_divergences_command(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from pwh._harness.gate_error import GateError
+    from pwh._harness.paths import read_json_file
+
     try:
-        verdict = json.loads(Path(args.verdict).read_text("utf-8"))
-        if not isinstance(verdict, dict) or "scenarios" not in verdict:
-            raise ValueError("not a pwh gate verdict")
+        verdict = read_json_file(args.verdict, what="pwh gate verdict")  # bounded in size and depth, never a FIFO
+    except GateError as exc:
+        print(f"pwh divergences: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        problem = _shape_problem(verdict)
+        if problem:
+            raise ValueError(f"not a pwh gate verdict — {problem}")
         if args.readme is not None:
             readme = Path(args.readme)
             readme.write_text(replace_readme_block(readme.read_text("utf-8"), verdict), "utf-8")

@@ -222,7 +222,10 @@ def run_gate(
         if keyword:
             pytest_args += ["-k", keyword]
         if scenarios:
-            pytest_args += ["--pwh-select", json.dumps([[p.feature, p.line, p.example] for p in scenarios])]
+            # In a file, not argv: thousands of picks (--failed-in) would pass the kernel's argument limit (E2BIG).
+            select = Path(tmp) / "select.json"
+            select.write_text(json.dumps([[p.feature, p.line, p.example] for p in scenarios]), "utf-8")
+            pytest_args += ["--pwh-select", "@" + str(select)]
         if exitfirst:
             pytest_args.append("-x")
         if coverage:

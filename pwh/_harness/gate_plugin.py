@@ -27,7 +27,11 @@ RESULTS_OPTION = "--pwh-results"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(RESULTS_OPTION, default=None, help="where the pwh gate plugin writes its results")
     parser.addoption("--pwh-progress", default="1", help="print one line per scenario (1) or nothing (0)")
-    parser.addoption(SELECT_OPTION, default=None, help="JSON list of FEATURE or FEATURE:LINE (relative to the features' parent) to run")
+    parser.addoption(
+        SELECT_OPTION,
+        default=None,
+        help="JSON list of FEATURE or FEATURE:LINE (relative to the features' parent) to run, or @FILE holding it",
+    )
     parser.addoption(PREFLIGHT_OPTION, default=None, help="the whole features directory to check before any scenario runs")
 
 
@@ -43,6 +47,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     raw = config.getoption(SELECT_OPTION)
     if not raw:
         return
+    if raw.startswith("@"):  # the gate passes its selection in a file (never too long for argv)
+        raw = Path(raw[1:]).read_text("utf-8")
     wanted = {(*w, None, None)[:3] for w in map(tuple, json.loads(raw))}
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []

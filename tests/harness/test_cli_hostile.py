@@ -12,6 +12,10 @@
 - ``pwh gate``: a built-in SUT imports nothing from the working directory (a stray ``random.py``
   there never runs, in pwh or in the child); an explicit ``--sut module:factory`` found there is
   searched after the standard library.
+- ``pwh report``, ``compare``, ``gate --failed-in``, ``divergences``, ``corpus``: a file nested too
+  deeply, of the wrong shape, too large, a directory or a FIFO is one line naming the file (and the
+  field) with exit 2, never "internal error" and never a wait; ``--failed-in`` a verdict with
+  thousands of failures passes its selection to the child in a file (never E2BIG).
 - Ctrl-C: a SIGINT to pwh's PID during ``gate``, ``soak`` and ``replay`` gives exit 130, one line,
   no traceback and no process left behind; so does a terminal's SIGINT to the process group.
 """
@@ -677,3 +681,90 @@ def test_a_real_crash_childs_import_path_never_holds_the_cwd(tmp_path: Path) -> 
     (tmp_path / "t.json").write_text(json.dumps(trace(sut="reference", steps=steps)))
     proc = pwh("replay", "t.json", cwd=tmp_path, timeout=120)
     assert not marker.exists() and proc.returncode == 0, proc.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# verdicts and corpora: one named line, exit 2, never a wait
+# --------------------------------------------------------------------------------------------
+
+
+def _verdict_cases(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "deep.json").write_text('{"schema_version": "pwh_gate_verdict_v1", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (tmp_path / "deep65.json").write_text('{"schema_version": "pwh_gate_verdict_v1", "x": ' + "[" * 65 + "]" * 65 + "}")
+    (tmp_path / "dir.json").mkdir()
+    os.mkfifo(tmp_path / "fifo.json")
+    with open(tmp_path / "huge.json", "wb") as fh:
+        fh.truncate(64 * 1024 * 1024 + 1)  # sparse
+    return {
+        "deep.json": "deep.json is not a pwh gate verdict: its JSON is nested too deeply",
+        "deep65.json": "nested more than 64 levels deep",
+        "dir.json": "dir.json is a directory",
+        "fifo.json": "fifo.json is not a regular file",
+        "huge.json": "more than a pwh gate verdict may be",
+        "missing.json": "cannot read missing.json",
+    }
+
+
+def test_report_and_compare_name_a_hostile_verdict_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, expected in _verdict_cases(tmp_path).items():
+        for args in (["report", name], ["compare", name, name]):
+            started = time.monotonic()
+            assert main(args) == 2, (args, capsys.readouterr().err)
+            assert expected in one_error_line(capsys.readouterr().err), args
+            assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ('{"scenarios": 5}', "scenarios is not a list"),
+        ('{"scenarios": [1]}', "scenarios[0] is not an object"),
+        ('{"scenarios": [{"outcome": "failed", "tags": [["M01"]]}]}', "scenarios[0].tags"),
+        ('{"scenarios": [{"outcome": ["failed"]}]}', "scenarios[0].outcome"),
+        ('{"scenarios": [{"profile": "divergence", "divergences": [{"expected": 1}]}]}', "scenarios[0].divergences"),
+        ('{"scenarios": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    ],
+)
+def test_divergences_names_the_field_a_verdict_gets_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, field: str
+) -> None:
+    (tmp_path / "v.json").write_text(content)
+    assert main(["divergences", str(tmp_path / "v.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pwh divergences: error:") and field in err and "\n" not in err and "internal error" not in err
+
+
+def test_divergences_and_corpus_never_wait_on_a_fifo(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo.json")
+    for args in (("divergences", "fifo.json"), ("corpus", "fifo.json")):
+        done = pwh(*args, cwd=tmp_path, timeout=30)  # TimeoutExpired: it waited
+        assert done.returncode == 2 and "not a regular file" in done.stderr and "internal error" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ('{"value": "x", "label": "private", "kind": "k", "field": ' + "[" * 100_000 + "]" * 100_000 + "}", "line 2 is nested too deeply"),
+        ('{"value": "x", "label": "private", "kind": "k", "field": ' + "[" * 70 + "]" * 70 + "}", "line 2 is nested more than 64"),
+        ('{"value": "x", "label": "legitimate", "kind": "k", "field": [1]}', "line 2: field, when given, is a string"),
+    ],
+)
+def test_a_hostile_corpus_line_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, says: str) -> None:
+    (tmp_path / "c.jsonl").write_text('{"value": "y", "label": "legitimate", "kind": "k"}\n' + line + "\n")
+    assert main(["corpus", str(tmp_path / "c.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"pwh corpus: error: c.jsonl: {says}" or (says in err and "\n" not in err), err
+
+
+def test_failed_in_with_thousands_of_failures_never_exceeds_argv(tmp_path: Path) -> None:
+    done = pwh("gate", "--sut", "reference-memory", "--rows", "M06", "--json", "small.json", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads((tmp_path / "small.json").read_text())
+    failed = dict(verdict["scenarios"][0], rfc="fail", profile="fail", outcome="failed", counts_for="sut")
+    verdict["scenarios"] = [dict(failed, id=f"t{i}") for i in range(6000)]  # one selection of > 128 KiB
+    (tmp_path / "many.json").write_text(json.dumps(verdict))
+    done = pwh("gate", "--sut", "reference-memory", "--failed-in", "many.json", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
