@@ -161,9 +161,13 @@ def save_entries(path: Path, entries: Iterable[Entry]) -> None:
 
 def _connect(address: str) -> Client:
     """A client of the scheduler at ``address`` with at least one worker, or one line saying why not
-    (naming only the address given: the exception's text may name other hosts)."""
+    (naming only the address given: the exception's text may name other hosts). The address is
+    checked, and the scheduler asked who it is under a hard deadline (:func:`_probe`), before a
+    Dask client is made: a port that accepts and never answers, or answers with bytes that are not
+    Dask's, would otherwise hold the client's connect forever or leave a half-made client behind."""
     import distributed
 
+    _probe(address)
     try:
         client = distributed.Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except ValueError:
@@ -178,6 +182,40 @@ def _connect(address: str) -> Client:
             f"pwh soak: the Dask scheduler at {address} has no worker (none joined within {CONNECT_TIMEOUT_S:g} s)"
         ) from None
     return client
+
+
+def _probe(address: str) -> None:
+    """Check ``address`` and ask the scheduler there who it is, every wait bounded by
+    :data:`CONNECT_TIMEOUT_S` (the connect, the handshake, the question, the answer); one
+    :class:`ClusterUnavailable` line for anything else than a scheduler's answer."""
+    import asyncio
+
+    from distributed.comm import connect
+    from distributed.comm.addressing import get_address_host_port
+
+    try:
+        get_address_host_port(address if "://" in address else f"tcp://{address}")
+    except (ValueError, TypeError):
+        raise ClusterUnavailable(f"pwh soak: {address!r} is not a Dask scheduler address (tcp://HOST:PORT)") from None
+
+    async def ask() -> Any:
+        comm = await asyncio.wait_for(connect(address, timeout=CONNECT_TIMEOUT_S), CONNECT_TIMEOUT_S)
+        try:
+            await asyncio.wait_for(comm.write({"op": "identity", "reply": True}), CONNECT_TIMEOUT_S)
+            return await asyncio.wait_for(comm.read(), CONNECT_TIMEOUT_S)
+        finally:
+            comm.abort()
+
+    try:
+        answer = asyncio.run(asyncio.wait_for(ask(), CONNECT_TIMEOUT_S * 2))
+    except (OSError, TimeoutError, asyncio.TimeoutError):
+        raise ClusterUnavailable(f"pwh soak: no Dask scheduler answered at {address} within {CONNECT_TIMEOUT_S:g} s") from None
+    except ValueError:
+        raise ClusterUnavailable(f"pwh soak: {address!r} is not a Dask scheduler address (tcp://HOST:PORT)") from None
+    except Exception:  # bytes that are not Dask's protocol (a wrong service): whatever the decoder raised
+        raise ClusterUnavailable(f"pwh soak: what answered at {address} is not a Dask scheduler") from None
+    if not isinstance(answer, dict) or answer.get("type") != "Scheduler":
+        raise ClusterUnavailable(f"pwh soak: what answered at {address} is not a Dask scheduler")
 
 
 def _take(

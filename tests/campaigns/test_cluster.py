@@ -9,6 +9,7 @@ installs the extra after it and runs this file on its own).
 from __future__ import annotations
 
 import _thread
+import contextlib
 import json
 import re
 import socket
@@ -204,3 +205,63 @@ def test_pwh_soak_cluster_on_the_command_line_writes_the_merged_summary(cluster:
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["cluster"]["tasks"] == 2 and summary["worker_seeds"] == [worker_seed(5, 0), worker_seed(5, 1)]
     assert summary["steps"] == sum(w["steps"] for w in summary["per_worker"]) > 0
+
+
+def _listener(mode: str) -> tuple[socket.socket, str]:
+    """A loopback port that accepts and then says nothing (``silent``) or sends bytes that are not
+    Dask's protocol (``garbage``): a wrong service, a stuck scheduler."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if mode == "garbage":
+                with contextlib.suppress(OSError):
+                    conn.sendall(bytes(range(256)) * 256)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, f"tcp://127.0.0.1:{server.getsockname()[1]}"
+
+
+_AS_PWH = """
+import sys
+import pwh._cli as cli
+from scenarios.models import _cluster
+_cluster.CONNECT_TIMEOUT_S = 1.0
+sys.argv = ["pwh", "soak", "--minutes", "0.05", "--sut", "reference-memory", "--no-database", "--cluster", sys.argv[1]]
+sys.exit(cli.main())
+"""
+
+
+@pytest.mark.parametrize("mode", ["silent", "garbage", "nonsense"])
+def test_a_scheduler_address_that_never_answers_or_answers_garbage_is_one_line_exit_2_soon(mode: str) -> None:
+    import subprocess
+
+    server, address = _listener(mode) if mode != "nonsense" else (None, "nonsense")
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _AS_PWH, address],
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"pwh soak --cluster {mode}: no answer within 60 s of a 1 s connect timeout")
+    finally:
+        if server is not None:
+            server.close()
+    took = time.monotonic() - started
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and "pwh soak: " in lines[0], (done.returncode, lines[:20])
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert took < 20, took
