@@ -52,7 +52,8 @@ def matrix(verdicts: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """The table as data: ``verdicts`` are (file label, loaded verdict) in column order."""
     columns = []
     for label, v in verdicts:
-        run = v.get("run") if isinstance(v.get("run"), dict) else {}
+        stated = v.get("run")
+        run: dict[str, Any] = stated if isinstance(stated, dict) else {}
         partial = bool(run.get("partial")) or "selected_rows" in v or bool(v.get("stopped_at_first_failure"))
         columns.append(
             {
@@ -142,7 +143,13 @@ def matrix_markdown(data: dict[str, Any]) -> str:
     for r in data["rows"]:
         out.append(f"| {for_markdown(r['row'])} | " + " | ".join(cell_text(c) for c in r["cells"]) + f" | {for_markdown(r['case'])} |")
     out.append("| **verdict** | " + " | ".join(f"**{_verdict_text(c)}**" for c in columns) + " | RFC/profile |")
-    out += ["", *(f"{i}. `{for_markdown_code(c['file'])}`: SUT {for_markdown(c['sut'])} {for_markdown(_version(c))}" for i, c in enumerate(columns, 1))]
+    out += [
+        "",
+        *(
+            f"{i}. `{for_markdown_code(c['file'])}`: SUT {for_markdown(c['sut'])} {for_markdown(_version(c))}"
+            for i, c in enumerate(columns, 1)
+        ),
+    ]
     return "\n".join(out) + "\n"
 
 

@@ -100,7 +100,11 @@ PART["run"].update(rows=["M06"], partial=True)
 def test_one_row_per_rulebook_row_in_order_and_a_column_per_verdict_in_the_order_given() -> None:
     data = matrix([("old.json", OLD), ("new.json", NEW), ("part.json", PART)])
     assert [r["row"] for r in data["rows"]] == ["M02", "M06", "HST-2"]  # the rulebook's order, not the files'
-    assert [(c["sut"], c["sut_version"]) for c in data["columns"]] == [("loopx@1.4.2", "1.4.2"), ("loopx@2.1.1", "2.1.1"), ("reference", None)]
+    assert [(c["sut"], c["sut_version"]) for c in data["columns"]] == [
+        ("loopx@1.4.2", "1.4.2"),
+        ("loopx@2.1.1", "2.1.1"),
+        ("reference", None),
+    ]
     hst = data["rows"][2]["cells"]
     assert hst == [{"rfc": "fail", "profile": "fail"}, {"rfc": "pass", "profile": "divergence"}, None]
     reversed_ = matrix([("new.json", NEW), ("old.json", OLD)])
@@ -158,7 +162,9 @@ def test_one_verdict_keeps_the_single_verdict_report(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stdout.startswith("pwh gate — SUT: loopx@1.4.2") and "row × SUT" not in done.stdout
 
 
-@pytest.mark.parametrize(("content", "says"), [(None, "cannot read"), ("{not json", "is not JSON"), ('{"x": 1}', "is not a pwh gate verdict")])
+@pytest.mark.parametrize(
+    ("content", "says"), [(None, "cannot read"), ("{not json", "is not JSON"), ('{"x": 1}', "is not a pwh gate verdict")]
+)
 def test_a_bad_file_among_several_is_one_line_naming_it_and_exit_2(tmp_path: Path, content: str | None, says: str) -> None:
     good = save(tmp_path, "good.json", OLD)
     bad = tmp_path / "bad.json"

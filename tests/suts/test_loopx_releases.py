@@ -18,7 +18,9 @@ from pwh._suts.loopx.releases import ReleaseError, check_version, parse_spec, re
 from pwh._suts.seam import SUTLoadError, load_sut
 
 ROOT = Path(__file__).resolve().parents[2]
-NETWORK = pytest.mark.skipif(os.environ.get("PWH_LOOPX_RELEASES") != "1", reason="installs LoopX releases from PyPI: set PWH_LOOPX_RELEASES=1")
+NETWORK = pytest.mark.skipif(
+    os.environ.get("PWH_LOOPX_RELEASES") != "1", reason="installs LoopX releases from PyPI: set PWH_LOOPX_RELEASES=1"
+)
 
 
 @pytest.fixture
@@ -211,3 +213,17 @@ def test_real_releases_install_and_drive_or_say_why_not() -> None:
     script = "from pwh._suts.seam import load_sut, close_sut; s = load_sut('loopx@1.4.2'); print(s.version); close_sut(s, 'loopx@1.4.2')"
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "1.4.2", done.stderr
+
+
+def test_a_cached_release_is_probed_again_when_the_adapters_needs_change(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = _ready(cache, "1.4.2", [])
+    ready_path = release_dir("1.4.2") / releases.READY
+    stale = {**json.loads(ready_path.read_text()), "entry_points": "an-older-list"}
+    ready_path.write_text(json.dumps(stale))
+    monkeypatch.setattr(releases, "install", lambda *a: pytest.fail("installed again"))
+    monkeypatch.setattr(releases, "probe", lambda venv, s, env: ["loopx.newly.needed"])
+    with pytest.raises(ReleaseError, match="it has no loopx.newly.needed$"):
+        releases.ensure("1.4.2")
+    again = json.loads(ready_path.read_text())
+    assert again["entry_points"] == releases._wanted_digest() and again["site_packages"] == str(site)
+    assert (ready_path.stat().st_mode & 0o777) == 0o600

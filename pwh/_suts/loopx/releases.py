@@ -146,7 +146,7 @@ def release_dir(version: str, *, create: bool = True) -> Path:
         for level in levels:
             safe_dir(level)
     else:
-        for level in ([root] if own else [root.parent, root]):
+        for level in [root] if own else [root.parent, root]:
             safe_dir(level, create=False)
     return safe_dir(root / version, create=create)
 
@@ -271,21 +271,19 @@ def ensure(version: str) -> Path:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             ready = _read_ready(ready_path)
-            if not _current(ready, version):
-                if _installed(ready, version, rdir):  # only the adapter's needs changed: probe again
-                    with tempfile.TemporaryDirectory(prefix="pwh-loopx-probe-") as scratch:
-                        site = site_packages(rdir / "venv")
-                        ready = {**ready, "missing": probe(rdir / "venv", site, _quiet_env(Path(scratch)))}
-                        ready["entry_points"] = _wanted_digest()
-                else:
-                    ready = install(version, rdir)
-                tmp = rdir / (READY + ".tmp")
-                tmp.unlink(missing_ok=True)
-                tmp.write_text(json.dumps(ready, indent=2, sort_keys=True) + "\n", "utf-8")
-                os.chmod(tmp, 0o600)
-                tmp.replace(ready_path)
+            if ready is not None and _installed(ready, version, rdir) and not _current(ready, version):
+                # Only the adapter's needs changed: probe the installed release again.
+                with tempfile.TemporaryDirectory(prefix="pwh-loopx-probe-") as scratch:
+                    site = site_packages(rdir / "venv")
+                    missing = probe(rdir / "venv", site, _quiet_env(Path(scratch)))
+                ready = {**ready, "missing": missing, "entry_points": _wanted_digest()}
+                _write_ready(rdir, ready)
+            elif ready is None or not _current(ready, version):
+                ready = install(version, rdir)
+                _write_ready(rdir, ready)
         finally:
             os.close(fd)
+    assert ready is not None
     if ready.get("missing"):
         missing = ready["missing"]
         raise ReleaseError(
@@ -296,6 +294,14 @@ def ensure(version: str) -> Path:
     if site != site_packages(rdir / "venv") or not (site / "loopx").is_dir():
         raise ReleaseError(f"loopx@{version}: its cached environment {rdir} is incomplete: remove it to install again")
     return site
+
+
+def _write_ready(rdir: Path, ready: dict[str, Any]) -> None:
+    tmp = rdir / (READY + ".tmp")
+    tmp.unlink(missing_ok=True)
+    tmp.write_text(json.dumps(ready, indent=2, sort_keys=True) + "\n", "utf-8")
+    os.chmod(tmp, 0o600)
+    tmp.replace(rdir / READY)
 
 
 def _installed(ready: dict[str, Any] | None, version: str, rdir: Path) -> bool:
