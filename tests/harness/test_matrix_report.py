@@ -180,3 +180,11 @@ def test_junit_is_for_one_verdict(tmp_path: Path) -> None:
     a = save(tmp_path, "a.json", OLD)
     done = pwh("report", str(a), str(a), "--junit", str(tmp_path / "j.xml"))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "--junit" in done.stderr
+
+
+def test_one_verdict_can_also_be_written_as_table_data(tmp_path: Path) -> None:
+    a = save(tmp_path, "a.json", NEW)
+    done = pwh("report", str(a), "--json", str(tmp_path / "m.json"))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    data = json.loads((tmp_path / "m.json").read_text("utf-8"))
+    assert [c["sut"] for c in data["columns"]] == ["loopx@2.1.1"] and data["rows"][2]["cells"] == [{"rfc": "pass", "profile": "divergence"}]
