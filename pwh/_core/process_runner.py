@@ -10,10 +10,12 @@ the whole host. A process boundary holds against all of them, so providers run i
   last changed) and then serves every later batch while it is healthy: one fork per registry
   change, not per dispatch. What a provider keeps between calls lives in the worker (and is lost
   when the worker is replaced); what the host changes after the fork is not seen by the provider.
-- **One hand-off per batch.** The host writes every call of a batch (the producer's index, its
-  plain input as JSON, its byte budget) into the worker's pipe at once; the worker answers each
-  call as it ends, so the host checks answers while later providers run. Each call's limit
-  counts from the moment the worker started it (the worker's monotonic clock is the host's).
+- **One call at a time, each with its own token.** The host hands the worker one call (the
+  producer's index, its plain input as JSON, its byte budget) with a random 16-byte token made
+  for that call alone; the worker answers with the token, and a frame without the awaited token
+  is dropped (its worker gets no further call), so no call's answer is ever taken for another's.
+  The next call is handed over as soon as an answer is in, so it runs while the host judges that
+  answer. Each call's limit counts from its hand-over.
 - **Killed and replaced.** A call that overruns its ``timeout_ms`` gets the worker's whole process
   group (and every descendant it adopted) SIGKILLed and reaped, ``producer_timed_out``, and the
   rest of the batch goes to a fresh worker. A worker that dies (``os._exit``, a signal, a crash)
@@ -29,9 +31,15 @@ the whole host. A process boundary holds against all of them, so providers run i
   SIGKILLs any process the provider left running (it is a child subreaper, so daemonised
   grandchildren are its children too); a forked copy of the worker that returns from the provider
   exits at once and never answers.
-- **Its own process group**, so a Ctrl-C at the terminal reaches the host alone; it dies with the
-  host (``PR_SET_PDEATHSIG``), and every live worker is killed at exit and when its runner is
-  garbage-collected.
+- **A supervisor between host and provider.** The host's child is a *supervisor* that starts a
+  session of its own (``setsid``: its own process group, no terminal), ignores the signals a
+  child could send its parent, and dies with the host (``PR_SET_PDEATHSIG``); providers run in
+  its child, the *executor*, which dies with it. So a provider's ``os.kill(os.getppid(), ...)``
+  or ``os.killpg(0, ...)`` never reaches the host, and a Ctrl-C at the terminal reaches the host
+  alone. Every live worker is killed at exit and when its runner is garbage-collected.
+- **Nothing of a call outlives it.** After each answer the host reads ``/proc`` for the executor:
+  a thread besides its main one, or a child, gets the worker killed by PID and replaced before
+  the next call (what a provider can still do by other roads: README, "Provider isolation").
 
 Linux-first: the descendants' clean-up uses ``prctl`` and ``/proc``; where ``fork`` is missing
 (or ``PWH_RUNNER=thread``) :func:`default_runner` gives the thread runner.
@@ -354,6 +362,7 @@ class ProcessBatch:
         self._worker: _Worker | None = None
         self._token = b""
         self._started = 0.0  # when the call self._next was handed over
+        self._retired: list[_Worker] = []  # workers something of a call outlived in, to kill
         if self._calls:
             self._hand_over(0)
 
@@ -365,12 +374,16 @@ class ProcessBatch:
         frame = worker.answer(self._started + self._calls[index][2] / 1000.0, self._token)
         if frame is not None:
             worker.busy = False
-            # Something of the call runs on (a thread, a child, a frame it wrote itself): not reused.
+            # Something of the call runs on (a thread, a frame it wrote itself): the worker gets no
+            # other call, and is killed once the next call is handed to a fresh one (or the batch
+            # closes): it can reach nothing of that call, and the host has the next call running first.
             if worker.tainted or worker.buffer or worker.outlived():
-                self._runner._replace(worker)
+                self._runner._detach(worker)
+                self._retired.append(worker)
                 self._worker = None
             if index + 1 < len(self._calls):
                 self._hand_over(index + 1)
+                self._kill_retired()
             kind, data = frame
             if kind == _RAISED:
                 return CallVerdict(RAISED)
@@ -392,6 +405,11 @@ class ProcessBatch:
         if worker is not None and worker.busy:
             self._runner._replace(worker)
         self._worker = None
+        self._kill_retired()
+
+    def _kill_retired(self) -> None:
+        while self._retired:
+            self._retired.pop().kill()
 
     def _hand_over(self, index: int) -> None:
         worker = self._worker
@@ -464,7 +482,11 @@ class ProcessRunner:
         return worker
 
     def _replace(self, worker: _Worker) -> None:
+        self._detach(worker)
         worker.kill()
+
+    def _detach(self, worker: _Worker) -> None:
+        """``worker`` serves no further call of this runner (it is killed by its caller)."""
         self.abandoned += 1
         if self._worker is worker:
             self._worker = None

@@ -351,16 +351,11 @@ def _serve(producers: list[Callable[[Any], Any]], req: int, resp: int) -> None:
 
 
 def outlived(executor: int) -> bool:
-    """Whether anything of the executor's last call is still running: a thread besides its main
-    one, or a child process (the executor reaps what a provider leaves before it answers, so one
-    found here was started behind its back). Read by the host from /proc after each answer."""
+    """Whether anything of the executor's last call is still running besides its main thread: a
+    thread (the link count of ``/proc/PID/task`` is 2 + the number of threads: one ``stat``). The
+    executor kills and reaps every process a provider left before it answers. Read by the host
+    after each answer."""
     try:
-        if len(os.listdir(f"/proc/{executor}/task")) > 1:
-            return True
+        return os.stat(f"/proc/{executor}/task").st_nlink != 3
     except OSError:
         return True  # gone, or not ours to read: not to be trusted with another call
-    try:
-        with open(f"/proc/{executor}/task/{executor}/children", "rb") as handle:
-            return bool(handle.read().strip())
-    except OSError:
-        return False  # a kernel without the children file: the executor's own clean-up stands

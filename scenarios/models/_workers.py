@@ -168,7 +168,7 @@ def _init_worker(parent: int, run_dir: str) -> None:
     tempfile.tempdir = run_dir
     from . import _system
 
-    _system.fast_tmp = lambda: run_dir  # type: ignore[attr-defined]  # the model stores' fast folder
+    _system.fast_tmp = lambda: run_dir  # the model stores' fast folder
 
 
 def _run_worker(job: tuple[int, float, str, int, dict[str, Any]]) -> tuple[dict[str, Any], Coverage]:
