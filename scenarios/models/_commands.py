@@ -46,7 +46,7 @@ def add_model_commands(subparsers: Any) -> None:
         "--no-database",
         action="store_true",
         help="neither save failing examples nor replay them (default: Hypothesis's example database, one per SUT in "
-        "hypothesis-examples/ under $PWH_COUNTEREXAMPLES, else under the temp dir's pwh-counterexamples/; "
+        "hypothesis-examples/ under $PWH_COUNTEREXAMPLES, else under the temp dir's pwh-counterexamples-UID/; "
         "a failure found there is tried first the next time)",
     )
     soak.add_argument(
