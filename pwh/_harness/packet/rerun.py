@@ -106,9 +106,7 @@ def rerun_packet(root: Path, suts: list[str] | None, *, gate: Gate | None = None
         wanted = sorted(published)
     unknown = [s for s in wanted if s not in published]
     if unknown:
-        raise GateError(
-            f"the packet has no results for {_quoted(unknown)}; it has {_quoted(sorted(published))}"
-        )
+        raise GateError(f"the packet has no results for {_quoted(unknown)}; it has {_quoted(sorted(published))}")
     run = gate or run_gate
     results = []
     for sut in wanted:
