@@ -32,7 +32,7 @@ def load_verdict(path: str) -> dict[str, Any]:
     read bounded in size and depth, never a FIFO or device (:func:`pwh._harness.paths.read_json_file`)."""
     verdict = read_json_file(path, what="pwh gate verdict")
     try:
-        bad = schema_rejections(validator("gate_verdict"), verdict, "invalid")
+        bad = [str(r) for r in schema_rejections(validator("gate_verdict"), verdict, "invalid")]
     except RecursionError:
         bad = ["nested too deeply to check"]
     if bad:

@@ -647,19 +647,19 @@ class LoopxWritebackBoundary:
                         else:
                             conn = key.fileobj  # type: ignore[assignment]
                             try:
-                                chunk = conn.recv(1 << 20)  # type: ignore[union-attr]
+                                chunk = conn.recv(1 << 20)
                             except OSError:  # the child was killed mid-call
                                 chunk = b""
                             if not chunk:
                                 sel.unregister(conn)
                                 continue
-                            bufs[conn.fileno()] += chunk  # type: ignore[union-attr]
-                            while b"\n" in bufs[conn.fileno()]:  # type: ignore[union-attr]
-                                raw, bufs[conn.fileno()] = bufs[conn.fileno()].split(b"\n", 1)  # type: ignore[union-attr]
+                            bufs[conn.fileno()] += chunk
+                            while b"\n" in bufs[conn.fileno()]:
+                                raw, bufs[conn.fileno()] = bufs[conn.fileno()].split(b"\n", 1)
                                 reply = self._provider_call(json.loads(raw), pid, crash, state)
                                 if reply is not None:
                                     with contextlib.suppress(OSError):
-                                        conn.sendall((json.dumps(reply, allow_nan=True) + "\n").encode("utf-8"))  # type: ignore[union-attr]
+                                        conn.sendall((json.dumps(reply, allow_nan=True) + "\n").encode("utf-8"))
             finally:
                 for conn in conns:
                     with contextlib.suppress(OSError):

@@ -292,8 +292,11 @@ def _child(request: Mapping[str, Any]) -> None:
 
 
 def _answer(message: Mapping[str, Any]) -> None:
-    sys.__stdout__.write(json.dumps(message) + "\n")
-    sys.__stdout__.flush()
+    out = sys.__stdout__
+    if out is None:  # no stdout to answer on: the boundary reads the pipe it started us with
+        raise SystemExit(2)
+    out.write(json.dumps(message) + "\n")
+    out.flush()
 
 
 def composition_roots() -> list[tuple[Any, str, str]]:
