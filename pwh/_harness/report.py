@@ -764,9 +764,10 @@ _LABELS = {"expected": "expected", "seen": "seen", "clause": "clause", "reading"
 _LONG = 240  # characters of a value shown before the rest waits behind a click
 
 
-def _text(value: str) -> str:
-    """A value as HTML; a long one shows its start, the whole of it one click away."""
-    if len(value) <= _LONG:
+def _text(value: str, column: str = "") -> str:
+    """A value as HTML; a long one shows its start, the whole of it one click away. A clause is
+    never folded: the words a failure rests on are what a reader weighs it by."""
+    if len(value) <= _LONG or column == "clause":
         return _h(value)
     return f'<details class="long"><summary>{_h(value[:200])}…</summary>{_h(value)}</details>'
 
@@ -806,18 +807,22 @@ def _facts(entries: list[tuple[str, str, dict[str, str]]], columns: tuple[str, .
     examples = sum(1 for ident, _, _ in entries if ident)
     if len(entries) == 1:
         ident, params, values = entries[0]
-        items = ([("example", _h(params))] if params else []) + [(_LABELS[c], _text(values[c])) for c in columns if values[c]]
+        items = ([("example", _h(params))] if params else []) + [(_LABELS[c], _text(values[c], c)) for c in columns if values[c]]
         body = "".join(f"<dt>{_h(k)}</dt><dd>{v}</dd>" for k, v in items)
         return f'<dl class="why scenario {kind}{" inline" if wide else ""}"{_id_attr(ident)}>{body}</dl>'
     shared = [c for c in columns if len({e[2][c] for e in entries}) == 1]
     varying = [c for c in columns if c not in shared]
     every = " (every example)" if examples > 1 else ""
-    items = [(_LABELS[c] + every, entries[0][2][c]) for c in shared if entries[0][2][c]]
+    said = [(_LABELS[c] + every, entries[0][2][c], c) for c in shared if entries[0][2][c]]
     with_params = any(params for _, params, _ in entries)
     narrow = not wide and (with_params + len(varying)) <= 2  # it will sit in the column beside the steps
     out = ""
-    if items:
-        out = f'<dl class="why{"" if narrow else " inline"}">' + "".join(f"<dt>{_h(k)}</dt><dd>{_text(v)}</dd>" for k, v in items) + "</dl>"
+    if said:
+        out = (
+            f'<dl class="why{"" if narrow else " inline"}">'
+            + "".join(f"<dt>{_h(k)}</dt><dd>{_text(v, c)}</dd>" for k, v, c in said)
+            + "</dl>"
+        )
     if not varying:
         lis = "".join(
             f'<li class="scenario {kind}"{_id_attr(ident)}>{_badge(kind, word)} {_h(params or "(no example)")}</li>'
@@ -829,7 +834,7 @@ def _facts(entries: list[tuple[str, str, dict[str, str]]], columns: tuple[str, .
     rows = "".join(
         f'<tr class="scenario {kind}"{_id_attr(ident)}>'
         + (f'<td class="ex">{_badge(kind, word) + " " + _h(params) if ident else ""}</td>' if with_params else "")
-        + "".join(f"<td>{_text(values[c])}</td>" for c in varying)
+        + "".join(f"<td>{_text(values[c], c)}</td>" for c in varying)
         + "</tr>"
         for ident, params, values in entries
     )
