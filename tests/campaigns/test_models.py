@@ -619,7 +619,8 @@ def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
 
     path = tmp_path / "soak.json"
     done = subprocess.run(
-        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.02", "--no-real-crashes", "--sut", "reference-memory", "--seed", "5"]
+        # 6 s: long enough that a loaded 2-core machine still installs, turns, restarts and changes the profile
+        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.1", "--no-real-crashes", "--sut", "reference-memory", "--seed", "5"]
         + ["--json", str(path)],
         cwd=ROOT,
         capture_output=True,
