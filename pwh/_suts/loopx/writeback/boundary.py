@@ -271,10 +271,6 @@ class LoopxWritebackBoundary:
             "state_path": str(self.layout.state_file),
         }
         answer = self._run("promote", **request)
-        if answer["exit"] != 0 and not answer["err"].strip():
-            # A promotion that ended with nothing said (its Node process gone under a loaded
-            # machine, seen once in a parallel test run) is tried once more before it is a failure.
-            answer = self._run("promote", **request)
         if answer["exit"] != 0:
             said = (answer["err"] or answer["out"])[-1500:].strip() or "nothing on stderr or stdout"
             raise CommandFailed(f"canonical Todo authority promotion failed (exit {answer['exit']}, signal {answer['signal']}): {said}")

@@ -269,6 +269,9 @@ def _child(request: Mapping[str, Any]) -> None:
         err = os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(out, 1)
         os.dup2(err, 2)
+        # Each command runs in its boundary's own folder: the directory the server was started in
+        # may be gone by now (a test run's temp folders come and go), and Node refuses a missing cwd.
+        os.chdir(os.path.dirname(request["out"]))
         sys.stdin = open(0, encoding="utf-8", closefd=False)
         sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
         sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
