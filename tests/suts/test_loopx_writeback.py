@@ -155,3 +155,16 @@ def test_a_replan_is_a_turn_bound_refresh_state_with_its_own_sidecar_record() ->
         boundary.close()
     assert server is not None and boundary.node_pids
     assert [p for p in (server, *boundary.node_pids) if pid_alive(p)] == []
+
+
+def test_the_boundary_folder_lives_outside_a_loopx_runtimes_private_temp_dir(tmp_path: Any, monkeypatch: Any) -> None:
+    """A dispatcher runtime in the same process points the temp dir at a folder it removes when it
+    goes idle; the boundary's folder must not live in it (seen in CI as a failed promotion)."""
+    import tempfile
+
+    from pwh._suts.loopx.writeback.boundary import _lasting_temp_dir
+
+    private = tmp_path / "pwh-loopx-abc123"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    assert _lasting_temp_dir() == str(tmp_path)

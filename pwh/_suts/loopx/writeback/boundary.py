@@ -197,7 +197,7 @@ class LoopxWritebackBoundary:
 
     def __init__(self, *, workdir: str | Path | None = None) -> None:
         self._own_dir = workdir is None
-        root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-")) if workdir is None else Path(workdir)
+        root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-", dir=_lasting_temp_dir())) if workdir is None else Path(workdir)
         self.layout = Layout(root.resolve())
         self.layout.make_dirs()
         self._closed = False
@@ -855,6 +855,16 @@ class LoopxWritebackBoundary:
             pid = (_json(_read(locator)) or {}).get("pid")
             if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
                 self._node_pids.add(pid)
+
+
+def _lasting_temp_dir() -> str:
+    """The temp dir, outside any LoopX runtime's private one: a dispatcher runtime in this process
+    points the temp dir at a folder it removes when it goes idle or closes, which would take the
+    boundary's Goal, journals and command files with it."""
+    base = Path(tempfile.gettempdir())
+    while base.name.startswith("pwh-loopx-") and base.parent != base:
+        base = base.parent
+    return str(base)
 
 
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}[:-]?\d{2})?")
