@@ -442,8 +442,12 @@ def hook_is_installed(world: World, hook_id: str) -> None:
 
 @then(parsers.parse('the intent recorded for hook "{hook_id}" requests write scope "{scope}" and claims nothing'))
 def intent_requests_scope(world: World, hook_id: str, scope: str) -> None:
-    records = world.records_for(hook_id)
-    intents = [i for r in records for i in r.get("intents", [])]
+    judge_requested_scope([i for r in world.records_for(hook_id) for i in r.get("intents", [])], scope)
+
+
+def judge_requested_scope(intents: list[dict[str, Any]], scope: str) -> None:
+    """One recorded intent, holding the requested scope as a request only, claiming no authority
+    and no effect (M09), at whichever seam its records were read."""
     clause = ("§6.scope-is-request", "§8.scope-declared", "§12.M09")
     expect(len(intents) == 1, "one recorded intent", f"{len(intents)}", rfc=clause)
     if len(intents) != 1:

@@ -23,6 +23,7 @@ from pwh import RFC_FAILURE_CODES
 from ._behaviours import BEHAVIOURS, Body, CallContext
 from ._expect import expect, expect_equal, require
 from ._world import HookProbe, World, json_view
+from .steps_checks import judge_requested_scope
 
 # -- set-up -------------------------------------------------------------------------------------
 
@@ -373,15 +374,9 @@ def wb_order(world: World) -> None:
 
 @then(parsers.parse('the intent recorded at the writeback seam for hook "{hook_id}" requests write scope "{scope}" and claims nothing'))
 def wb_scope(world: World, hook_id: str, scope: str) -> None:
-    intents = [i for r in world.writeback.sidecar_records() if r.get("hook_id") == hook_id for i in r.get("intents") or []]
-    clause = ("§6.scope-is-request", "§8.scope-declared", "§12.M09")
-    expect(len(intents) == 1, "one recorded intent", f"{len(intents)}", rfc=clause)
-    if len(intents) != 1:
-        return
-    intent = intents[0]
-    expect_equal(intent.get("requested_write_scope"), [scope], "requested_write_scope", rfc=clause)
-    expect_equal(intent.get("grants_new_action_authority"), False, "grants_new_action_authority", rfc=clause)
-    expect_equal(intent.get("external_write_performed"), False, "external_write_performed", rfc=clause)
+    judge_requested_scope(
+        [i for r in world.writeback.sidecar_records() if r.get("hook_id") == hook_id for i in r.get("intents") or []], scope
+    )
 
 
 @then(parsers.parse('the writeback seam recorded exactly one "{kind}" intent, for the receipt that closed the segment'))

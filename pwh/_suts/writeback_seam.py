@@ -163,5 +163,5 @@ def writeback_boundary_of(sut: Any) -> WritebackBoundary | None:
     offer = getattr(sut, "writeback_boundary", None)
     if offer is None or not callable(offer):
         return None
-    boundary = offer()
-    return boundary if boundary is not None else None
+    boundary: WritebackBoundary | None = offer()
+    return boundary

@@ -63,7 +63,7 @@ from pwh._suts.loopx.map import (
 )
 from pwh._suts.loopx.runtime import node_bin_dir, pid_alive
 from pwh._suts.seam import Unsupported
-from pwh._suts.writeback_seam import Commit, HookSeen, PrimaryFailure
+from pwh._suts.writeback_seam import WRITEBACK_OPERATIONS, Commit, HookSeen, PrimaryFailure
 
 from .fixture import AGENT_ID, GOAL_ID, Layout, todo_id, write_goal
 
@@ -74,21 +74,6 @@ STOP_SECONDS = 5.0
 COMPLETION = "todo_completed"
 REPLAN = "replan_recorded"
 
-OPERATIONS = (
-    "prepare",
-    "register_intent_kind",
-    "install",
-    "commit_completion",
-    "commit_replan",
-    "replay",
-    "crash_and_recover",
-    "primary_receipt",
-    "spend_eligibility",
-    "sidecar_records",
-    "intent_receipts",
-    "hooks_seen",
-    "plant",
-)
 UNSUPPORTED_CRASHES = {
     "after_primary_commit": (
         "no point between LoopX's committed completion and its first provider call: its hooks are composed before "
@@ -193,7 +178,7 @@ class _Server:
 class LoopxWritebackBoundary:
     """LoopX 2.1.1's ``todo complete`` path with its post-writeback wiring, driven from outside."""
 
-    operations = OPERATIONS
+    operations = WRITEBACK_OPERATIONS  # every operation; a case one cannot express raises Unsupported
 
     def __init__(self, *, workdir: str | Path | None = None) -> None:
         self._own_dir = workdir is None
