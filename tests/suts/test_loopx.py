@@ -143,7 +143,7 @@ def test_no_node_process_started_by_the_gate_survives(loopx_gate: dict[str, Any]
 # -- process hygiene of one adapter process ------------------------------------------------------------
 
 _ADAPTER_SCRIPT = """
-import json, sys, time
+import json, os, sys, time
 from fakes._packets import GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA, intent_for, proposed, registration, source
 from pwh._suts.loopx.adapter import LoopxSUT
 from pwh._suts.loopx.runtime import LINGER_SECONDS, RUNTIME, pid_alive
@@ -154,13 +154,14 @@ sut.set_profile(Profile(phase_enabled=True))
 sut.register_intent_kind(GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA)
 assert sut.install(registration("a.reporter"), lambda i: proposed(intent_for(i))) == []
 outcome = sut.dispatch(source(1))
-report = {"status": outcome.hooks[0].status, "pids": RUNTIME.note_pids()}
+report = {"status": outcome.hooks[0].status, "pids": RUNTIME.note_pids(), "tmpdir": os.environ["TMPDIR"]}
 if sys.argv[1] == "close":
     sut.close()
     deadline = time.monotonic() + LINGER_SECONDS + 8
-    while RUNTIME.survivors() and time.monotonic() < deadline:
+    while (RUNTIME.survivors() or os.environ.get("TMPDIR") == report["tmpdir"]) and time.monotonic() < deadline:
         time.sleep(0.1)
     report["alive_after_close"] = [p for p in report["pids"] if pid_alive(p)]
+    report["tmpdir_after_close"] = os.path.isdir(report["tmpdir"])
 print(json.dumps(report))
 """
 
@@ -182,6 +183,10 @@ def test_no_node_process_outlives_an_adapter(ending: str) -> None:
     assert report["status"] == "proposed" and report["pids"]
     assert report.get("alive_after_close", []) == []
     assert [p for p in report["pids"] if pid_alive(p)] == []
+    # A child started during the lease inherited TMPDIR: an idle stop leaves the folder (it was
+    # removed under a test's `pwh gate` child once, in CI); interpreter exit removes it.
+    assert report.get("tmpdir_after_close", True) is True
+    assert not os.path.exists(report["tmpdir"])
 
 
 # -- the mapping table -------------------------------------------------------------------------------------

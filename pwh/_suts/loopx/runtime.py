@@ -15,6 +15,11 @@ per Python process, this module:
   (``atexit``) and shortly after the last adapter closes (a short linger, so back-to-back
   scenarios reuse one runtime instead of paying its start-up each time).
 
+The private directory itself is removed only at interpreter exit. ``TMPDIR`` is process-wide: a
+child process started while the lease was held (a test's ``pwh gate``, say) inherited it and
+keeps making folders there after the last lease goes, so an idle stop removes only the
+runtime's own locator folders and leaves the directory, which the next lease reuses.
+
 Nothing here finds or stops a process by name. ``PWH_LOOPX_PID_LOG``, if set, names a file to
 which each recorded PID is appended, so a test can check that none survives the run.
 """
@@ -84,6 +89,7 @@ class NodeRuntime:
         self._timer: threading.Timer | None = None
         self._saved: dict[str, Any] | None = None
         self._private: Path | None = None
+        self._folder: Path | None = None  # the private directory, kept until interpreter exit
         self._atexit = False
         self.pids: list[int] = []  # every runtime PID seen in this process, in order
 
@@ -97,7 +103,7 @@ class NodeRuntime:
                 self._isolate()
             self._leases += 1
             if not self._atexit:
-                atexit.register(self.stop)
+                atexit.register(self.close)
                 self._atexit = True
 
     def release(self) -> None:
@@ -163,6 +169,15 @@ class NodeRuntime:
             self._restore()
             return self.survivors()
 
+    def close(self) -> list[int]:
+        """Stop the runtime and remove the private directory (interpreter exit)."""
+        with self._lock:
+            alive = self.stop()
+            folder, self._folder = self._folder, None
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            return alive
+
     def _stop_if_idle(self) -> None:
         with self._lock:
             if self._leases == 0:
@@ -187,7 +202,9 @@ class NodeRuntime:
             IDLE_ENV: os.environ.get(IDLE_ENV),
             "tempdir": tempfile.tempdir,
         }
-        self._private = Path(tempfile.mkdtemp(prefix="pwh-loopx-"))
+        if self._folder is None or not self._folder.is_dir():
+            self._folder = Path(tempfile.mkdtemp(prefix="pwh-loopx-"))
+        self._private = self._folder
         os.environ["TMPDIR"] = str(self._private)
         tempfile.tempdir = str(self._private)
         if node is not None:
@@ -213,8 +230,9 @@ class NodeRuntime:
                 os.environ[key] = value
         tempfile.tempdir = saved.get("tempdir")
         self._saved, self._private = None, None
-        if private is not None:
-            shutil.rmtree(private, ignore_errors=True)
+        if private is not None:  # the stopped runtime's locators; the folder stays (see above)
+            for runtime_dir in private.glob("loopx-effect-runtime-*"):
+                shutil.rmtree(runtime_dir, ignore_errors=True)
 
 
 def _log_pid(pid: int) -> None:
