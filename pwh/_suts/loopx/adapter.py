@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
@@ -61,9 +62,18 @@ from pwh._suts.loopx.map import (
 from pwh._suts.loopx.runtime import RUNTIME, RuntimeUnavailable
 from pwh._suts.seam import PrimaryAccess, Producer, SUTLoadError
 
+# The first release whose source packet has a ``receipt_id`` (its decoder refuses a field it does
+# not know, so an older one is sent the packet without it).
+SOURCE_RECEIPT_ID_SINCE = (1, 3, 0)
+
 # How long past its own timeout_ms the adapter watches a producer before concluding that LoopX,
 # which has no timeout, would keep waiting for it.
 WATCH_GRACE_SECONDS = 0.5
+
+
+class _NoSourceRejection(Exception):
+    """Caught where ``PostWritebackSourceRejected`` is, in a release that has none (1.0.0): its
+    dispatcher never raises for a source packet, so what it does with a bad one is reported as is."""
 
 
 @dataclass
@@ -143,7 +153,9 @@ class LoopxSUT:
             self.close()
             raise SUTLoadError("the loopx extra is not installed: pip install -e '.[loopx]'") from None
         self._lx = capability_hooks
+        self._source_rejected: type[Exception] = getattr(capability_hooks, "PostWritebackSourceRejected", _NoSourceRejection)
         self.version = _installed_version("loopx")
+        self._receipt_id_in_source = release_tuple(self.version) >= SOURCE_RECEIPT_ID_SINCE
         self._own_dir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="pwh-loopx-sut-")) if workdir is None else Path(workdir)
         self.root = (self.workdir / "runtime_root").resolve()
@@ -214,12 +226,12 @@ class LoopxSUT:
         """One delivery of ``source`` by ``run`` (given LoopX's source packet), read back as RFC outcomes."""
         receipt_id = source.get("receipt_id") if isinstance(source, Mapping) else None
         event_kind = source.get("event_kind") if isinstance(source, Mapping) else None
-        loopx_source = to_loopx_source(source)
+        loopx_source = self._source_packet(source)
         before = self._receipt_files()
         self._current = {"receipt_id": receipt_id, "event_kind": event_kind, "event_id": None}
         try:
             result = run(loopx_source)
-        except self._lx.PostWritebackSourceRejected as rejected:
+        except self._source_rejected as rejected:
             reason = f"loopx rejected the source packet ({row('dispatch.source_rejected').loopx})"
             at = source_rejection_path(rejected.__cause__)
             return DispatchOutcome(receipt_id, event_kind, False, codes.SOURCE_REJECTED, Rejection(codes.SOURCE_REJECTED, at, reason))
@@ -232,6 +244,19 @@ class LoopxSUT:
         finally:
             self._current = None
             self._save_notes()
+
+    def _source_packet(self, source: Any) -> Any:
+        """LoopX's source packet for ``source``; anything not a receipt crosses untouched."""
+        packet = to_loopx_source(source)
+        return packet if packet is source else self._for_release(packet)
+
+    def _for_release(self, packet: dict[str, Any]) -> dict[str, Any]:
+        """``packet`` as this release takes it. Before 1.3.0 LoopX's source packet has no
+        ``receipt_id``: LoopX names a dispatch by the packet's other fields, as its own wiring
+        then did, so the id is left out and the gate sees what follows from that."""
+        if self._receipt_id_in_source:
+            return packet
+        return {k: v for k, v in packet.items() if k != "receipt_id"}
 
     def _dispatch_once(self, loopx_source: Any) -> Mapping[str, Any]:
         self._crash_if_armed(DISPATCH_BEFORE_CHECKPOINT)
@@ -369,7 +394,9 @@ class LoopxSUT:
         kind = kinds[0] if isinstance(kinds, tuple) and kinds and isinstance(kinds[0], str) else EVENT_KINDS["todo_completed"]
         with RUNTIME.request_scope():
             result = self._lx.dispatch_post_writeback_hooks(
-                [replace(r, producer=_sentinel) for r in (*same, candidate)], source=probe_source(kind), runtime_root=None
+                [replace(r, producer=_sentinel) for r in (*same, candidate)],
+                source=self._for_release(probe_source(kind)),
+                runtime_root=None,
             )
         found = {f.get("error_code") for f in result.get("failures", []) if f.get("hook_id") == candidate.hook_id}
         if row("install.duplicate_hook_id").loopx in found:
@@ -385,7 +412,7 @@ class LoopxSUT:
         try:
             with RUNTIME.request_scope():
                 result = self._lx.dispatch_post_writeback_hooks(
-                    [registration], source=probe_source(EVENT_KINDS["todo_completed"]), runtime_root=None
+                    [registration], source=self._for_release(probe_source(EVENT_KINDS["todo_completed"])), runtime_root=None
                 )
         except Exception as exc:  # shown compactly in the report, never as a traceback
             raise LoopxDivergence(
@@ -521,6 +548,13 @@ def _installed_version(distribution: str) -> str | None:
         return version(distribution)
     except PackageNotFoundError:
         return None
+
+
+def release_tuple(version: str | None) -> tuple[int, ...]:
+    """``1.2.4`` as ``(1, 2, 4)``; a version that is not plain numbers (or none) counts as the
+    newest, so an unknown build is driven as today's LoopX is."""
+    parts = (version or "").split(".")
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else (sys.maxsize,)
 
 
 def _read(path: Path) -> bytes:

