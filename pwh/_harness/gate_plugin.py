@@ -20,6 +20,7 @@ from pwh._core.boundary import BoundaryScanner
 from pwh._harness.paths import feature_label
 from pwh._harness.rules import RULE_IDS
 from pwh._harness.safe_text import for_terminal
+from pwh._harness.step_lookup import memoise_step_lookup
 
 RESULTS_OPTION = "--pwh-results"
 
@@ -276,6 +277,7 @@ def _short_id(nodeid: str) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     _search_sut_dir_last()
+    memoise_step_lookup()
     # pytest formats every failure's traceback for its terminal (the "long" style parses the source
     # of each frame: ~0.1 s a failure, most of a run where every scenario fails). The gate reads
     # the exception itself and shows no traceback, so the child asks for the cheap native text.
