@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pwh._bench.report import breakdown, checks_cost, judge_targets, ratio_spread, ratios
-from pwh._bench.workloads import BY_NAME, COUNTERPARTS, WORKLOADS, Workload
+from pwh._bench.workloads import BY_NAME, COUNTERPARTS, LOOPX_COMMAND, WORKLOADS, Workload
 
 
 def summarise(times: list[float]) -> dict[str, float]:
@@ -66,6 +66,8 @@ class BenchPlan:
         return 2 if self.quick else 5
 
     def calls(self, w: Workload) -> int:
+        if w.kind == "loopx_command":  # about half a second each: a handful per repetition
+            return 3 if self.quick else 6
         base = {"floor": 400, "handoff": 400, "dispatch": 200, "skeleton": 200, "replay": 200, "prefilled": 200, "loopx": 40}[w.kind]
         if w.hooks >= 8 and w.kind in ("dispatch", "skeleton", "loopx"):
             base //= 2
@@ -83,6 +85,8 @@ def run_bench(plan: BenchPlan, base: Path, out: Callable[[str], None] = print) -
         order.append(w)
         if w.name in loopx_after:
             order.append(loopx_after[w.name])
+    if plan.compare_loopx:
+        order.append(LOOPX_COMMAND)
     times: dict[str, list[float]] = {w.name: [] for w in order}
     peaks: dict[str, int] = {w.name: 0 for w in order}
     per_rep: list[dict[str, dict[str, Any]]] = []

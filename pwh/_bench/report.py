@@ -2,7 +2,7 @@
 
 Pure functions of the figures :func:`pwh._bench.measure.run_bench` pooled (workload name ->
 median, p90, rate, peak memory), kept apart from the running so they can be tested on made-up
-figures: the issue's ratios and their spread over the repetitions, each judged against its
+figures: the guards' ratios and their spread over the repetitions, each judged against its
 target; where a 1-hook durable dispatch goes; what the RFC's checks cost (the dispatch minus its
 check-free skeleton); and the text table that shows it all (the figure is :mod:`pwh._bench.plot`'s,
 which needs the ``plot`` extra).
@@ -15,23 +15,35 @@ from typing import Any
 
 from pwh._bench.workloads import COUNTERPARTS
 
-# The issue's targets, read from this output (never asserted as timings in tests).
-# The dispatcher's guards (issue 20). The skeleton settled the two first targets: a check-free,
-# thread-isolated dispatcher with one durable commit a dispatch reaches 0.60 of the commit floor
-# and 68x LoopX at 8 hooks, so "vs_floor >= 0.5" and "vs LoopX at 8 hooks >= 100x" were retired;
-# vs_floor is still measured and shown, without a target.
+# The guards, read from this output (never asserted as timings in tests). What the RFC's checks
+# cost is judged against the check-free skeleton measured in the same run (at least 0.75 of its
+# dispatches per second, at 1 and at 8 hooks), and the journal's growth from 10^3 to 10^6 records:
+# both properties of pwh on this machine. LoopX's own dispatch time moved from 18 ms to 8-10 ms
+# between two measurements of one release, so a ratio to it is shown without a target, as is the
+# ratio to the raw commit floor. A LoopX primary command through the writeback boundary's warm
+# interpreter must cost under a second (``--compare loopx``).
 TARGETS: dict[str, tuple[str, float]] = {
-    "vs_loopx_1_hook": (">=", 20.0),
-    "vs_loopx_8_hooks": (">=", 30.0),
+    "vs_skeleton_1_hook": (">=", 0.75),
+    "vs_skeleton_8_hooks": (">=", 0.75),
     "growth_1e3_to_1e6": ("<=", 1.2),
+    "loopx_warm_command_s": ("<=", 1.0),
 }
-RATIO_KEYS: tuple[str, ...] = ("vs_floor", *TARGETS)  # every ratio measured, with a target or not
+# Every figure measured, in the order shown; those in TARGETS are judged.
+RATIO_KEYS: tuple[str, ...] = (
+    "vs_skeleton_1_hook",
+    "vs_skeleton_8_hooks",
+    "growth_1e3_to_1e6",
+    "vs_floor",
+    "vs_loopx_1_hook",
+    "vs_loopx_8_hooks",
+    "loopx_warm_command_s",
+)
 
 
 def ratios(w: dict[str, dict[str, Any]]) -> dict[str, float | None]:
-    """The issue's ratios. A side's dispatches per second is taken as one over its median time per
-    call: calls over their total time (the table's "per s") lets one stall of the machine decide a
-    ratio (a 0.2 s pause inside a floor run once made pwh "1.3x the floor")."""
+    """The guards' figures. A side's dispatches per second is taken as one over its median time
+    per call: calls over their total time (the table's "per s") lets one stall of the machine
+    decide a ratio (a 0.2 s pause inside a floor run once made pwh "1.3x the floor")."""
 
     def rate(name: str) -> float | None:
         return 1000.0 / w[name]["median_ms"] if name in w and w[name]["median_ms"] else None
@@ -42,11 +54,15 @@ def ratios(w: dict[str, dict[str, Any]]) -> dict[str, float | None]:
     growth = None
     if "prefilled_1e3_durable" in w and "prefilled_1e6_durable" in w:
         growth = round(w["prefilled_1e6_durable"]["median_ms"] / w["prefilled_1e3_durable"]["median_ms"], 3)
+    command = w.get("loopx_warm_command")
     return {
+        "vs_skeleton_1_hook": ratio(rate("dispatch_1_hook_durable"), rate("skeleton_1_hook_durable")),
+        "vs_skeleton_8_hooks": ratio(rate("dispatch_8_hooks_durable"), rate("skeleton_8_hooks_durable")),
+        "growth_1e3_to_1e6": growth,
         "vs_floor": ratio(rate("dispatch_1_hook_durable"), rate("floor_sqlite_commit")),
         "vs_loopx_1_hook": ratio(rate("dispatch_1_hook_durable"), rate("loopx_1_hook_durable")),
         "vs_loopx_8_hooks": ratio(rate("dispatch_8_hooks_durable"), rate("loopx_8_hooks_durable")),
-        "growth_1e3_to_1e6": growth,
+        "loopx_warm_command_s": round(command["median_ms"] / 1000.0, 3) if command else None,
     }
 
 
@@ -120,7 +136,7 @@ def checks_cost(w: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
 
 
 def render_table(result: dict[str, Any]) -> str:
-    """The run as text: one row per workload, each ratio beside its spread and its verdict, then
+    """The run as text: one row per workload, each figure beside its spread and its verdict, then
     the breakdown and the checks' cost when measured. Reads the targets from ``result`` when
     present, so a result loaded from ``--json`` renders as it did."""
     lines = [f"{'workload':<30} {'calls':>6} {'median ms':>10} {'p90 ms':>9} {'per s':>9} {'peak MiB':>9}"]

@@ -46,7 +46,7 @@ PAYLOAD_SCHEMA: dict[str, Any] = {
 @dataclass(frozen=True)
 class Workload:
     name: str
-    kind: str  # dispatch | skeleton | replay | prefilled | floor | handoff | loopx
+    kind: str  # dispatch | skeleton | replay | prefilled | floor | handoff | loopx | loopx_command
     hooks: int = 1
     journal: str = "sqlite"
     prefill: int = 0
@@ -79,7 +79,10 @@ LOOPX_WORKLOADS: tuple[Workload, ...] = (
     Workload("loopx_1_hook_durable", "loopx", 1),
     Workload("loopx_8_hooks_durable", "loopx", 8),
 )
-BY_NAME: dict[str, Workload] = {w.name: w for w in (*WORKLOADS, *LOOPX_WORKLOADS)}
+# Only with ``--compare loopx``: one LoopX primary command (``todo complete``, Turn-bound, with one
+# test hook installed) through the writeback boundary's warm interpreter, per call.
+LOOPX_COMMAND = Workload("loopx_warm_command", "loopx_command", 1)
+BY_NAME: dict[str, Workload] = {w.name: w for w in (*WORKLOADS, *LOOPX_WORKLOADS, LOOPX_COMMAND)}
 
 
 class Counterparts(NamedTuple):
@@ -168,6 +171,8 @@ def run_workload(w: Workload, n: int, workdir: Path) -> dict[str, Any]:
         times = _handoff(n, ThreadRunner() if w.runner == "thread" else ProcessRunner())
     elif w.kind == "loopx":
         times = _loopx_times(w, n, workdir)
+    elif w.kind == "loopx_command":
+        times = _loopx_command_times(n)
     elif w.kind == "prefilled":
         prefill(workdir / "sidecar.sqlite3", w.prefill)
         sut = make_sut(1, "sqlite", workdir)
@@ -356,6 +361,27 @@ def _loopx_times(w: Workload, n: int, workdir: Path) -> list[float]:
             return _timed(n, lambda i: sut.dispatch(receipt(i)))
     finally:
         sut.close()
+
+
+def _loopx_command_times(n: int) -> list[float]:
+    """``n`` Todo completions through LoopX's own ``todo complete`` (each after the
+    ``quota should-run`` that opens its Turn), timed per ``todo complete`` command as the writeback
+    boundary's warm interpreter serves it (a forked child of an interpreter that has imported
+    LoopX once). A first completion, not timed, pays the server's start."""
+    from pwh._suts.loopx.writeback.boundary import LoopxWritebackBoundary
+
+    boundary = LoopxWritebackBoundary()
+    try:
+        boundary.prepare(todos=n + 1, phase_enabled=True, report_capability=False)
+        boundary.register_intent_kind(KIND, PAYLOAD_SCHEMA)
+        assert boundary.install(registration("bench00.hook"), producer) == []
+        boundary.commit_completion(1)
+        boundary.command_seconds.clear()
+        for todo in range(2, n + 2):
+            boundary.commit_completion(todo)
+        return [seconds for label, seconds in boundary.command_seconds if label == "todo complete"]
+    finally:
+        boundary.close()
 
 
 # -- the process boundary, A/B in one process ----------------------------------------------------

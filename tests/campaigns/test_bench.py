@@ -26,11 +26,21 @@ def test_ratios_follow_their_definitions() -> None:
         "floor_sqlite_commit": {"median_ms": 0.5},
         "loopx_1_hook_durable": {"median_ms": 20.0},
         "dispatch_8_hooks_durable": {"median_ms": 3.0},
+        "skeleton_1_hook_durable": {"median_ms": 0.8},
         "prefilled_1e3_durable": {"median_ms": 1.0},
         "prefilled_1e6_durable": {"median_ms": 1.1},
+        "loopx_warm_command": {"median_ms": 612.0},
     }
     r = ratios(w)  # type: ignore[arg-type]
-    assert r == {"vs_floor": 0.5, "vs_loopx_1_hook": 20.0, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.1}
+    assert r == {
+        "vs_skeleton_1_hook": 0.8,
+        "vs_skeleton_8_hooks": None,
+        "growth_1e3_to_1e6": 1.1,
+        "vs_floor": 0.5,
+        "vs_loopx_1_hook": 20.0,
+        "vs_loopx_8_hooks": None,
+        "loopx_warm_command_s": 0.612,
+    }
 
 
 def test_one_stall_of_the_machine_does_not_decide_a_ratio() -> None:
@@ -41,18 +51,19 @@ def test_one_stall_of_the_machine_does_not_decide_a_ratio() -> None:
 
 
 def test_targets_are_judged_from_the_ratios() -> None:
-    judged = judge_targets({"vs_floor": 0.5, "vs_loopx_1_hook": 19.9, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.21})
-    assert {k: v["met"] for k, v in judged.items()} == {  # vs_floor is measured, with no target (retired)
-        "vs_loopx_1_hook": False,
-        "vs_loopx_8_hooks": None,
+    found = {"vs_skeleton_1_hook": 0.74, "vs_skeleton_8_hooks": 0.75, "growth_1e3_to_1e6": 1.21, "vs_floor": 0.5, "vs_loopx_1_hook": 19.9}
+    judged = judge_targets({**found, "vs_loopx_8_hooks": None, "loopx_warm_command_s": None})
+    assert {k: v["met"] for k, v in judged.items()} == {  # vs_floor and the LoopX ratios: measured, no target
+        "vs_skeleton_1_hook": False,
+        "vs_skeleton_8_hooks": True,
         "growth_1e3_to_1e6": False,
+        "loopx_warm_command_s": None,
     }
-    assert judge_targets({"vs_loopx_8_hooks": 30.0})["vs_loopx_8_hooks"] == {"target": ">= 30", "value": 30.0, "met": True}
-    assert judge_targets({"vs_loopx_8_hooks": 29.9})["vs_loopx_8_hooks"]["met"] is False
-    table = render_table(
-        {"workloads": {}, "ratios": {"vs_floor": 0.5, "vs_loopx_1_hook": 19.9, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": 1.21}}
-    )
-    assert "vs_loopx_1_hook      19.9" in table and "target >= 20   MISSED" in table and "not measured" in table
+    assert judge_targets({"loopx_warm_command_s": 1.0})["loopx_warm_command_s"] == {"target": "<= 1", "value": 1.0, "met": True}
+    assert judge_targets({"loopx_warm_command_s": 1.01})["loopx_warm_command_s"]["met"] is False
+    table = render_table({"workloads": {}, "ratios": {**found, "loopx_warm_command_s": None}})
+    assert "vs_skeleton_1_hook   0.74" in table and "target >= 0.75 MISSED" in table and "not measured" in table
+    assert "vs_loopx_1_hook      19.9" in table and "target >= 20" not in table
 
 
 def test_a_workload_runs_in_a_child_and_reports_memory(tmp_path: Path) -> None:
@@ -124,7 +135,15 @@ def test_each_ratio_is_also_taken_within_each_repetition() -> None:
         return out
 
     spread = ratio_spread([rep(900.0, 1800.0, 1.1), rep(1000.0, 1600.0, None), rep(800.0, 2000.0, None)])
-    assert spread == {"vs_floor": [0.4, 0.625], "vs_loopx_1_hook": None, "vs_loopx_8_hooks": None, "growth_1e3_to_1e6": [1.1, 1.1]}
+    assert spread == {
+        "vs_skeleton_1_hook": None,
+        "vs_skeleton_8_hooks": None,
+        "growth_1e3_to_1e6": [1.1, 1.1],
+        "vs_floor": [0.4, 0.625],
+        "vs_loopx_1_hook": None,
+        "vs_loopx_8_hooks": None,
+        "loopx_warm_command_s": None,
+    }
     table = render_table({"workloads": {}, "ratios": {"vs_floor": 0.5, "growth_1e3_to_1e6": 1.1}, "ratio_spread": spread})
     assert "vs_floor             0.5 (reps 0.4–0.625)" in table
     assert "growth_1e3_to_1e6    1.1 " in table and "(reps 1.1" not in table  # one value: no range shown
@@ -201,7 +220,9 @@ def test_each_dispatch_runs_back_to_back_with_its_skeleton_then_loopx(monkeypatc
     for hooks in ("1_hook", "8_hooks"):
         at = first.index(f"dispatch_{hooks}_durable")
         assert first[at : at + 3] == [f"dispatch_{hooks}_durable", f"skeleton_{hooks}_durable", f"loopx_{hooks}_durable"]
+    assert first[-1] == "loopx_warm_command"  # LoopX's own primary command, through the warm interpreter
     assert result["checks"]["checks_1_hook_ms"] == 1.0 and result["ratios"]["vs_loopx_1_hook"] == 0.5
+    assert result["ratios"]["vs_skeleton_1_hook"] == 0.5 and result["ratios"]["loopx_warm_command_s"] == 0.001
 
 
 def test_the_breakdown_says_what_the_process_boundary_costs() -> None:
