@@ -535,14 +535,18 @@ def failed_picks(verdict: dict[str, Any], feature_dir: Path, source: str) -> lis
     still be there (same file, line and name; an outline's example, the same values), else the
     features changed since and a rerun would judge other scenarios than those that failed."""
     picks: list[Pick] = []
+    parsed: dict[str, list[ScenarioSpan]] = {}  # each feature file parsed once, however many of its scenarios failed
     for s in verdict["scenarios"]:
         if s.get("rfc") != "fail" or not s.get("feature"):
             continue
-        path = _saved_feature(feature_dir, str(s["feature"]))
-        if path is None:
-            raise GateError(f"--failed-in {source}: a failed scenario's feature file is not one of the features directory")
+        label = str(s["feature"])
+        if label not in parsed:
+            path = _saved_feature(feature_dir, label)
+            if path is None:
+                raise GateError(f"--failed-in {source}: a failed scenario's feature file is not one of the features directory")
+            parsed[label] = scenario_spans(path, label)
         where = f"{s['feature']}:{s.get('line')}"
-        span = next((x for x in scenario_spans(path, s["feature"]) if x.line == s.get("line")), None)
+        span = next((x for x in parsed[label] if x.line == s.get("line")), None)
         examples = [i for i, (_, values) in enumerate(span.rows) if values == s.get("params")] if span and span.rows else [None]
         if span is None or span.name != s.get("scenario", span.name) or not examples:
             raise GateError(f"--failed-in {source}: {where} is no longer the scenario that failed there (the features changed since)")
