@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pwh._harness.matrix_report import matrix, matrix_html, matrix_markdown, matrix_table
+from pwh._harness.matrix_report import column_changes, matrix, matrix_html, matrix_markdown, matrix_table
 from pwh._harness.verdicts import load_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,19 +97,95 @@ PART = verdict("reference", None, {"M06": row("pass")}, outcome="pass")
 PART["run"].update(rows=["M06"], partial=True)
 
 
+def cell(rfc: str, profile: str | None = None, failed: int | None = None) -> dict[str, Any]:
+    """A matrix cell of a :func:`row` (one scenario)."""
+    return {"rfc": rfc, "profile": profile or rfc, "scenarios": 1, "failed": int(rfc == "fail") if failed is None else failed}
+
+
+REF = verdict("reference", "0.1.0", {"M02": row("pass"), "M06": row("pass"), "HST-2": row("pass")}, outcome="pass")
+
+
 def test_one_row_per_rulebook_row_in_order_and_a_column_per_verdict_in_the_order_given() -> None:
-    data = matrix([("old.json", OLD), ("new.json", NEW), ("part.json", PART)])
+    data = matrix([("old.json", OLD), ("ref.json", REF), ("part.json", PART)])
     assert [r["row"] for r in data["rows"]] == ["M02", "M06", "HST-2"]  # the rulebook's order, not the files'
+    assert data["order"] == "given"  # not all releases of one SUT
     assert [(c["sut"], c["sut_version"]) for c in data["columns"]] == [
         ("loopx@1.4.2", "1.4.2"),
-        ("loopx@2.1.1", "2.1.1"),
+        ("reference", "0.1.0"),
         ("reference", None),
     ]
     hst = data["rows"][2]["cells"]
-    assert hst == [{"rfc": "fail", "profile": "fail"}, {"rfc": "pass", "profile": "divergence"}, None]
-    reversed_ = matrix([("new.json", NEW), ("old.json", OLD)])
-    assert [c["sut"] for c in reversed_["columns"]] == ["loopx@2.1.1", "loopx@1.4.2"]
-    assert reversed_["rows"][2]["cells"][0] == {"rfc": "pass", "profile": "divergence"}
+    assert hst == [cell("fail"), cell("pass"), None]
+    reversed_ = matrix([("part.json", PART), ("ref.json", REF), ("old.json", OLD)])
+    assert [c["file"] for c in reversed_["columns"]] == ["part.json", "ref.json", "old.json"]
+    assert reversed_["rows"][2]["cells"][2] == cell("fail")
+
+
+def release(version: str, rows: dict[str, dict[str, Any]], sut: str | None = None) -> dict[str, Any]:
+    return verdict(sut or f"loopx@{version}", version, rows)
+
+
+def test_releases_of_one_sut_are_columns_in_release_order_whatever_order_the_files_came_in() -> None:
+    given = ["2.1.1", "1.10.0", "1.2.4", "1.4.2", "1.2.4"]
+    data = matrix([(f"{v}-{i}.json", release(v, {"M06": row("pass")})) for i, v in enumerate(given)])
+    assert data["order"] == "version"
+    assert [c["file"] for c in data["columns"]] == ["1.2.4-2.json", "1.2.4-4.json", "1.4.2-3.json", "1.10.0-1.json", "2.1.1-0.json"]
+    # the adapter's stated version counts: the default SUT "loopx" is a release too
+    main = verdict("loopx", "2.1.1", {"M06": row("pass")})
+    data = matrix([("main.json", main), ("old.json", release("1.4.2", {"M06": row("pass")}))])
+    assert data["order"] == "version" and [c["file"] for c in data["columns"]] == ["old.json", "main.json"]
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        [("loopx@2.1.1", "2.1.1"), ("other@1.0.0", "1.0.0")],  # two SUTs
+        [("loopx@2.1.1", "2.1.1"), ("loopx", None)],  # a release number unknown
+        [("loopx@2.1.1", "2.1.1"), ("loopx@1.0.0", "1.0.0.dev1+local")],  # stated, not a plain number
+        [("loopx@2.1.1", "2.1.1"), ("m:f", None)],
+    ],
+)
+def test_anything_else_keeps_the_order_given(columns: list[tuple[str, str | None]]) -> None:
+    data = matrix([(f"{i}.json", verdict(sut, version, {"M06": row("pass")})) for i, (sut, version) in enumerate(columns)])
+    assert data["order"] == "given" and [c["file"] for c in data["columns"]] == ["0.json", "1.json"]
+
+
+def test_a_row_whose_result_changes_between_releases_is_marked_and_each_change_is_named() -> None:
+    fail3 = dict(row("fail"), scenarios=3, failed=3)
+    fail1 = dict(row("fail"), scenarios=3, failed=1)
+    data = matrix(
+        [
+            ("a.json", release("1.0.0", {"M02": row("pass"), "M06": row("fail"), "HST-2": fail3, "M04": row("pass")})),
+            ("b.json", release("1.2.4", {"M02": row("fail"), "M06": row("pass"), "HST-2": fail1})),  # M04 not run
+            ("c.json", release("1.4.2", {"M02": row("fail"), "M06": row("pass", "divergence"), "HST-2": fail1, "M04": row("skip")})),
+            ("d.json", release("2.0.0", {"M02": row("fail"), "M06": row("pass", "divergence"), "HST-2": fail1, "M04": row("skip")})),
+        ]
+    )
+    changes = {r["row"]: r["changes"] for r in data["rows"]}
+    assert changes["M02"] == [{"column": 1, "since": 0, "kind": "broke"}]
+    assert changes["M06"] == [{"column": 1, "since": 0, "kind": "fixed"}, {"column": 2, "since": 1, "kind": "changed"}]
+    assert changes["HST-2"] == [{"column": 1, "since": 0, "kind": "changed"}]  # same statuses, 3 → 1 failing
+    assert changes["M04"] == [{"column": 2, "since": 0, "kind": "changed"}]  # against the last column that ran it
+    steps = column_changes(data)
+    assert [(s["column"], [c["row"] for c in s["changes"]]) for s in steps] == [(1, ["M02", "M06", "HST-2"]), (2, ["M04", "M06"]), (3, [])]
+    text = matrix_table(data)
+    lines = text.splitlines()
+    assert next(ln for ln in lines if ln.startswith("M02")).split()[:2] == ["M02", "*"]
+    assert next(ln for ln in lines if ln.startswith("M01") or ln.startswith("M03") or ln.startswith("M04")).split()[:2] == ["M04", "*"]
+    after = lines[lines.index(next(ln for ln in lines if ln.startswith("what changed"))) + 1 :]
+    assert after[0] == "[1] loopx@1.0.0 → [2] loopx@1.2.4:"
+    assert after[1].split() == ["broke", "M02", "pass/pass", "→", "FAIL/FAIL", "(1", "of", "1", "failing)"]
+    assert after[2].split()[:2] == ["fixed", "M06"] and "FAIL/FAIL (3 of 3 failing) → FAIL/FAIL (1 of 3 failing)" in after[3]
+    assert "since [1]" in next(ln for ln in after if " M04 " in ln) and after[-2:] == ["[3] loopx@1.4.2 → [4] loopx@2.0.0:", "  nothing"]
+    md = matrix_markdown(data)
+    assert "| M02 \\* |" in md and "| M01 |" not in md and "- **loopx@1.4.2 → loopx@2.0.0**: nothing" in md
+    assert "  - broke M02: pass/pass → FAIL/FAIL (1 of 1 failing)" in md
+    page = matrix_html(data)
+    assert (
+        '<tr class="changes"><th>M02</th><td class="pass">pass/pass</td><td class="fail moved" title="was pass/pass in loopx@1.0.0">'
+        in page
+    )
+    assert '<span class="broke">broke</span> <strong>M02</strong>' in page and "loopx@1.4.2 → loopx@2.0.0: nothing" in page
 
 
 def test_the_terminal_table_shows_each_cell_as_rfc_and_profile_with_sut_and_version_headers() -> None:
@@ -120,9 +196,10 @@ def test_the_terminal_table_shows_each_cell_as_rfc_and_profile_with_sut_and_vers
     versions = lines[lines.index(head) + 1]
     assert versions.index("1.4.2") < versions.index("2.1.1") < versions.index("(version not stated)")
     hst = next(ln for ln in lines if ln.startswith("HST-2"))
-    assert hst.split()[1:4] == ["FAIL/FAIL", "pass/differs", "—"]
+    assert hst.split()[1:5] == ["*", "FAIL/FAIL", "pass/differs", "—"]  # * : it changes from one column to the next
     m06 = next(ln for ln in lines if ln.startswith("M06"))
     assert m06.split()[1:4] == ["pass/pass", "pass/pass", "pass/pass"]
+    assert "fixed    HST-2   FAIL/FAIL (1 of 1 failing) → pass/differs" in text
     assert "FAIL/FAIL" in next(ln for ln in lines if ln.startswith("verdict")) and "PASS/PASS PARTIAL" in text
     assert "[3] part.json: SUT reference (version not stated)" in text and "partial run" in text
 
@@ -151,9 +228,13 @@ def test_pwh_report_renders_several_verdicts_as_one_table(tmp_path: Path) -> Non
     done = pwh("report", str(b), str(a), "--json", f"{out}.json", "--html", f"{out}.html", "--md", f"{out}.md")
     assert done.returncode == 0 and done.stdout == "", done.stderr
     data = json.loads(Path(f"{out}.json").read_text("utf-8"))
-    assert data["schema_version"] == "pwh_verdict_matrix_v1" and [c["sut"] for c in data["columns"]] == ["loopx@2.1.1", "loopx@1.4.2"]
+    # two releases of one SUT, given newest first: shown in release order
+    assert data["schema_version"] == "pwh_verdict_matrix_v1" and [c["sut"] for c in data["columns"]] == ["loopx@1.4.2", "loopx@2.1.1"]
+    assert data["order"] == "version" and [r["changes"] for r in data["rows"] if r["row"] == "HST-2"] == [
+        [{"column": 1, "since": 0, "kind": "fixed"}]
+    ]
     assert Path(f"{out}.html").read_text("utf-8").startswith("<!doctype html>")
-    assert "| row | loopx@2.1.1<br>2.1.1 | loopx@1.4.2<br>1.4.2 | case |" in Path(f"{out}.md").read_text("utf-8")
+    assert "| row | loopx@1.4.2<br>1.4.2 | loopx@2.1.1<br>2.1.1 | case |" in Path(f"{out}.md").read_text("utf-8")
 
 
 def test_one_verdict_keeps_the_single_verdict_report(tmp_path: Path) -> None:
@@ -187,4 +268,16 @@ def test_one_verdict_can_also_be_written_as_table_data(tmp_path: Path) -> None:
     done = pwh("report", str(a), "--json", str(tmp_path / "m.json"))
     assert done.returncode == 0 and done.stdout == "", done.stderr
     data = json.loads((tmp_path / "m.json").read_text("utf-8"))
-    assert [c["sut"] for c in data["columns"]] == ["loopx@2.1.1"] and data["rows"][2]["cells"] == [{"rfc": "pass", "profile": "divergence"}]
+    assert [c["sut"] for c in data["columns"]] == ["loopx@2.1.1"] and data["rows"][2]["cells"] == [cell("pass", "divergence")]
+
+
+def test_verdicts_made_with_another_pwh_or_other_features_say_so_in_every_medium() -> None:
+    a, b = release("1.4.2", {"M06": row("pass")}), release("2.1.1", {"M06": row("pass")})
+    assert matrix([("a.json", a), ("b.json", b)])["harness_differs"] == []
+    b["run"]["features_digest"] = "sha256:other"
+    data = matrix([("a.json", a), ("b.json", b)])
+    assert data["harness_differs"] == ["feature files"]
+    note = "the feature files differ between these verdicts: a change between two columns may be pwh's, not the SUT's"
+    assert note in matrix_table(data) and note in matrix_markdown(data) and note.replace("'", "&#x27;") in matrix_html(data)
+    b["run"]["pwh_commit"] = "abc"
+    assert matrix([("a.json", a), ("b.json", b)])["harness_differs"] == ["feature files", "pwh commit"]
