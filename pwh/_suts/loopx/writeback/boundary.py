@@ -195,6 +195,7 @@ class LoopxWritebackBoundary:
         self._order: list[str] = []  # sidecar dispatch ids, in the order they first appeared
         self._planted: dict[str, str] = {}
         self._todos = 0
+        self._done: set[int] = set()  # Todos this boundary completed
         self._report = False
         self._vision_closed = False
         self._catalog = IntentKindCatalog()
@@ -248,7 +249,7 @@ class LoopxWritebackBoundary:
         own = self._server.capabilities[0] if self._server is not None and report_capability else None
         self._report, self._vision_closed = own is not None, False
         write_goal(self.layout, todos=todos, report_capability=own, texts=texts)
-        self._todos = todos
+        self._todos, self._done = todos, set()
         request: dict[str, Any] = {
             "registry": str(self.layout.registry),
             "runtime_root": str(self.layout.runtime_root),
@@ -307,8 +308,6 @@ class LoopxWritebackBoundary:
             raise Unsupported(f"loopx {loopx_version()} has {UNSUPPORTED_CRASHES.get(crash, 'no such crash point')}")
         if crash is not None and not self._hooks:
             raise Unsupported("a crash inside a provider needs an installed test hook to hold LoopX's process there")
-        if self._report and todo == self._todos and fail is None and not self._vision_closed:
-            self._close_vision()
         self._turns += 1
         turn = f"pwh-turn-{self._turns:04d}"
         opened: dict[str, Any] = {}
@@ -317,9 +316,9 @@ class LoopxWritebackBoundary:
             # completion whose Turn was never opened by quota should-run (nothing commits).
             turn = f"pwh-unopened-turn-{self._turns:04d}"
         else:
-            opened = self._loopx(
-                ["quota", "should-run", "--codex-app", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--turn-instance-id", turn]
-            )
+            opened = self._open_turn(turn, todo)
+        if self._report and todo == self._todos and fail is None and not self._vision_closed:
+            self._close_vision()  # inside the open Turn: once the Vision is closed LoopX opens none for a Todo
         argv = [
             "todo", "complete", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--todo-id", todo_id(todo),
             "--turn-instance-id", turn, "--claimed-by", AGENT_ID, "--evidence", self._evidence(todo),
@@ -339,12 +338,25 @@ class LoopxWritebackBoundary:
             record["receipt_id"] = self._durable_completion(todo)
             self._crashed = record
             self._commits.append(record)
+            if record["receipt_id"]:
+                self._done.add(todo)
             return Commit(committed=False, receipt_id=None, event_kind=None, raised="killed", notes=("SIGKILL inside a provider",))
         commit = self._commit_of(answer)
         if commit.committed:
             record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
             self._commits.append(record)
+            self._done.add(todo)
         return commit
+
+    def _open_turn(self, turn: str, todo: int) -> dict[str, Any]:
+        """``quota should-run --turn-instance-id`` for the Todo the Turn settles: on a Goal LoopX
+        finds healthy the receipt binds a settlement identity only when the Todo is named."""
+        argv = ["quota", "should-run", "--codex-app", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--turn-instance-id", turn]
+        return self._loopx([*argv, "--todo-id", todo_id(todo)])
+
+    def _open_todo(self) -> int | None:
+        """The first Todo this boundary has not completed (LoopX selects the same one for a Turn)."""
+        return next((n for n in range(1, self._todos + 1) if n not in self._done), None)
 
     def _close_vision(self) -> None:
         """Before the Goal's last (goal-terminal) Todo: LoopX closes a segment with a closed Vision
@@ -381,18 +393,19 @@ class LoopxWritebackBoundary:
                 "a replan LoopX's report capability recognizes is an accepted vision_successor_required replan with an active "
                 "successor Vision (turn run-once with a host answering replan_required); that path is not wired in this boundary"
             )
-        self._turns += 1
-        turn = f"pwh-turn-{self._turns:04d}"
-        opened = self._loopx(
-            ["quota", "should-run", "--codex-app", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--turn-instance-id", turn]
-        )
-        binding = get_path(opened.get("json"), "heartbeat_receipt.settlement_identity") or {}
-        bound_todo = binding.get("todo_id")
-        if not isinstance(bound_todo, str) or not bound_todo:
+        todo = self._open_todo()
+        if todo is None:
             raise Unsupported(
                 "with no open Todo LoopX binds the Turn to an autonomous replan obligation, which needs a typed semantic "
                 "delta (an evidence-linked agent Vision); that replan is not wired in this boundary"
             )
+        self._turns += 1
+        turn = f"pwh-turn-{self._turns:04d}"
+        opened = self._open_turn(turn, todo)
+        bound_todo = get_path(opened.get("json"), "heartbeat_receipt.settlement_identity.todo_id")
+        if bound_todo != todo_id(todo):
+            said = get_path(opened.get("json"), "error_code") or get_path(opened.get("json"), "decision")
+            raise Unsupported(f"loopx {loopx_version()}'s quota should-run bound the replan's Turn to no open Todo ({said})")
         argv = [
             "refresh-state", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--todo-id", bound_todo, "--turn-instance-id", turn,
             "--delivery-workspace-path", str(self.layout.project), "--classification", "replan_recorded",

@@ -16,6 +16,7 @@ from pathlib import Path
 GOAL_ID = "pwh-writeback"
 AGENT_ID = "agent-a"
 ROUTE_REF = "pwh-test-route"
+DOMAIN = "pwh-fixture"
 
 
 def todo_id(n: int) -> str:
@@ -90,6 +91,7 @@ def registry_document(layout: Layout, *, report_capability: str | None) -> dict[
     ``control_plane`` key that switches it on, or None to leave it off."""
     goal: dict[str, object] = {
         "id": GOAL_ID,
+        "domain": DOMAIN,  # LoopX's contract check requires one; without it its Turn planner only waits
         "status": "active",
         "repo": str(layout.project),
         "state_file": str(layout.state_file),
