@@ -324,6 +324,26 @@ def composition_roots() -> list[tuple[Any, str, str]]:
 
 ROOT_SUFFIX = "_post_writeback_hooks_for_goal"
 
+# What a command imports on first use, imported once here so no forked child pays for it: the
+# todo, quota and rollout handlers, and everything ``turn run-once`` reaches only when it runs.
+WARM_MODULES = (
+    "loopx.cli_commands.todo",
+    "loopx.cli_commands.quota",
+    "loopx.cli_rollout",
+    "loopx.control_plane.capability_hooks",
+    "loopx.cli_commands.turn_run_once",
+    "loopx.cli_commands.turn_cadence",
+    "loopx.cli_commands.turn_dsh_host",
+    "loopx.cli_commands.turn_todo_writeback",
+    "loopx.capabilities.periodic_report.cadence_runtime",
+    "loopx.control_plane.todos.durable_completion",
+    "loopx.control_plane.todos.completion_fence",
+    "loopx.control_plane.quota.settlement_validation",
+    "loopx.control_plane.quota.slot_accounting",
+    "loopx.control_plane.turn_driver.codex_cli",
+    "loopx.extensions.codex_native_child",
+)
+
 
 def warm() -> tuple[float, list[str]]:
     """Re-bind the composition root, then import what every command needs; the seconds it took
@@ -344,7 +364,7 @@ def warm() -> tuple[float, list[str]]:
     import loopx.cli_runtime
     import loopx.entrypoint  # noqa: F401
 
-    for name in ("loopx.cli_commands.todo", "loopx.cli_commands.quota", "loopx.cli_rollout", "loopx.control_plane.capability_hooks"):
+    for name in WARM_MODULES:
         try:
             __import__(name)
         except ImportError:
