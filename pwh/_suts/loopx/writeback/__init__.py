@@ -1,4 +1,4 @@
-"""LoopX 2.1.1 through its real command paths (``todo complete``), as a writeback boundary."""
+"""LoopX 2.1.1 through its real command paths (``todo complete``, ``refresh-state``, ``turn run-once``), as a writeback boundary."""
 
 from pwh._suts.loopx.writeback.boundary import LoopxWritebackBoundary
 

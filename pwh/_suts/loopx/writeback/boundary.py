@@ -6,15 +6,19 @@ Node runtime and usage-ping state are its own), runtime root and Goal fixture
 this interpreter, ``sys.executable``), which forks a child per command. Each command is LoopX's
 own CLI path (``loopx.entrypoint.main(argv)``): ``quota should-run --turn-instance-id`` opens a
 Turn, ``todo complete`` commits the completion and dispatches the post-writeback hooks LoopX's
-composition root returns (its own report capability's hook plus the test hooks the server adds there).
+composition root returns (its own report capability's hook plus the test hooks the server adds there);
+a replan is a Turn-bound ``refresh-state``, or, with LoopX's report capability installed, its
+orchestrator-owned Turn (``turn run-once`` with a fake host, :mod:`.turn`), replayed and recovered
+by its ``--resume-turn-key``.
 
 A test hook's producer stays in this process: the LoopX child hands each provider call over a
 Unix socket, the boundary translates LoopX's input to RFC terms (:mod:`pwh._suts.loopx.map`),
 runs the producer on a watch, and sends the translated result back as plain data. A crash is a
 real SIGKILL of the child by PID while a provider runs. Readback is from LoopX's files: the
-canonical authority store (primary receipt), the command's ``settlement_result`` (spend
-eligibility), ``<RT>/goals/G/post_writeback_hooks/pwh_*.json`` (sidecar records and intent
-receipts), and the server's JSONL of every hook input.
+canonical authority store, run record or Turn journal (primary receipt), the command's
+``settlement_result`` or the Turn journal's ``commit_eligibility`` (spend eligibility),
+``<RT>/goals/G/post_writeback_hooks/pwh_*.json`` (sidecar records and intent receipts), and the
+server's JSONL of every hook input.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from pwh._suts.loopx.runtime import node_bin_dir, pid_alive
 from pwh._suts.seam import Unsupported
 from pwh._suts.writeback_seam import WRITEBACK_OPERATIONS, Commit, HookSeen, PrimaryFailure
 
+from . import turn as lxturn
 from .fixture import AGENT_ID, GOAL_ID, Layout, todo_id, write_goal
 
 READY_SECONDS = 120.0
@@ -176,7 +181,8 @@ class _Server:
 
 
 class LoopxWritebackBoundary:
-    """LoopX 2.1.1's ``todo complete`` path with its post-writeback wiring, driven from outside."""
+    """LoopX 2.1.1's ``todo complete``, ``refresh-state`` and ``turn run-once`` paths with their
+    post-writeback wiring, driven from outside."""
 
     operations = WRITEBACK_OPERATIONS  # every operation; a case one cannot express raises Unsupported
 
@@ -196,6 +202,7 @@ class LoopxWritebackBoundary:
         self._planted: dict[str, str] = {}
         self._todos = 0
         self._done: set[int] = set()  # Todos this boundary completed
+        self._host: Path | None = None  # the fake Turn host, written on first use
         self._report = False
         self._vision_closed = False
         self._catalog = IntentKindCatalog()
@@ -304,10 +311,7 @@ class LoopxWritebackBoundary:
                 f"loopx {loopx_version()} has no way from outside to make its canonical authority write fail "
                 "(the file-v0 store is written by its Node runtime; this process runs as a user the file mode does not stop)"
             )
-        if crash is not None and crash != "inside_provider":
-            raise Unsupported(f"loopx {loopx_version()} has {UNSUPPORTED_CRASHES.get(crash, 'no such crash point')}")
-        if crash is not None and not self._hooks:
-            raise Unsupported("a crash inside a provider needs an installed test hook to hold LoopX's process there")
+        self._crash_supported(crash)
         self._turns += 1
         turn = f"pwh-turn-{self._turns:04d}"
         opened: dict[str, Any] = {}
@@ -336,11 +340,7 @@ class LoopxWritebackBoundary:
         if answer["crashed"]:
             # The process that would have answered is gone; the authority store says what committed.
             record["receipt_id"] = self._durable_completion(todo)
-            self._crashed = record
-            self._commits.append(record)
-            if record["receipt_id"]:
-                self._done.add(todo)
-            return Commit(committed=False, receipt_id=None, event_kind=None, raised="killed", notes=("SIGKILL inside a provider",))
+            return self._crashed_commit(record, done=todo)
         commit = self._commit_of(answer)
         if commit.committed:
             record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
@@ -354,16 +354,25 @@ class LoopxWritebackBoundary:
         argv = ["quota", "should-run", "--codex-app", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID, "--turn-instance-id", turn]
         return self._loopx([*argv, "--todo-id", todo_id(todo)])
 
+    def _crashed_commit(self, record: dict[str, Any], *, done: int | None = None) -> Commit:
+        """A command killed inside a provider: what committed is read from durable storage (the
+        record's ``receipt_id``); :meth:`recover` runs it again."""
+        self._crashed = record
+        self._commits.append(record)
+        if done is not None and record.get("receipt_id"):
+            self._done.add(done)
+        return Commit(committed=False, receipt_id=None, event_kind=None, raised="killed", notes=("SIGKILL inside a provider",))
+
     def _open_todo(self) -> int | None:
         """The first Todo this boundary has not completed (LoopX selects the same one for a Turn)."""
         return next((n for n in range(1, self._todos + 1) if n not in self._done), None)
 
     def _close_vision(self) -> None:
-        """Before the Goal's last (goal-terminal) Todo: LoopX closes a segment with a closed Vision
-        (a ``refresh-state`` with ``--vision-state vision_closed``) and a goal-terminal completion;
-        its report capability proposes its trigger evaluation only then (stage_completion.py).
-        The refresh carries no Turn binding, so LoopX rejects its post-writeback source
-        (``source_projection_failed``) and calls no hook for it."""
+        """LoopX closes a segment with a closed Vision (a ``refresh-state`` with ``--vision-state
+        vision_closed``) followed by a goal-terminal completion (before the Goal's last Todo) or by
+        an accepted successor replan (before a Turn replan); its report capability proposes its
+        trigger evaluation only then (stage_completion.py). The refresh carries no Turn binding,
+        so LoopX rejects its post-writeback source (``source_projection_failed``) and calls no hook for it."""
         answer = self._loopx(
             [
                 "refresh-state", "--goal-id", GOAL_ID, "--agent-id", AGENT_ID,
@@ -378,27 +387,25 @@ class LoopxWritebackBoundary:
         self._vision_closed = True
 
     def commit_replan(self, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
-        """A replan recorded LoopX's way: a Turn-bound ``refresh-state`` of the Turn's open Todo
-        (LoopX's event kind ``refresh_state``, the map's ``replan_recorded``)."""
+        """A replan recorded LoopX's way, for the Turn's open Todo. With LoopX's report capability
+        installed: its orchestrator-owned Turn (:meth:`_turn_replan`), the replan that capability
+        recognizes; without: a Turn-bound ``refresh-state`` (LoopX's event kind ``refresh_state``,
+        the map's ``replan_recorded``)."""
         if fail is not None:
             raise Unsupported(
-                f"loopx {loopx_version()} has no way from outside to make a refresh-state writeback fail or its validation refuse it"
+                f"loopx {loopx_version()} has no way from outside to make a replan's writeback fail; a refusing validation "
+                "(refresh-state has none, turn run-once's validator) is not wired in this boundary"
             )
-        if crash is not None and crash != "inside_provider":
-            raise Unsupported(f"loopx {loopx_version()} has {UNSUPPORTED_CRASHES.get(crash, 'no such crash point')}")
-        if crash is not None and not self._hooks:
-            raise Unsupported("a crash inside a provider needs an installed test hook to hold LoopX's process there")
-        if self._report:
-            raise Unsupported(
-                "a replan LoopX's report capability recognizes is an accepted vision_successor_required replan with an active "
-                "successor Vision (turn run-once with a host answering replan_required); that path is not wired in this boundary"
-            )
+        self._crash_supported(crash)
         todo = self._open_todo()
         if todo is None:
             raise Unsupported(
-                "with no open Todo LoopX binds the Turn to an autonomous replan obligation, which needs a typed semantic "
-                "delta (an evidence-linked agent Vision); that replan is not wired in this boundary"
+                "with no open Todo LoopX binds a replan to its autonomous replan obligation alone: its generic-cli Turn "
+                "planner blocks that (only an agent-scoped session, which needs its codex-cli host, carries one), and a "
+                "refresh-state bound to the obligation (with a typed semantic delta) is not wired in this boundary"
             )
+        if self._report:
+            return self._turn_replan(crash)
         self._turns += 1
         turn = f"pwh-turn-{self._turns:04d}"
         opened = self._open_turn(turn, todo)
@@ -415,9 +422,7 @@ class LoopxWritebackBoundary:
         record = {"argv": argv, "turn": turn, "todo": None, "kind": REPLAN, "receipt_id": None, "output": None}
         answer = self._loopx(argv, crash_in_provider=crash == "inside_provider", kind=REPLAN)
         if answer["crashed"]:
-            self._crashed = record
-            self._commits.append(record)
-            return Commit(committed=False, receipt_id=None, event_kind=None, raised="killed", notes=("SIGKILL inside a provider",))
+            return self._crashed_commit(record)
         commit = self._commit_of(answer, REPLAN)
         if commit.committed:
             record["receipt_id"], record["output"], record["run"] = (
@@ -428,19 +433,77 @@ class LoopxWritebackBoundary:
             self._commits.append(record)
         return commit
 
+    def _crash_supported(self, crash: str | None) -> None:
+        if crash is not None and crash != "inside_provider":
+            raise Unsupported(f"loopx {loopx_version()} has {UNSUPPORTED_CRASHES.get(crash, 'no such crash point')}")
+        if crash is not None and not self._hooks:
+            raise Unsupported("a crash inside a provider needs an installed test hook to hold LoopX's process there")
+
+    def _turn_replan(self, crash: str | None) -> Commit:
+        """The replan LoopX's report capability recognizes: a closed Vision first (:meth:`_close_vision`),
+        which leaves LoopX owing an accepted ``vision_successor_required`` replan; then its
+        orchestrator-owned Turn (``turn run-once``), which plans itself onto that obligation and
+        the open Todo; the fake host answers a material replan with an active successor Vision
+        (:mod:`.turn`). After it the successor Vision is open, so a later segment closes again."""
+        if not self._vision_closed:
+            self._close_vision()
+        self._turns += 1
+        turn = f"pwh-turn-{self._turns:04d}"
+        argv = lxturn.run_once_argv(self.layout, self._fake_host(), answer="replan", turn=turn)
+        record: dict[str, Any] = {"argv": argv, "turn": turn, "todo": None, "kind": REPLAN}
+        commit = self._run_turn(record, crash)
+        if self._turn_receipt(record["journal"]):
+            self._vision_closed = False
+        return commit
+
+    def _run_turn(self, record: dict[str, Any], crash: str | None) -> Commit:
+        """One ``turn run-once``; the record keeps its journal key (from its answer, or, when the
+        process was killed, the one journal that appeared), which replay and recovery resume."""
+        record.update(receipt_id=None, output=None, journal=None)
+        before = lxturn.journals(self.layout)
+        answer = self._loopx(record["argv"], crash_in_provider=crash == "inside_provider", kind=record["kind"])
+        appeared = sorted(lxturn.journals(self.layout) - before)
+        record["journal"] = lxturn.key_of(answer.get("json") or {}) or (appeared[0] if len(appeared) == 1 else None)
+        if answer["crashed"]:
+            record["receipt_id"] = self._turn_receipt(record["journal"])
+            return self._crashed_commit(record)
+        commit = self._commit_of(answer, record["kind"])
+        if commit.committed:
+            record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
+            self._commits.append(record)
+        return commit
+
+    def _fake_host(self) -> Path:
+        if self._host is None:
+            self._host = lxturn.write_host(self.layout)
+        return self._host
+
+    def _turn_journal(self, key: str | None) -> dict[str, Any]:
+        return _json(_read(lxturn.journal_path(self.layout, key))) if key else {}
+
+    def _turn_receipt(self, key: str | None) -> str | None:
+        return lxturn.writeback_ref(self._turn_journal(key))
+
     def replay(self, commit_number: int) -> Commit:
+        """The committed command again, LoopX's way: a Turn by ``--resume-turn-key`` (its journal
+        replayed, the host not called), any other command as it was."""
         record = self._commit(commit_number)
         kind = record.get("kind", COMPLETION)
-        return self._commit_of(self._loopx(record["argv"], kind=kind), kind)
+        return self._commit_of(self._loopx(self._again(record), kind=kind), kind)
+
+    def _again(self, record: Mapping[str, Any]) -> list[str]:
+        key = record.get("journal")
+        return lxturn.resume_argv(list(record["argv"]), key) if isinstance(key, str) else list(record["argv"])
 
     def recover(self) -> None:
         """LoopX's own recovery: re-run the committed CLI mutation (its composition-retry journal's
-        replay action), in a fresh child of the warm interpreter, which keeps no state of its own."""
+        replay action; a Turn resumed by its key), in a fresh child of the warm interpreter, which
+        keeps no state of its own."""
         record, self._crashed = self._crashed, None
         if record is None:
             return
         kind = record.get("kind", COMPLETION)
-        answer = self._loopx(record["argv"], kind=kind)
+        answer = self._loopx(self._again(record), kind=kind)
         commit = self._commit_of(answer, kind)
         record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
         record["run"] = (answer.get("json") or {}).get("json_path")
@@ -450,11 +513,28 @@ class LoopxWritebackBoundary:
         as the canonical authority store's committed entry holds it, canonical JSON bytes, with its
         one wall-clock value (``result.completed_at``, whole seconds) masked: two installations
         commit the same completion at different seconds, and pwh compares a hooked run with a run
-        without hooks. Everything else (ids, request digest, result) is LoopX's bytes as stored."""
+        without hooks. Everything else (ids, request digest, result) is LoopX's bytes as stored.
+        A refresh's is its run record (:meth:`_run_record`), a Turn's its journal (:meth:`_journal_record`)."""
         record = self._commit(commit_number)
+        if record.get("journal"):
+            return self._journal_record(record)
         if record.get("kind") == REPLAN:
             return self._run_record(record)
         return _canonical(_masked(self._stored_receipt(commit_number)))
+
+    def _journal_record(self, record: Mapping[str, Any]) -> bytes:
+        """A Turn's primary receipt: LoopX's Turn journal (``turns/<key>.json``), canonical JSON,
+        with only what two installations cannot share masked: the installation's directory (the
+        plan names the registry, runtime root and state file), wall-clock times, the digests of
+        the Goal's state the plan signs (:data:`_PER_TURN`) and so the Turn key, which digests
+        them, and the authority store's revision. Nothing is masked for a replay: it leaves the
+        file itself byte-identical (a test holds it)."""
+        key = str(record["journal"])
+        path = lxturn.journal_path(self.layout, key)
+        if not path.is_file():
+            raise LookupError("the Turn's journal is gone")
+        text = path.read_text("utf-8").replace(str(self.layout.root), "<installation>").replace(key, "<turn key>")
+        return _canonical(_mask_keys(json.loads(_TIMESTAMP.sub("<wall clock>", text)), _PER_INSTALLATION | _PER_TURN))
 
     def _run_record(self, record: Mapping[str, Any]) -> bytes:
         """A replan's primary receipt: LoopX's run record (``runs/<ts>.json``, indexed in
@@ -488,8 +568,12 @@ class LoopxWritebackBoundary:
     def spend_eligibility(self, commit_number: int) -> Mapping[str, Any]:
         """The heartbeat settlement LoopX reads back for the commit's Turn (``settlement_result``
         of the completing command, or of its recovery: its receipts and failure; hooks never feed
-        it); ``eligible`` when it is ok with no failure."""
-        output = self._commit(commit_number).get("output") or {}
+        it); ``eligible`` when it is ok with no failure. A Turn's is its journal's own
+        (``receipt.commit_eligibility``, :func:`.turn.eligibility`)."""
+        record = self._commit(commit_number)
+        if record.get("journal"):
+            return lxturn.eligibility(self._turn_journal(str(record["journal"])))
+        output = record.get("output") or {}
         settlement = output.get("settlement_result") or {}
         return {
             "eligible": settlement.get("ok") is True and settlement.get("failure") is None,
@@ -568,10 +652,11 @@ class LoopxWritebackBoundary:
 
     def _loopx(self, argv: list[str], *, crash_in_provider: bool = False, kind: str = COMPLETION) -> dict[str, Any]:
         full = ["--registry", str(self.layout.registry), "--runtime-root", str(self.layout.runtime_root), "--format", "json", *argv]
-        started = time.monotonic()
+        started, offset = time.monotonic(), self._inputs_size()
         answer = self._run("run", argv=full, hooks=[self._wire(h) for h in self._hooks.values()], crash=crash_in_provider)
         self.command_seconds.append((" ".join(argv[:2]), time.monotonic() - started))
         answer["json"] = _json(answer["out"]) if answer["out"].strip().startswith("{") else None
+        answer["events"] = self._events_since(offset)
         self._after_command(answer, kind)
         return answer
 
@@ -731,13 +816,17 @@ class LoopxWritebackBoundary:
         elif not output:
             match = re.findall(r"^([A-Za-z_][\w.]*)(?::|$)", answer.get("err") or "", re.M)
             raised = (match[-1].rsplit(".", 1)[-1] if match else f"exit_{answer.get('exit')}")[:64]
-        receipt_id = _receipt_id_of(output, kind)
-        done = output.get("completed") if kind == COMPLETION else output.get("appended")
+        receipt_id = self._receipt_of(output, kind)
+        turn = lxturn.is_turn(output)
+        if turn:
+            done = output.get("status") == "committed"
+        else:
+            done = output.get("completed") if kind == COMPLETION else output.get("appended")
         committed = bool(output.get("ok")) and bool(done) and not output.get("dry_run") and receipt_id is not None
-        hooks = output.get("post_writeback_hooks")
+        # A Turn that completed its Todo drains a second, terminal dispatch: that one is the completion's.
+        hooks = output.get("terminal_post_writeback_hooks" if turn and kind == COMPLETION else "post_writeback_hooks")
         dispatch = self._dispatch_of(receipt_id, hooks, kind) if isinstance(hooks, Mapping) and committed else None
-        notes = tuple(filter(None, [output.get("provider_status") and f"provider_status={output.get('provider_status')}"]))
-        return Commit(committed, receipt_id if committed else None, kind, dispatch, raised, notes)
+        return Commit(committed, receipt_id if committed else None, kind, dispatch, raised, _notes(output))
 
     def _dispatch_of(self, receipt_id: Any, hooks: Mapping[str, Any], kind: str) -> dict[str, Any]:
         """The command's post-writeback answer in RFC terms (a dispatch outcome): one entry per hook
@@ -777,19 +866,53 @@ class LoopxWritebackBoundary:
         }
 
     def _after_command(self, answer: Mapping[str, Any], kind: str = COMPLETION) -> None:
-        """Learn which LoopX source event ids belong to the committed receipt, and note new sidecars."""
+        """Learn which LoopX source event ids belong to the committed receipt, and note new sidecars.
+        The event kind of each is the one LoopX handed its hooks (a Turn drains a ``refresh_state``
+        and, when it completed its Todo, a ``todo_complete`` source), else the command's."""
         output = answer.get("json") or {}
         files = self._sidecar_files()
         fresh = self._note_order(files)
-        receipt_id = _receipt_id_of(output, kind)
+        receipt_id = self._receipt_of(output, kind)
         if isinstance(receipt_id, str):
-            event_ids = [files[d].get("source_receipt_id") for d in fresh]
-            event_ids += [get_path(i, "source_receipt_id") for i in get_path(output, "post_writeback_hooks.intents") or ()]
-            for event_id in event_ids:
-                if isinstance(event_id, str):
-                    self._events.setdefault(event_id, receipt_id)
-                    self._kinds.setdefault(event_id, kind)
+            events: dict[Any, str] = {files[d].get("source_receipt_id"): kind for d in fresh}
+            for result in ("post_writeback_hooks", "terminal_post_writeback_hooks"):
+                events.update({get_path(i, "source_receipt_id"): kind for i in get_path(output, f"{result}.intents") or ()})
+            events.update(answer.get("events") or {})
+            self._bind(receipt_id, events)
         self._note_node_pids()
+
+    def _bind(self, receipt_id: str, events: Mapping[Any, str]) -> None:
+        for event_id, kind in events.items():
+            if isinstance(event_id, str):
+                self._events.setdefault(event_id, receipt_id)
+                self._kinds.setdefault(event_id, kind)
+
+    def _receipt_of(self, output: Mapping[str, Any], kind: str) -> str | None:
+        """The committed receipt's id a command answered: a Turn's from its journal, else :func:`_receipt_id_of`."""
+        if lxturn.is_turn(output):
+            return self._turn_receipt(lxturn.key_of(output))
+        return _receipt_id_of(output, kind)
+
+    def _inputs_size(self) -> int:
+        with contextlib.suppress(OSError):
+            return (self.layout.root / "hook-inputs.jsonl").stat().st_size
+        return 0
+
+    def _events_since(self, offset: int) -> dict[str, str]:
+        """The source event ids (and their RFC event kinds) LoopX handed any hook since ``offset``
+        of the hook-input log: what a command's hooks were called for, even if it was killed."""
+        try:
+            with open(self.layout.root / "hook-inputs.jsonl", "rb") as f:
+                f.seek(offset)
+                lines = f.read().decode("utf-8", errors="replace").splitlines()
+        except OSError:
+            return {}
+        events: dict[str, str] = {}
+        for line in lines:
+            receipt = get_path(_json(line), "input.receipt")
+            if isinstance(receipt, Mapping) and isinstance(receipt.get("event_id"), str):
+                events[receipt["event_id"]] = to_rfc_event_kind(receipt.get("event_kind"))
+        return events
 
     def _note_order(self, files: Mapping[str, Mapping[str, Any]]) -> list[str]:
         fresh = [
@@ -897,11 +1020,27 @@ _PER_INSTALLATION = frozenset(
 )
 
 
-def _mask_keys(value: Any) -> Any:
+def _notes(output: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a command said of its primary outcome, as tokens only (LoopX's texts may name paths)."""
+    notes = []
+    turn = ("status", "result_kind", "validation_stage", "replayed") if lxturn.is_turn(output) else ()
+    for key in ("provider_status", *turn):
+        value = output.get(key)
+        if isinstance(value, (str, bool)) and re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", str(value)):
+            notes.append(f"{key}={value}")
+    return tuple(notes)
+
+
+# A Turn plan's digests of the Goal's state as this installation holds it (its state file names
+# wall-clock times; its authority store has its own revision).
+_PER_TURN = frozenset({"envelope_hash", "source_hash", "source_decision_hash"})
+
+
+def _mask_keys(value: Any, keys: frozenset[str] = _PER_INSTALLATION) -> Any:
     if isinstance(value, dict):
-        return {k: "<per installation>" if k in _PER_INSTALLATION and isinstance(v, str) else _mask_keys(v) for k, v in value.items()}
+        return {k: "<per installation>" if k in keys and isinstance(v, str) else _mask_keys(v, keys) for k, v in value.items()}
     if isinstance(value, list):
-        return [_mask_keys(v) for v in value]
+        return [_mask_keys(v, keys) for v in value]
     return value
 
 
