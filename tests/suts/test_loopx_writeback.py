@@ -314,7 +314,32 @@ def test_no_process_of_a_turn_is_left_after_close(turn: dict[str, Any], turn_cra
         assert boundary.node_pids and [p for p in pids if p is not None and pid_alive(p)] == []
 
 
+def test_a_turn_completion_drains_the_turn_s_writeback_and_its_terminal_completion() -> None:
+    """``completions="turn"``: the Turn's host answers validated_completion; LoopX dispatches the
+    Turn's refresh_state writeback and its terminal todo_complete, both of the one Turn."""
+    boundary = LoopxWritebackBoundary(completions="turn")
+    try:
+        boundary.prepare(todos=1, phase_enabled=True, report_capability=False)
+        assert boundary.install(registration("a.reporter", event_kinds=["todo_completed"]), lambda i: proposed(intent_for(i))) == []
+        assert boundary.install(registration("b.replans", event_kinds=["replan_recorded"]), lambda i: proposed(intent_for(i))) == []
+        commit = boundary.commit_completion(1)
+        assert commit.committed and commit.event_kind == "todo_completed" and str(commit.receipt_id).startswith("turn_journal:")
+        records = _mine(boundary, commit.receipt_id)
+        assert {h: (r["event_kind"], r["status"]) for h, r in records.items()} == {
+            "a.reporter": ("todo_completed", "proposed"),
+            "b.replans": ("replan_recorded", "proposed"),
+        }
+        assert commit.dispatch is not None and [h["hook_id"] for h in commit.dispatch["hooks"]] == ["a.reporter", "b.replans"]
+        journals, intents = _journals(boundary), boundary.intent_receipts()
+        replay = boundary.replay(1)
+        assert replay.committed and replay.receipt_id == commit.receipt_id and "replayed=True" in replay.notes
+        assert _journals(boundary) == journals and boundary.intent_receipts() == intents
+        assert boundary.spend_eligibility(1)["eligible"] is True
+    finally:
+        boundary.close()
+
+
 def test_a_turn_resumes_by_its_key_alone() -> None:
     """LoopX refuses ``--resume-turn-key`` beside what selects a fresh Turn."""
-    argv = ["turn", "run-once", "--turn-instance-id", "i1", "--execute"]
+    argv = ["turn", "run-once", "--todo-id", "t1", "--turn-instance-id", "i1", "--execute"]
     assert resume_argv(argv, "ab" * 32) == ["turn", "run-once", "--execute", "--resume-turn-key", "sha256:" + "ab" * 32]

@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pwh._core import codes
 from pwh._core.codes import Rejection
@@ -182,11 +182,16 @@ class _Server:
 
 class LoopxWritebackBoundary:
     """LoopX 2.1.1's ``todo complete``, ``refresh-state`` and ``turn run-once`` paths with their
-    post-writeback wiring, driven from outside."""
+    post-writeback wiring, driven from outside.
+
+    ``completions="turn"`` completes each Todo through LoopX's orchestrator-owned Turn (its host
+    answering ``validated_completion``) instead of ``todo complete``: LoopX then drains two sources
+    for the one Turn, its ``refresh_state`` writeback and the terminal ``todo_complete``."""
 
     operations = WRITEBACK_OPERATIONS  # every operation; a case one cannot express raises Unsupported
 
-    def __init__(self, *, workdir: str | Path | None = None) -> None:
+    def __init__(self, *, workdir: str | Path | None = None, completions: Literal["todo", "turn"] = "todo") -> None:
+        self._completions = completions
         self._own_dir = workdir is None
         root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-", dir=_lasting_temp_dir())) if workdir is None else Path(workdir)
         self.layout = Layout(root.resolve())
@@ -312,6 +317,8 @@ class LoopxWritebackBoundary:
                 "(the file-v0 store is written by its Node runtime; this process runs as a user the file mode does not stop)"
             )
         self._crash_supported(crash)
+        if self._completions == "turn":
+            return self._turn_completion(todo, fail, crash)
         self._turns += 1
         turn = f"pwh-turn-{self._turns:04d}"
         opened: dict[str, Any] = {}
@@ -471,6 +478,21 @@ class LoopxWritebackBoundary:
         if commit.committed:
             record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
             self._commits.append(record)
+        return commit
+
+    def _turn_completion(self, todo: int, fail: PrimaryFailure | None, crash: str | None) -> Commit:
+        """Todo ``todo`` completed by LoopX's orchestrator-owned Turn: the fake host answers a
+        validated completion of the Todo the Turn is asked for (``--todo-id``). A Turn cannot also
+        close the Vision (only a material replan carries one), so this path closes no segment."""
+        if fail is not None:
+            raise Unsupported("a Turn completion refused by LoopX's independent validator is not wired in this boundary")
+        self._turns += 1
+        turn = f"pwh-turn-{self._turns:04d}"
+        argv = lxturn.run_once_argv(self.layout, self._fake_host(), answer="complete", turn=turn, todo=todo_id(todo))
+        record: dict[str, Any] = {"argv": argv, "turn": turn, "todo": todo, "kind": COMPLETION}
+        commit = self._run_turn(record, crash)
+        if self._turn_receipt(record["journal"]):
+            self._done.add(todo)
         return commit
 
     def _fake_host(self) -> Path:

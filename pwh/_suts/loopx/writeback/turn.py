@@ -9,7 +9,7 @@ journal ``<RT>/goals/<goal>/turns/<hex>.json`` without calling the host again.
 
 The fake host answers from a fixed table (:data:`ANSWERS`), chosen by its one argument: a material
 replan carrying an active successor Vision with a ``goal_path_delta_v0`` (what LoopX's own report
-capability needs to see a segment's successor settled).
+capability needs to see a segment's successor settled), or a validated completion.
 """
 
 from __future__ import annotations
@@ -64,6 +64,17 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "path_delta_mode": "material_replan",
         "agent_vision_json": json.dumps(SUCCESSOR_VISION, sort_keys=True),
     },
+    "complete": {
+        **_COMMON,
+        "result_kind": "validated_completion",
+        "classification": "todo_completed",
+        "recommended_action": "Take the next fixture Todo",
+        "next_action": "Take the next fixture Todo",
+        "summary": "pwh fixture completion",
+        "path_delta_mode": "unchanged",
+        "vision_unchanged_reason": "The fixture path is unchanged",
+        "work_evidence": ["pwh fixture evidence"],
+    },
 }
 
 HOST_SCRIPT = '''"""pwh's fake LoopX Turn host: one loopx_turn_result_v0 for the request on stdin."""
@@ -88,7 +99,7 @@ def write_host(layout: Layout) -> Path:
     return path
 
 
-def run_once_argv(layout: Layout, host: Path, *, answer: str, turn: str) -> list[str]:
+def run_once_argv(layout: Layout, host: Path, *, answer: str, turn: str, todo: str | None = None) -> list[str]:
     """``turn run-once --execute`` of one Turn whose host answers ``answer`` (a key of :data:`ANSWERS`).
     Both commands run isolated (``-I``): nothing of the harness's environment reaches them."""
     argv = [
@@ -98,11 +109,11 @@ def run_once_argv(layout: Layout, host: Path, *, answer: str, turn: str) -> list
         "--project", str(layout.project), "--execution-mode", "isolated-headless",
         "--turn-instance-id", turn, "--no-global-sync", "--execute",
     ]  # fmt: skip
-    return argv
+    return argv + (["--todo-id", todo] if todo else [])
 
 
 # What selects a fresh Turn; LoopX refuses each beside ``--resume-turn-key`` (the key names the Turn).
-FRESH_ONLY = ("--turn-instance-id",)
+FRESH_ONLY = ("--turn-instance-id", "--todo-id")
 
 
 def resume_argv(argv: list[str], key: str) -> list[str]:
