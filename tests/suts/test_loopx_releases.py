@@ -382,3 +382,25 @@ def test_the_adapters_needs_are_only_what_every_release_it_drives_has() -> None:
     optional = {"PostWritebackSourceRejected", "effect_runtime_request_scope", "restart_effect_runtime", "probe_node"}
     assert not optional & {name for names in releases.ENTRY_POINTS.values() for name in names}
     assert "loopx.control_plane.runtime.node_probe" not in releases.ENTRY_POINTS
+
+
+def test_a_release_without_loopxs_post_writeback_cli_offers_no_writeback_seam(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before 1.4.0 the writeback boundary cannot start its LoopX (it drives todo complete through
+    cli_commands.turn_post_writeback): its scenarios are skipped with that reason, not failed."""
+    from pwh._suts.loopx.adapter import WRITEBACK_ENTRY, LoopxSUT, ships
+    from pwh._suts.seam import Unsupported
+
+    package = tmp_path / "loopx"
+    (package / "cli_commands").mkdir(parents=True)
+    fake = types.ModuleType("loopx")
+    fake.__path__ = [str(package)]
+    monkeypatch.setitem(sys.modules, "loopx", fake)
+    sut = object.__new__(LoopxSUT)
+    sut.version = "1.3.1"
+    with pytest.raises(Unsupported, match=r"^loopx 1\.3\.1 has no loopx\.cli_commands\.turn_post_writeback \(LoopX 1\.4\.0 on\)"):
+        sut.writeback_boundary()
+    (package / "cli_commands" / "turn_post_writeback.py").write_text("")
+    assert ships(WRITEBACK_ENTRY) and not ships("loopx.cli_commands.turn_run_once")
+    (package / "cli_commands" / "turn_run_once").mkdir()
+    (package / "cli_commands" / "turn_run_once" / "__init__.py").write_text("")
+    assert ships("loopx.cli_commands.turn_run_once")

@@ -60,11 +60,15 @@ from pwh._suts.loopx.map import (
     to_rfc_record,
 )
 from pwh._suts.loopx.runtime import RUNTIME, RuntimeUnavailable
-from pwh._suts.seam import PrimaryAccess, Producer, SUTLoadError
+from pwh._suts.seam import PrimaryAccess, Producer, SUTLoadError, Unsupported
 
 # The first release whose source packet has a ``receipt_id`` (its decoder refuses a field it does
 # not know, so an older one is sent the packet without it).
 SOURCE_RECEIPT_ID_SINCE = (1, 3, 0)
+
+# The module through which the writeback boundary drives LoopX's real ``todo complete`` path (its
+# post-writeback CLI wiring, from 1.4.0): a release without it offers no writeback seam.
+WRITEBACK_ENTRY = "loopx.cli_commands.turn_post_writeback"
 
 # How long past its own timeout_ms the adapter watches a producer before concluding that LoopX,
 # which has no timeout, would keep waiting for it.
@@ -177,6 +181,11 @@ class LoopxSUT:
     def writeback_boundary(self) -> Any:
         """LoopX's real ``todo complete`` path with its post-writeback wiring (:mod:`.writeback`): a
         fresh private installation and warm LoopX interpreter per call; its ``close`` stops them."""
+        if not ships(WRITEBACK_ENTRY):
+            raise Unsupported(
+                f"loopx {self.version} has no {WRITEBACK_ENTRY} (LoopX 1.4.0 on), through which the adapter's writeback "
+                "boundary drives its todo complete path"
+            )
         from pwh._suts.loopx.writeback import LoopxWritebackBoundary
 
         return LoopxWritebackBoundary()
@@ -548,6 +557,15 @@ def _installed_version(distribution: str) -> str | None:
         return version(distribution)
     except PackageNotFoundError:
         return None
+
+
+def ships(module: str) -> bool:
+    """Whether the loopx this process imports has ``module`` (a ``loopx.`` dotted name), found as a
+    file without importing it: importing LoopX's CLI modules is the writeback server's business."""
+    import loopx
+
+    where = Path(next(iter(loopx.__path__)), *module.split(".")[1:])
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
 def release_tuple(version: str | None) -> tuple[int, ...]:
