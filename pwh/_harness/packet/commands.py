@@ -103,7 +103,11 @@ def _verify_command(args: argparse.Namespace) -> int:
     if args.sut and not args.rerun:
         raise GateError("--sut applies to --rerun only: add --rerun, or drop --sut")
     report = verify_packet(Path(args.dir), private_names=_private_names())
-    (sys.stdout if report.ok else sys.stderr).write(report.render())
+    # The report is the command's output, found problems or not (the exit code says which); only
+    # what is not a packet at all is an error line. A failed verification is also said on stderr.
+    (sys.stderr if report.not_a_packet else sys.stdout).write(report.render())
+    if not report.ok and not report.not_a_packet:
+        print(f"pwh packet verify: the packet does not verify ({len(report.problems)} problem(s) above)", file=sys.stderr)
     if not args.rerun or not report.ok:
         if args.rerun:
             print("pwh packet verify: no rerun: a packet that does not verify is never run", file=sys.stderr)
