@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 from hypothesis import settings
@@ -18,6 +19,13 @@ settings.load_profile(os.environ.get("PWH_HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
 # (under __pycache__, ignored by git); what the tests check never depends on it.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# A shell starts a background job (`pytest ... &`) with SIGINT ignored, and an ignored signal stays
+# ignored across exec: every process the tests start would then ignore the Ctrl-C the interrupt tests
+# send it (Python installs its KeyboardInterrupt handler only where SIGINT is not ignored at start).
+# The tests run as from a terminal: SIGINT handled here, so the processes they start get the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # The slowest files (whole gate runs, each a child pytest of its own) are collected first, longest
