@@ -57,9 +57,12 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
 
 
 def test_dispatcher_never_names_a_capability() -> None:
+    # The LoopX adapter drives LoopX's *own* periodic-report capability through LoopX's commands
+    # (what M10/M11 judge at its writeback boundary), so it names LoopX's modules; pwh never does.
+    loopx = ROOT / "pwh" / "_suts" / "loopx"
     for path in CORE:
         text = path.read_text("utf-8")
-        if path.name in ("vectors.py",):  # published example identities, not behaviour
+        if path.name in ("vectors.py",) or path.is_relative_to(loopx):  # published example identities, not behaviour
             continue
         assert "periodic_report" not in text, f"{path.name} branches on a concrete capability"
 
