@@ -350,17 +350,6 @@ def not_admitted(world: World, code: str) -> None:
     )
 
 
-@then("no dispatch happened")
-def no_dispatch(world: World) -> None:
-    admitted = [o for o in world.outcomes if o.admitted and o.hooks]
-    expect(
-        not admitted,
-        "no admitted dispatch",
-        f"{len(admitted)} dispatch(es) ran hooks",
-        rfc=("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03"),
-    )
-
-
 @then("the sidecar journal holds no intent")
 def journal_no_intent(world: World) -> None:
     intents = [i for r in world.journal() for i in r.get("intents", [])]

@@ -34,7 +34,7 @@ from pwh._core.contracts import BOUNDARY_FLAGS
 from ._behaviours import CallContext
 from ._expect import expect, expect_code, expect_equal
 from ._world import World
-from .steps_checks import SOURCE_IDENTITY, SOURCE_OPAQUE, plain
+from .steps_checks import SOURCE_IDENTITY, SOURCE_OPAQUE, _nothing_dispatched, plain
 
 # Parameterised steps use parsers.parse; parsers.re is kept only where a parameter is a closed
 # list of phrases (which `pwh scenarios steps` lists) or a part is optional ("times?").
@@ -652,15 +652,26 @@ def nothing_of_error(world: World, hook_id: str) -> None:
 
 @then("the dispatch is not admitted and nothing is recorded")
 def not_admitted_nothing_recorded(world: World) -> None:
-    outcome = world.outcomes[-1] if world.outcomes else None
+    """What the RFC requires of an inadmissible source is no dispatch: zero provider calls and no
+    intent, in the outcome or on record (§5.1, §12 M03). Refusing it as a whole, with no per-hook
+    outcome and an empty journal, is pwh's reading: refusing it hook by hook (each refused before
+    any call, nothing proposed) satisfies the same clauses."""
+    outcome = _nothing_dispatched(world)
+    clause = getattr(world, "inadmissible_clause", ("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03"))
+    judged: dict[str, Any] = {"rfc": clause} if clause else {"profile": "pwh refuses this source; the RFC does not say it must"}
+    recorded = [i for r in world.journal() for i in r.get("intents", []) or []]
+    expect(not recorded, "no intent on record for an inadmissible source", f"{len(recorded)} intent(s) recorded", **judged)
     expect(
         outcome is not None and not outcome.admitted and not outcome.hooks,
-        "the source not admitted, no hook run",
+        "the source refused as a whole, no per-hook outcome",
         f"admitted={getattr(outcome, 'admitted', None)}, hooks={len(getattr(outcome, 'hooks', ()))}",
-        rfc=("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03"),
+        profile="an inadmissible source is refused per dispatch, not per hook",
     )
     expect_equal(
-        world.journal(), [], "sidecar records", rfc=("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03")
+        world.journal(),
+        [],
+        "sidecar records",
+        profile="an inadmissible source leaves no sidecar record at all (the RFC requires no intent)",
     )
 
 

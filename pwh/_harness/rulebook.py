@@ -121,6 +121,10 @@ PROFILE_READINGS: tuple[NamedRule, ...] = (
     ),
     NamedRule("P-intent-order", "The order of intents within a record."),
     NamedRule(
+        "P-refusal-shape",
+        "An inadmissible source refused as one dispatch-level outcome with no per-hook outcome and no sidecar record (that no provider is called and no intent is recorded is RFC; refusing it hook by hook meets that too).",
+    ),
+    NamedRule(
         "P-open-deliveries",
         "How often a provider runs on a delivery the RFC leaves open: a second delivery of a dispatch already answered, or a new identity while the journal cannot be read; and whether a failed hook is retried at all.",
     ),

@@ -133,52 +133,69 @@ class _CallsSink(ReferenceSUT):
         return outcome
 
 
-@mutant('no_timeout', 'M07', '§10 wall time: a hung producer is waited on for 1.5 s whatever timeout_ms says', caught_by=('matrix', 'models'))
+@mutant(
+    "no_timeout", "M07", "§10 wall time: a hung producer is waited on for 1.5 s whatever timeout_ms says", caught_by=("matrix", "models")
+)
 def no_timeout(**kw: Any) -> ReferenceSUT:
     return _adapter("no_timeout", dispatcher_class=_NoTimeout)(**kw)
 
 
-@mutant('replay_calls_provider', 'M05', '§9 replay: the provider is called again instead of the stored receipt being returned', caught_by=('matrix', 'models'))
+@mutant(
+    "replay_calls_provider",
+    "M05",
+    "§9 replay: the provider is called again instead of the stored receipt being returned",
+    caught_by=("matrix", "models"),
+)
 def replay_calls_provider(**kw: Any) -> ReferenceSUT:
     return _adapter("replay_calls_provider", dispatcher_class=_ReplayCallsProvider)(**kw)
 
 
-@mutant('conflict_overwrites', 'M06', '§9 conflict: a different result for a recorded dispatch overwrites the original', caught_by=('matrix', 'models'))
+@mutant(
+    "conflict_overwrites",
+    "M06",
+    "§9 conflict: a different result for a recorded dispatch overwrites the original",
+    caught_by=("matrix", "models"),
+)
 def conflict_overwrites(**kw: Any) -> ReferenceSUT:
     return _adapter("conflict_overwrites", sqlite_journal_class=_OverwritingSQLite, memory_journal_class=_OverwritingMemory)(**kw)
 
 
-@mutant('rolls_back_primary', 'M07', '§3.1/§10: a hook failure rolls the primary writeback back', caught_by=('matrix', 'models'))
+@mutant("rolls_back_primary", "M07", "§3.1/§10: a hook failure rolls the primary writeback back", caught_by=("matrix", "models"))
 def rolls_back_primary(**kw: Any) -> ReferenceSUT:
     return _RollsBackPrimary(**kw)
 
 
-@mutant('boundary_lets_paths_through', 'M13', '§7: the input-boundary check is skipped, private values reach the provider', caught_by=('matrix',))
+@mutant(
+    "boundary_lets_paths_through",
+    "M13",
+    "§7: the input-boundary check is skipped, private values reach the provider",
+    caught_by=("matrix",),
+)
 def boundary_lets_paths_through(**kw: Any) -> ReferenceSUT:
     return _adapter("boundary_lets_paths_through", dispatcher_class=_NoBoundary)(**kw)
 
 
-@mutant('accepts_external_write', 'M12', '§8: an intent claiming an external write is accepted', caught_by=('matrix', 'models'))
+@mutant("accepts_external_write", "M12", "§8: an intent claiming an external write is accepted", caught_by=("matrix", "models"))
 def accepts_external_write(**kw: Any) -> ReferenceSUT:
     return _adapter("accepts_external_write", dispatcher_class=_AcceptsExternalWrite)(**kw)
 
 
-@mutant('calls_sink', 'M12', '§8/§12 M12: recorded intents are executed straight away against the sink', caught_by=('matrix', 'models'))
+@mutant("calls_sink", "M12", "§8/§12 M12: recorded intents are executed straight away against the sink", caught_by=("matrix", "models"))
 def calls_sink(**kw: Any) -> ReferenceSUT:
     return _CallsSink(**kw)
 
 
-@mutant('out_of_order', 'M08', '§10: hooks run in reverse hook_id order', caught_by=('matrix', 'models'))
+@mutant("out_of_order", "M08", "§10: hooks run in reverse hook_id order", caught_by=("matrix", "models"))
 def out_of_order(**kw: Any) -> ReferenceSUT:
     return _adapter("out_of_order", dispatcher_class=_OutOfOrder)(**kw)
 
 
-@mutant('shared_budget', 'M08', "§10: a failed hook uses up another hook's intent slot", caught_by=('matrix', 'models'))
+@mutant("shared_budget", "M08", "§10: a failed hook uses up another hook's intent slot", caught_by=("matrix", "models"))
 def shared_budget(**kw: Any) -> ReferenceSUT:
     return _adapter("shared_budget", dispatcher_class=_SharedBudget)(**kw)
 
 
-@mutant('blocks_spend', 'M07', '§3.1: a hook failure blocks the quota spend', caught_by=('matrix', 'models'))
+@mutant("blocks_spend", "M07", "§3.1: a hook failure blocks the quota spend", caught_by=("matrix", "models"))
 def blocks_spend(**kw: Any) -> ReferenceSUT:
     return _BlocksSpend(**kw)
 
@@ -188,8 +205,11 @@ class _PrivateReceiptIdPassedOn(Dispatcher):
         return None
 
 
-@mutant("private_receipt_id_passed_on", "M13",
-        "§7: a receipt id that is a credential is handed to the hooks as it is, not refused or made opaque")
+@mutant(
+    "private_receipt_id_passed_on",
+    "M13",
+    "§7: a receipt id that is a credential is handed to the hooks as it is, not refused or made opaque",
+)
 def private_receipt_id_passed_on(**kw: Any) -> ReferenceSUT:
     return _adapter("private_receipt_id_passed_on", dispatcher_class=_PrivateReceiptIdPassedOn)(**kw)
 
@@ -289,3 +309,31 @@ class _KeepsLookAlikes(Dispatcher):
 )
 def keeps_look_alikes(**kw: Any) -> ReferenceSUT:
     return _adapter("keeps_look_alikes", dispatcher_class=_KeepsLookAlikes)(**kw)
+
+
+class _RefusesPerHook(Dispatcher):
+    """14. An inadmissible source is refused hook by hook, as LoopX does: every admitted hook gets a
+    failed outcome before any call, nothing is proposed and nothing is journaled. §5.1 makes such a
+    dispatch illegal and §12 M03 asks for zero calls; neither says the refusal is one outcome."""
+
+    def dispatch(self, source: Any, *, consult_journal: bool = True) -> DispatchOutcome:
+        outcome = super().dispatch(source, consult_journal=consult_journal)
+        kind = outcome.event_kind or (source.get("event_kind") if isinstance(source, Mapping) else None)
+        if outcome.admitted or not isinstance(kind, str) or outcome.rejection is None:
+            return outcome
+        from pwh._core.outcome import HookOutcome
+
+        refused = tuple(
+            HookOutcome(h.hook_id, None, "failed", outcome.code, rejection=outcome.rejection) for h in self._admitted_hooks(kind)
+        )
+        return DispatchOutcome(outcome.receipt_id, kind, True, hooks=refused)
+
+
+@mutant(
+    "refuses_per_hook",
+    "M03",
+    "§5.1/§12 M03 ask for no dispatch (zero calls, no intent): an inadmissible source refused hook by hook, nothing recorded",
+    caught_by=("profile",),
+)
+def refuses_per_hook(**kw: Any) -> ReferenceSUT:
+    return _adapter("refuses_per_hook", dispatcher_class=_RefusesPerHook)(**kw)
