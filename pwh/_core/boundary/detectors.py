@@ -1,15 +1,15 @@
 """Per-category detectors: pure ``str -> categories`` functions, tuned against false positives.
 
-What the scanner looks for in one string (paths, addresses, transcripts, logs, environment values;
-credentials and host names through :mod:`.secrets` and :mod:`.hosts`), apart from *how* it walks a
+What the scanner looks for in one string (paths, transcripts, logs, environment values; credentials,
+host names and addresses through :mod:`.secrets`, :mod:`.hosts` and :mod:`.addresses`), apart from *how* it walks a
 value (:mod:`.scanner`): the two change for different reasons and are tested apart.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 
+from pwh._core.boundary.addresses import has_ip_address
 from pwh._core.boundary.hosts import host_kind, user_at_host
 from pwh._core.boundary.secrets import (
     has_assignment,
@@ -81,8 +81,35 @@ _ABS_UNC = re.compile(
 _ABS_SLASHES = re.compile(r"(?<![A-Za-z0-9:/])//[A-Za-z0-9][A-Za-z0-9._\-]*/[A-Za-z0-9._\-$]+")  # //server/share
 
 
+# A path with one segment ("/s", "/or", "/help" in prose: "10 requests /s", "and /or") is an
+# absolute path only when the segment is a root folder of a POSIX or macOS system or a container
+# image, a file name with an extension, or a dotfile ("/etc", "/srv", "/config.yaml", "/.env").
+_ROOT_DIRS = frozenset(
+    """
+    bin boot dev etc home lib lib32 lib64 libx32 media mnt opt proc root run sbin srv sys tmp usr var
+    users volumes applications library system private cores nix snap data app workspace workspaces
+    scratch export
+    """.split()
+)
+_SEGMENTS = re.compile(r"[A-Za-z0-9._~\-]{1,255}(?:/[A-Za-z0-9._~\-]{0,255})?")
+_FILE_NAME = re.compile(r"\.?[A-Za-z0-9_\-]{0,255}\.[A-Za-z][A-Za-z0-9]{0,9}|\.[A-Za-z][A-Za-z0-9_.\-]{0,254}")
+
+
+def _is_posix_path(text: str, slash: int) -> bool:
+    """True when the "/" at ``slash`` (a place _ABS_POSIX accepts) starts an absolute path."""
+    segments = _SEGMENTS.match(text, slash + 1)
+    if segments is None:
+        return False
+    first, _, second = segments.group().partition("/")
+    if second:  # two segments: "/var/lib"
+        return True
+    return first.lower() in _ROOT_DIRS or _FILE_NAME.fullmatch(first) is not None
+
+
 def _has_absolute_path(text: str) -> bool:
-    if "/" in text and (_ABS_POSIX.search(text) or ("//" in text and _ABS_SLASHES.search(text))):
+    if "/" in text and (
+        any(_is_posix_path(text, m.start()) for m in _ABS_POSIX.finditer(text)) or ("//" in text and _ABS_SLASHES.search(text))
+    ):
         return True
     if ":" in text and _ABS_DRIVE.search(text):
         return True
@@ -90,7 +117,7 @@ def _has_absolute_path(text: str) -> bool:
 
 
 _HOME_DIR = re.compile(
-    r"(?<![A-Za-z0-9_~/.\-])~[A-Za-z0-9_.\-]*[/\\]"  # ~/x, ~user/x
+    r"(?<![A-Za-z0-9_~/.\-])~(?:[A-Za-z_][A-Za-z0-9_.\-]{0,63})?[/\\]"  # ~/x, ~user/x (a user name starts with a letter: "~3/5" is a score)
     r"|(?<![A-Za-z0-9._\-])/(?:home|Users)/[A-Za-z0-9._\-]+"
     r"|(?<![A-Za-z0-9._\-])/root(?![A-Za-z0-9._\-])"
     r"|(?<![A-Za-z0-9_])[A-Za-z]:[\\/](?:Users|Documents and Settings)[\\/][^\\/\s\"']+"
@@ -100,17 +127,6 @@ _HOME_DIR = re.compile(
 # Token shapes, secret-named keys and assignments live in pwh._core.boundary.secrets (detect-secrets'
 # plugins plus pwh's own shapes). A cheap pre-test keeps them off strings too short to hold one.
 _CREDENTIAL_MIN = 8
-
-# ip_address ------------------------------------------------------------------------------------
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-# Exactly four octets: "2.1.1" (three parts) and "1.2.3.4.5" are not addresses.
-# A version's suffix ("10.0.0.1-rc", "5.4.0.1+ubuntu.1") makes the four numbers a version.
-_IPV4 = re.compile(rf"(?<![0-9A-Za-z.+]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9]|\.[0-9]|[\-+][A-Za-z])")
-# Candidates only; ipaddress decides, so "00:00:00" and "12:30:45" never pass.
-_IPV6 = re.compile(
-    r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}"
-    r"(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{1,4})?(?:%[0-9A-Za-z]+)?(?![0-9A-Za-z:])"
-)
 
 # hostname --------------------------------------------------------------------------------------
 # Candidates only: pwh._core.boundary.hosts decides from the Public Suffix List and the name's shape.
@@ -318,14 +334,7 @@ def _categories(text: str) -> list[str]:
         out.append("home_dir")
     if _has_credential(text, colon):
         out.append("credential")
-    if (
-        dot
-        and text.count(".") >= 3
-        and _IPV4.search(text)
-        or colon
-        and ("::" in text or text.count(":") >= 6)
-        and any(map(_is_ipv6, _IPV6.finditer(text)))
-    ):
+    if (dot or colon) and has_ip_address(text):
         out.append("ip_address")
     if _has_hostname(text, dot, opaque=False):
         out.append("hostname")
@@ -362,7 +371,7 @@ def _has_hostname(text: str, dot: bool, *, opaque: bool) -> bool:
         if kind is None or _in_version(text, match.start()):
             continue
         if kind == "host" or (
-            not opaque and (kind == "likely" or (kind == "ambiguous" and match.start() == 0 and match.end() == len(text)))
+            not opaque and (kind in ("likely", "regional") or (kind == "ambiguous" and match.start() == 0 and match.end() == len(text)))
         ):
             return True
     return False
@@ -379,16 +388,6 @@ def _in_version(text: str, start: int) -> bool:
     while begin > 0 and text[begin - 1] in _TOKEN_CHARS:
         begin -= 1
     return _VERSION_START.match(text, begin) is not None
-
-
-def _is_ipv6(match: re.Match[str]) -> bool:
-    text = match.group()
-    try:
-        ipaddress.IPv6Address(text.split("%", 1)[0])
-    except ValueError:
-        return False
-    # "a::b" is also a code path; demand a digit or at least three groups.
-    return any(c.isdigit() for c in text) or sum(1 for g in text.split(":") if g) >= 3
 
 
 def _has_transcript(text: str, colon: bool) -> bool:

@@ -1,11 +1,16 @@
 """Typed opaque-id fields: the contracts' token grammars, by field name.
 
-A string in one of these fields that matches its grammar is judged as an id, not as free text.
+A string in one of these fields that matches its grammar is judged as an id, not as free text. So
+is a string under any other key that names an id or a reference by its last word (``ref``,
+``source_ref``, ``parentId``, ``kind``): the key says what the value is, as a secret-named key
+does (:func:`field_grammar`).
 """
 
 from __future__ import annotations
 
 import re
+
+from pwh._core.boundary.secrets import is_secret_key, key_words
 
 # --------------------------------------------------------------------------------------------
 # Typed opaque-id fields (SPEC §2: the contracts' token grammars, pwh/schemas/*.json). A string in
@@ -65,3 +70,29 @@ OPAQUE_FIELDS: dict[str, re.Pattern[str]] = {
 _SCHEMA_NAME_MAPS = (".properties", ".patternProperties", ".definitions", "['$defs']", ".$defs")
 _SECRET = object()  # walk context: everything below a key that names a secret
 _LAST_KEY = re.compile(r"(?:\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\]]*)'\])(?:\[[0-9]+\])?$")
+
+# The last word of a key that names an id or a reference; a word naming a place makes the value a
+# place ("host_id", "url_ref"), and a secret-named key ("session_id") keeps its own rule.
+_ID_WORDS = frozenset({"id", "ids", "ref", "refs", "kind", "kinds"})
+_ID_ENDINGS = tuple(_ID_WORDS)
+_PLACE_WORDS = frozenset(
+    """
+    host hostname hostnames domain domains server servers url urls uri uris endpoint endpoints address
+    addresses addr ip ips email emails mail path paths file files dir dirs folder origin proxy site
+    link links href
+    """.split()
+)
+
+
+def field_grammar(key: str) -> re.Pattern[str] | None:
+    """The grammar a string under ``key`` (exact ``str``) is an opaque id of: the contract's for a
+    typed field (:data:`OPAQUE_FIELDS`), the reference grammar for a key naming an id or a
+    reference, else None (free data). Not memoised here: the scanner keeps what it learns about
+    a key only for keys it found clean."""
+    grammar = OPAQUE_FIELDS.get(key)
+    if grammar is not None or not key[-5:].lower().endswith(_ID_ENDINGS):  # most keys end in no id word
+        return grammar
+    words = key_words(key)
+    if not words or words[-1] not in _ID_WORDS or any(w in _PLACE_WORDS for w in words) or is_secret_key(key):
+        return None
+    return _G_REF

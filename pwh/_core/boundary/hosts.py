@@ -24,7 +24,10 @@ shape as well (:func:`host_kind`):
   machines (:data:`INFRA_TLDS`: ``hall.dev``); otherwise (``the a.open hook``) an id;
 - a name whose next-to-last label is a number (``loopx-2.1.1.md``): a version, not a host;
 - two labels whose last is a file extension that is also a country code (``README.md``,
-  ``setup.py``, ``run.sh``): a file name.
+  ``setup.py``, ``run.sh``): a file name;
+- two id-shaped labels under a country code that ids use for a region or a locale
+  (:data:`REGION_CC`: ``tenant.eu``, ``locale.de``): ``'regional'``, a host in free data and an id
+  in a field that holds ids (``acme.io`` stays a host everywhere).
 """
 
 from __future__ import annotations
@@ -47,6 +50,14 @@ WORDLIKE_CC = frozenset(
     id in is at to me no so by do as it be my am us re st ad an on or up go ok hi tv fm ac ai md py sh
     rs pl pm cc ps ml mk tf sc bz gz cs js ts rb hs cr sx dk ge ma mu ne nu pe se si sl sn sv td tk tt
     ws
+    """.split()
+)
+# Country codes ids use for a region or a locale ("tenant.eu", "catalog.de", "store.uk"): an
+# id-shaped two-label name under one is an id where the field holds ids, a host in free data.
+REGION_CC = frozenset(
+    """
+    eu uk de fr es nl ch jp cn kr sg au nz ca br mx ar cl za ru ua tr gr pt cz hu ro ie fi pl hk tw
+    th vn ph il ae sa eg ng ke
     """.split()
 )
 # Generic TLDs registered mostly for machines and services: an id-shaped two-label name under one
@@ -101,8 +112,8 @@ _ID_LABEL = re.compile(r"[a-z][a-z0-9_]*")
 
 def host_kind(labels: list[str]) -> str | None:
     """``'host'`` when the dotted name made of ``labels`` is a host name by the rules above; for an
-    id-shaped two-label name under another TLD, ``'likely'`` (an :data:`INFRA_TLDS` one) or
-    ``'ambiguous'``; else ``None``."""
+    id-shaped two-label name under another TLD, ``'likely'`` (an :data:`INFRA_TLDS` one),
+    ``'regional'`` (a :data:`REGION_CC` one) or ``'ambiguous'``; else ``None``."""
     if len(labels) < 2:
         return None
     tld = labels[-1].lower()
@@ -125,7 +136,9 @@ def host_kind(labels: list[str]) -> str | None:
         return "host"
     id_shaped = all(_ID_LABEL.fullmatch(label) for label in labels)
     if len(tld) == 2 and not tld.startswith("xn"):
-        return "host" if not (id_shaped and tld in WORDLIKE_CC) else None
+        if id_shaped and tld in WORDLIKE_CC:
+            return None
+        return "regional" if id_shaped and tld in REGION_CC else "host"
     if not id_shaped:
         return "host"
     return "likely" if tld in INFRA_TLDS else "ambiguous"

@@ -13,10 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pwh._core.boundary.addresses import has_ip_address, has_ipv4
 from pwh._core.boundary.detectors import (
     _DOTTED_ID,
-    _IPV4,
-    _IPV6,
     _LOCALHOST,
     _PLAIN,
     _TIMESTAMP,
@@ -24,7 +23,6 @@ from pwh._core.boundary.detectors import (
     _WWW,
     _categories,
     _has_hostname,
-    _is_ipv6,
     is_env_name,
 )
 from pwh._core.boundary.fields import (
@@ -32,17 +30,19 @@ from pwh._core.boundary.fields import (
     _LAST_KEY,
     _SCHEMA_NAME_MAPS,
     _SECRET,
-    OPAQUE_FIELDS,
+    field_grammar,
 )
 from pwh._core.boundary.hosts import host_kind
 from pwh._core.boundary.secrets import (
     _FAST_ID,
     certain_credential,
     has_token_shape,
+    is_bare_token_key,
     is_placeholder,
     is_secret_key,
 )
 from pwh._core.boundary.text import forms
+from pwh._core.boundary.values import token_value_is_secret
 
 # Nesting deeper than this is not walked; real packets are a handful of levels deep.
 MAX_DEPTH = 200
@@ -75,9 +75,14 @@ _NONE = type(None)
 _PROXY = types.MappingProxyType  # how the dispatcher freezes the input it hands to a provider
 _MEMO_MAX_TEXT = 256  # only strings up to this length are memoised ...
 _MEMO_MAX_ENTRIES = 4096  # ... and the memo is emptied when it reaches this size
-_KEY_SECRET, _KEY_ENV, _KEY_ROLE, _KEY_CONTENT = 1, 2, 4, 8  # what a dict key says about its value
-_KeyInfo = tuple[tuple[str, ...], str, int]  # (the key's own categories, its path suffix, _KEY_* flags)
-_ODD_KEY: _KeyInfo = ((), "[?]", 0)  # a key that is not a string: never read, shown as "[?]"
+# What a dict key says about its value: a secret; a secret unless a cursor's id (a bare "token");
+# an environment value; a transcript's role or content.
+_KEY_SECRET, _KEY_ENV, _KEY_ROLE, _KEY_CONTENT, _KEY_TOKEN = 1, 2, 4, 8, 16
+# (the key's own categories, its path suffix, _KEY_* flags, the id grammar of its values or None)
+_KeyInfo = tuple[tuple[str, ...], str, int, "re.Pattern[str] | None"]
+_ODD_KEY: _KeyInfo = ((), "[?]", 0, None)  # a key that is not a string: never read, shown as "[?]"
+_TOKEN = object()  # walk context: under a bare "token" key, a string is a secret unless it is a cursor's id
+_OTP_MIN = 100_000  # under a bare "token" key, a whole number of six digits or more is a one-time code
 
 
 def _root_context(path: str) -> re.Pattern[str] | None:
@@ -85,7 +90,7 @@ def _root_context(path: str) -> re.Pattern[str] | None:
     match = _LAST_KEY.search(path) if type(path) is str else None
     if match is None:
         return None
-    return OPAQUE_FIELDS.get(match.group(1) if match.group(1) is not None else match.group(2))
+    return field_grammar(match.group(1) if match.group(1) is not None else match.group(2))
 
 
 def _as_str_list(items: Iterable[str]) -> list[str]:
@@ -182,7 +187,7 @@ class BoundaryScanner:
         if verdict is None:
             verdict = True
             for key in keys:
-                categories, suffix, flags = self._key_info(key)
+                categories, suffix, flags, _grammar = self._key_info(key)
                 if categories or flags or suffix == "[?]":
                     verdict = False
             if len(self._key_sets) < 64:  # a handful of schema key sets; never unbounded
@@ -249,7 +254,7 @@ class BoundaryScanner:
         cached = self._memo.get(text)
         if cached is not None:
             return cached
-        if (_FAST_ID.fullmatch(text) and "xox" not in text and "xapp" not in text and "localhost" not in text) or (
+        if (_FAST_ID.fullmatch(text) and "xox" not in text and "xapp" not in text and "localhost" not in text and "ip-" not in text) or (
             text[:2].isdigit() and _TIMESTAMP.fullmatch(text)
         ):
             # An opaque lowercase id of words and numbers ("receipt_000042", _boundary_secrets.fast_clean,
@@ -273,8 +278,10 @@ class BoundaryScanner:
         if text in self._allow:
             return ()
         variants = forms(text)
-        if len(variants) == 1 and variants[0] is text:
-            return self._rules(text)
+        return self._rules(text) if len(variants) == 1 and variants[0] is text else self._forms_rules(variants)
+
+    def _forms_rules(self, variants: Iterable[str]) -> tuple[str, ...]:
+        """Every rule on each of ``variants``, their categories united."""
         out: list[str] = []
         for form in variants:
             if form in self._allow:
@@ -293,7 +300,7 @@ class BoundaryScanner:
             if ("ocalhost" in text or "OCALHOST" in text) and _LOCALHOST.search(text):
                 out.append("hostname")
         elif _DOTTED_ID.fullmatch(text):
-            if text.count(".") >= 3 and _IPV4.search(text):
+            if text.count(".") >= 3 and has_ipv4(text):
                 out.append("ip_address")
             if _has_hostname(text, True, opaque=False):
                 out.append("hostname")
@@ -322,10 +329,7 @@ class BoundaryScanner:
                 form = self._allow_re.sub(" ", form)
             if has_token_shape(form) and "credential" not in out:
                 out.append("credential")
-            if "ip_address" not in out and (
-                (form.count(".") >= 3 and _IPV4.search(form))
-                or (":" in form and ("::" in form or form.count(":") >= 6) and any(map(_is_ipv6, _IPV6.finditer(form))))
-            ):
+            if "ip_address" not in out and has_ip_address(form):
                 out.append("ip_address")
             if "hostname" not in out and _has_hostname(form, "." in form, opaque=True):
                 out.append("hostname")
@@ -358,7 +362,8 @@ class BoundaryScanner:
         return False
 
     def _key_info(self, key: str) -> _KeyInfo:
-        """For a dict key: (its own categories, its path suffix, _KEY_* flags); memoised."""
+        """For a dict key: (its own categories, its path suffix, _KEY_* flags, the id grammar of its
+        values); memoised for a clean key."""
         info = self._key_memo.get(key)
         if info is not None:
             return info
@@ -366,21 +371,21 @@ class BoundaryScanner:
         if "hostname" in categories and _G_DOTTED.fullmatch(key) and host_kind(key.split(".")) == "ambiguous":
             # a key is a field name: "secret.name" is an id; "hall.dev", "acme.com" stay hosts
             categories = tuple(c for c in categories if c != "hostname")
-        if categories or not _SAFE_KEY.fullmatch(key):
-            suffix = "[?]"  # the key may itself be private: the path must not spell it out
-        else:  # the same rendering as pwh._core.codes.json_path
-            suffix = f".{key}" if key.isidentifier() else f"['{key}']"
         normal = forms(key)[-1]  # the confusable skeleton, if any: "pаssword" names a password
         flags = 0
         if is_secret_key(normal):
-            flags |= _KEY_SECRET
+            flags |= _KEY_TOKEN if is_bare_token_key(normal) else _KEY_SECRET
         if is_env_name(normal):
             flags |= _KEY_ENV
         if key == "role":
             flags |= _KEY_ROLE
         elif key == "content":
             flags |= _KEY_CONTENT
-        info = (categories, suffix, flags)
+        if categories or not _SAFE_KEY.fullmatch(key):
+            suffix = "[?]"  # the key may itself be private: the path must not spell it out
+        else:  # the same rendering as pwh._core.codes.json_path
+            suffix = f".{key}" if key.isidentifier() else f"['{key}']"
+        info = (categories, suffix, flags, field_grammar(normal))
         if not categories and len(key) <= _MEMO_MAX_TEXT:
             if len(self._key_memo) >= _MEMO_MAX_ENTRIES:
                 self._key_memo.clear()
@@ -390,7 +395,8 @@ class BoundaryScanner:
     def _walk(self, root: Any, root_path: str, found: _Found) -> None:
         """Iterative depth-first walk: no Python recursion, so no RecursionError at any depth.
         A stack item is (node, path, depth, context): context is None, a field grammar (the
-        items of a typed id list), or _SECRET (everything under a key that names a secret)."""
+        items of a typed id list), _SECRET (everything under a key that names a secret) or _TOKEN
+        (everything under a bare "token" key: a secret unless it is a cursor's structured id)."""
         stack: list[Any] = [(root, root_path, 0, _root_context(root_path))]
         active: set[int] = set()  # ids of the containers on the current path, to spot cycles
         reported = False
@@ -404,8 +410,8 @@ class BoundaryScanner:
             kind = type(node)
             if issubclass(kind, str):
                 text = str.__str__(node)
-                if context is _SECRET:
-                    if text and not is_placeholder(text):
+                if context is _SECRET or context is _TOKEN:
+                    if context is _SECRET and text and not is_placeholder(text) or context is _TOKEN and token_value_is_secret(text):
                         found.add((path, "credential"))
                     for category in self._scan_str(text):
                         found.add((path, category))
@@ -415,6 +421,10 @@ class BoundaryScanner:
                 continue
             if context is _SECRET and issubclass(kind, (int, float)) and not issubclass(kind, bool):
                 found.add((path, "credential"))  # a PIN, a numeric key: a number under a secret key
+                continue
+            if context is _TOKEN and issubclass(kind, int) and not issubclass(kind, bool):
+                if int.__abs__(node) >= _OTP_MIN:  # a one-time code, not a page number
+                    found.add((path, "credential"))
                 continue
             if kind is _PROXY:
                 node = _unwrap_proxy(node)
@@ -431,30 +441,32 @@ class BoundaryScanner:
             active.add(id(node))
             stack.append((_EXIT, id(node)))
             if is_dict:
-                self._walk_dict(node, path, depth + 1, found, stack, context is _SECRET)
+                self._walk_dict(node, path, depth + 1, found, stack, context if context is _SECRET or context is _TOKEN else None)
             else:
                 items = list.__iter__(node) if issubclass(kind, list) else tuple.__iter__(node)
                 self._walk_items(items, path, depth + 1, found, stack, context)
 
     def _walk_items(self, items: Iterable[Any], path: str, depth: int, found: _Found, stack: list[Any], context: Any) -> None:
         children = []
-        grammar = context if context is not _SECRET else None
+        keyed = context is _SECRET or context is _TOKEN  # under a key that names a secret
+        grammar = None if keyed else context
         for i, child in enumerate(items):
             child_kind = type(child)
-            if child_kind is str and context is not _SECRET:  # the common case, scanned inline
+            if child_kind is str and not keyed:  # the common case, scanned inline
                 for category in self._scan_field(child, grammar):
                     found.add((f"{path}[{i}]", category))
-            elif context is _SECRET or not issubclass(child_kind, _SCALARS):
+            elif keyed or not issubclass(child_kind, _SCALARS):
                 children.append((child, f"{path}[{i}]", depth, context))
         stack.extend(reversed(children))
 
-    def _walk_dict(self, node: dict[Any, Any], path: str, depth: int, found: _Found, stack: list[Any], secret: bool = False) -> None:
+    def _walk_dict(self, node: dict[Any, Any], path: str, depth: int, found: _Found, stack: list[Any], context: Any = None) -> None:
         # dict.items() called on the instance reads the table directly: a subclass's overrides never
         # run, and no key is hashed or compared (a hostile key's __eq__/__hash__ stays uncalled).
         memo, key_memo = self._memo, self._key_memo
         # The keys of a JSON Schema "properties" object name fields ("password": {"type": ...});
         # they hold no values, so a secret-named one there marks nothing below it as a secret.
         names_fields = path.endswith(_SCHEMA_NAME_MAPS)
+        secret, token = context is _SECRET, context is _TOKEN
         has_role = has_content = False
         children = []
         for key, child in dict.items(node):
@@ -463,16 +475,15 @@ class BoundaryScanner:
                 info = key_memo.get(key)
                 if info is None:
                     info = self._key_info(key)
-                grammar = OPAQUE_FIELDS.get(key)
             elif issubclass(key_kind, str):
                 info = self._key_info(str.__str__(key))
-                grammar = None
             else:
-                info, grammar = _ODD_KEY, None
-            key_categories, suffix, flags = info
+                info = _ODD_KEY
+            key_categories, suffix, flags, grammar = info
             if names_fields:
-                flags &= ~(_KEY_SECRET | _KEY_ENV)
+                flags &= ~(_KEY_SECRET | _KEY_ENV | _KEY_TOKEN)
             under_secret = secret or bool(flags & _KEY_SECRET)
+            under_token = not under_secret and (token or bool(flags & _KEY_TOKEN))
             child_kind = type(child)
             if child_kind is str:  # the common case, scanned inline to save a stack round trip
                 categories = memo.get(child)
@@ -483,14 +494,17 @@ class BoundaryScanner:
                 if under_secret:
                     if not issubclass(child_kind, type(None)) and not issubclass(child_kind, bool):
                         children.append((child, path + suffix, depth, _SECRET))
+                elif under_token:
+                    if not issubclass(child_kind, (type(None), bool, float)):
+                        children.append((child, path + suffix, depth, _TOKEN))
                 elif not issubclass(child_kind, _SCALARS):
                     children.append((child, path + suffix, depth, grammar))
-            if not (categories or key_categories or flags or secret):
+            if not (categories or key_categories or flags or secret or token):
                 continue  # the hot path ends here
             child_path = path + suffix
             found.update((child_path, category) for category in key_categories + categories)
             if child_kind is str and child:
-                if under_secret and not is_placeholder(child):
+                if under_secret and not is_placeholder(child) or under_token and token_value_is_secret(child):
                     found.add((child_path, "credential"))
                 if flags & _KEY_ENV:
                     found.add((child_path, "environment_value"))

@@ -30,6 +30,9 @@ from re import _constants as _c  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
+from pwh._core.boundary.decoding import encodes_text
+from pwh._core.boundary.values import is_placeholder, token_value_is_secret
+
 __all__ = [
     "CERTAIN_KINDS",
     "OWN_SHAPES",
@@ -38,9 +41,11 @@ __all__ = [
     "fast_clean",
     "has_assignment",
     "has_token_shape",
+    "is_bare_token_key",
     "is_placeholder",
     "is_secret_key",
     "key_words",
+    "names_secret_value",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -159,14 +164,22 @@ def _singular(words: tuple[str, ...]) -> tuple[str, ...]:
     return words
 
 
+# Every secret term above holds one of these: a key whose words hold none names no secret, which
+# one C-level search tells for the usual key ("schema_version", "event_kind").
+_TERMS = re.compile("pass|pw|secret|token|key|auth|cred|cookie|bearer|jwt|pin|otp|psk|sas|dsn|mfa|pat|priv|session|conn|code")
+_CONTAINED_RE = re.compile("|".join(_CONTAINED))
+
+
 def is_secret_key(name: str) -> bool:
     """True when a dict key or an assigned name (already normalised text) names a secret."""
     words = key_words(name)
     if not words or words[-1] in _QUALIFIERS or (len(words) > 1 and words[0] in _QUANTITY_FIRST):
         return False
+    if not _TERMS.search("".join(words)):
+        return False
     hit = False
     for i, word in enumerate(words):
-        if word in _WORDS or any(t in word for t in _CONTAINED) or word.endswith(_ENDINGS):
+        if word in _WORDS or _CONTAINED_RE.search(word) or word.endswith(_ENDINGS):
             hit = True
             break
         if (word,) in _PHRASES or _singular(words[i : i + 2]) in _PHRASES or _singular(words[i : i + 3]) in _PHRASES:
@@ -179,11 +192,28 @@ def is_secret_key(name: str) -> bool:
         if stem in _KEY_KINDS:  # "appkey", "sshkeys"
             hit = True
             break
-    if not hit:
+    if not hit or "per" in words[1:]:  # "tokens_per_second": a rate
         return False
     # "prompt_tokens", "input_tokens": a language model's count; "next_page_token": a cursor.
     counted = any(w in _MODEL_COUNT or w in _CURSOR_WORDS for w in words)
-    return not (counted and words[-1].endswith(("token", "tokens")) and not any(t in "".join(words) for t in _CONTAINED))
+    return not (counted and words[-1].endswith(("token", "tokens")) and not _CONTAINED_RE.search("".join(words)))
+
+
+def is_bare_token_key(name: str) -> bool:
+    """True for a key that is only ``token`` or ``tokens`` (any case): it names a session token or a
+    pagination cursor alike, so its value is a secret unless it is a cursor's structured id
+    (:func:`pwh._core.boundary.values.token_value_is_secret`). Every other key naming a token
+    names a credential (``access_token``, ``csrfToken``, ``X-Auth-Token``)."""
+    return key_words(name) in (("token",), ("tokens",))
+
+
+def names_secret_value(name: str, value: str) -> bool:
+    """True when ``value`` assigned to ``name`` is a secret by the key rule: a secret-named name and
+    a value that is no placeholder and no ``$VAR`` reference; under a bare ``token`` name, not a
+    cursor's structured id (``token=page_2``)."""
+    if not is_secret_key(name) or is_placeholder(value) or value.startswith("$"):  # "${VAR}" names a variable
+        return False
+    return not is_bare_token_key(name) or token_value_is_secret(value)
 
 
 # A bare key-ish word that cannot be a secret term: checked before the regex below on hot-path text.
@@ -192,24 +222,6 @@ _STEMS = tuple(
     pass pw secret key token auth cred cookie bearer session pin otp psk sas dsn jwt conn mfa pat
     """.split()
 )
-
-# --------------------------------------------------------------------------------------------
-# Placeholders
-# --------------------------------------------------------------------------------------------
-
-_PLACEHOLDERS = frozenset(
-    """
-    false true null none nil redacted omitted hidden masked required optional string empty unset
-    undefined n/a na tbd todo placeholder example changeme secret password token value
-    """.split()
-)
-
-
-def is_placeholder(value: str) -> bool:
-    """``***``, ``<redacted>``, ``null``, ``${VAR}``-free filler: a value that names no secret."""
-    bare = value.strip().strip("<>[]{}()\"'`").lower()
-    return not bare.strip("*x.-_ #?") or bare in _PLACEHOLDERS
-
 
 # --------------------------------------------------------------------------------------------
 # name=value assignments in text
@@ -230,17 +242,15 @@ def has_assignment(text: str) -> bool:
     if not any(stem in low for stem in _STEMS):
         return False
     for match in _ASSIGNMENT.finditer(text):
-        if not is_secret_key(match.group("name")):
-            continue
         value = match.group("v")
-        if is_placeholder(value) or value.startswith("$"):  # "${VAR}" is an environment reference
+        if not names_secret_value(match.group("name"), value):
             continue
         if match.group("sep") != ":" or match.group("q") or match.group("vq") or not value.isalpha():
             return True
     if "-" in text:
         for match in _FLAG.finditer(text):
             value = match.group("v")
-            if is_secret_key(match.group("name")) and not is_placeholder(value) and not value.isalpha():
+            if names_secret_value(match.group("name"), value) and not value.isalpha():
                 return True
     return False
 
@@ -437,6 +447,27 @@ def _gated() -> tuple[tuple[tuple[str, ...], bool, re.Pattern[str]], ...]:
     return tuple(out)
 
 
+# AWS key ids are base32 after their prefix (A-Z and 2-7). Of the prefixes, only AKIA is never the
+# start of an ordinary upper-case code; ASIA, ACCA, AIDA... begin words and names, so after one of
+# them the 16 characters must be AWS's own alphabet ("ASIAPACIFIC2026Q1REG" is a region code, not
+# a session key). AKIA keeps the looser 0-9A-Z that other scanners and test generators use.
+_AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[0-9A-Z]{16}")
+_BASE32 = re.compile(r"[A-Z2-7]{16}")
+
+
+def _not_an_aws_id(matched: str) -> bool:
+    """True when a match of an AWS key-id shape is an upper-case code instead (see above)."""
+    return len(matched) == 20 and _AWS_ID.fullmatch(matched) is not None and matched[:4] != "AKIA" and not _BASE32.fullmatch(matched[4:])
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> bool:
+    """True when ``pattern`` finds a token in ``text`` that is not an upper-case code (_not_an_aws_id)."""
+    for match in pattern.finditer(text):
+        if not _not_an_aws_id(match.group()):
+            return True
+    return False
+
+
 @lru_cache(maxsize=1)
 def _hint_table() -> tuple[tuple[tuple[str, tuple[int, ...]], ...], tuple[tuple[str, tuple[int, ...]], ...], tuple[int, ...]]:
     """(case-sensitive hints, lower-case hints, always-run shapes): each hint with the shapes it gates."""
@@ -499,7 +530,7 @@ def has_token_shape(text: str) -> bool:
         if hint in low:
             candidates.update(indexes)
     for i in sorted(candidates):  # pwh's own shapes first: they are the cheaper ones
-        if shapes[i][2].search(text):
+        if shapes[i][2].search(text) and _matches(shapes[i][2], text):
             return True
     return _has_random_token(text)
 
@@ -524,8 +555,8 @@ def _has_random_token(text: str) -> bool:
         upper = sum(1 for c in run if c.isupper())
         lower = sum(1 for c in run if c.islower())
         digits = sum(1 for c in run if c.isdigit())
-        if upper >= 2 and lower >= 2 and digits >= 2 and _entropy(run) >= 4.0:
-            return True
+        if upper >= 2 and lower >= 2 and digits >= 2 and _entropy(run) >= 4.0 and not encodes_text(match.group()):
+            return True  # (base64 of readable text is an encoded cursor or state, not a random key)
     for match in _ONE_CASE_RUN.finditer(text):
         run = match.group()
         digits = sum(1 for c in run if c.isdigit())
@@ -650,6 +681,8 @@ def certain_credential(text: str) -> str | None:
         if name == "connection_string_password" and (";" not in text or text.count("=") < 2):
             continue  # a lone password=... is an assignment (a reading), not a connection string
         for match in pattern.finditer(text):
+            if _not_an_aws_id(match.group()):
+                continue
             if group is None or not _stands_for_nothing(match.group(group)):
                 return name
     return None
