@@ -6,6 +6,7 @@ import ast
 import copy
 import json
 import pathlib
+import re
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -227,10 +228,24 @@ def test_ineligible_input_is_not_applicable(packet: dict[str, Any]) -> None:
     assert pr.produce(freeze(packet)) == NOT_APPLICABLE
 
 
-def test_projection_without_segment_ref_or_schema_is_not_applicable() -> None:
+def test_a_projection_as_section_7_shows_it_yields_the_intent_with_a_derived_segment_ref() -> None:
+    """§7's example projection carries only transition and fact_refs: the capability works from what
+    §7 guarantees (the source's opaque ids), not from a field only pwh's projection carries."""
     packet = hook_input()
     del packet["projection"]["segment_ref"]
-    assert pr.produce(freeze(packet)) == NOT_APPLICABLE
+    intent = only_intent(pr.produce(freeze(packet)))
+    derived = intent["payload"]["segment_ref"]
+    assert re.fullmatch(r"seg_[0-9a-f]{32}", derived) and derived != "segment_opaque" and PAYLOAD_VALIDATOR.is_valid(intent["payload"])
+    assert only_intent(pr.produce(freeze(packet)))["payload"]["segment_ref"] == derived  # the same receipt, the same segment
+    other = copy.deepcopy(packet)
+    other["source"]["receipt_id"] = "receipt_other"
+    assert only_intent(pr.produce(freeze(other)))["payload"]["segment_ref"] != derived  # another receipt, another segment
+    unnamed = copy.deepcopy(packet)
+    del unnamed["source"]["state_revision"]
+    assert pr.produce(freeze(unnamed)) == NOT_APPLICABLE  # nothing opaque to name the segment by
+
+
+def test_a_projection_of_another_schema_is_not_applicable() -> None:
     packet = hook_input()
     packet["projection"]["schema_version"] = "some_other_projection_v9"
     assert pr.produce(freeze(packet)) == NOT_APPLICABLE

@@ -7,9 +7,11 @@ through a separately admitted executor), never touches a sink, and never mutates
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pwh._core.canonical import canonical_bytes
 from pwh._core.identity import intent_id
 
 from ._registration import (
@@ -94,11 +96,26 @@ def _eligible_payload(hook_input: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     if ELIGIBLE_TRANSITIONS.get(event_kind) != transition:
         return None
-    segment_ref = projection.get("segment_ref")
+    segment_ref = projection["segment_ref"] if "segment_ref" in projection else _derived_segment_ref(source, transition)
     refs = _event_refs(projection.get("fact_refs", ()))
     if not is_opaque_token(segment_ref) or refs is None:
         return None
     return {"transition": transition, "segment_ref": segment_ref, "source_event_refs": refs}
+
+
+def _derived_segment_ref(source: Mapping[str, Any], transition: str) -> str | None:
+    """An opaque reference to the segment this transition closed, from what RFC §7 guarantees.
+
+    §7's example projection carries only ``transition`` and ``fact_refs``; the intent's payload
+    names a ``segment_ref``. An implementation whose projection carries one (pwh's does) is taken
+    at its word; for one that follows §7's example the segment is the Goal's state at this
+    committed receipt, so its reference is a digest of the source's opaque goal id, state revision
+    and receipt id: the same receipt always names the same segment, two receipts never one."""
+    parts = [source.get(key) for key in ("goal_id", "state_revision", "receipt_id")]
+    if not all(type(part) is str and part for part in parts):
+        return None
+    digest = hashlib.sha256(canonical_bytes({"segment": parts, "transition": transition})).hexdigest()
+    return f"seg_{digest[:32]}"
 
 
 def _event_refs(fact_refs: Any) -> list[str] | None:
