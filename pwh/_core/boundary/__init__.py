@@ -14,12 +14,18 @@ inspected by exact type only, unknown objects are skipped without calling any of
 and deep or cyclic structures end in one ``unscannable`` finding instead of a ``RecursionError``.
 
 Every string is first normalised (:mod:`pwh._core.boundary.text`: NFKC, invisible characters removed,
-the confusable skeleton), so look-alike spellings meet the same rules. Credentials come from
-detect-secrets' plugins and pwh's own shapes, and from keys that name a secret in any case style
-(:mod:`pwh._core.boundary.secrets`); host names from the Public Suffix List read by the name's shape
-(:mod:`pwh._core.boundary.hosts`); paths, e-mail, addresses, transcripts, logs and environment values
-from the rules below. A string in a field the contracts type as an opaque id (:data:`OPAQUE_FIELDS`)
-that matches the field's grammar is judged as an id (``billing.report`` is not a host there).
+the confusable skeleton), so look-alike spellings meet the same rules, and a string found clean is
+read again as what it decodes to (:mod:`.decoding`: percent-encoding, escapes, base64, hex).
+Credentials come from detect-secrets' plugins and pwh's own shapes, and from keys that name a
+secret in any case style (:mod:`.secrets`; a bare ``token`` key by its value's shape, :mod:`.values`),
+from an auth scheme without its header (:mod:`.schemes`) and from a token cut across list items or
+a key and its value (:mod:`.fragments`); host names from the Public Suffix List read by the name's
+shape (:mod:`.hosts`); addresses told from versions and ids (:mod:`.addresses`); transcripts
+(:mod:`.transcripts`) and raw logs (:mod:`.logs`) by their turns and their loggers' formats; paths,
+e-mail and environment values from :mod:`.detectors`. A string in a field the contracts type as an
+opaque id (:data:`OPAQUE_FIELDS`), or under a key naming an id or a reference (``ref``,
+``parent_id``), that matches the field's grammar is judged as an id (``billing.report`` is not a
+host there).
 The rates on a labelled corpus are in :mod:`pwh._harness.boundary_corpus`; zero false positives on the
 project's own public material (prose, Gherkin, JSON Schema, ids, digests, timestamps, versions,
 JSON paths) is held by the reliability campaign. This module reads no environment variable: the

@@ -6,13 +6,14 @@ before them decides:
 
 - a version's suffix after them (``1.2.3.4-beta``, ``2.0.0.1+build.5``), a version operator
   (``==``, ``>=``, ``~=``, ``^``) or a ``+`` before them: a version;
-- letters glued to them (``v3.2.1.0``, ``python3.1.2.3``): not an address;
+- letters glued to them (``ip10.20.30.40``, ``srv10.8.0.1``): an address, unless the letters are
+  a version word (``v``, ``ver``, ``rel``, ``build``... as in ``v3.2.1.0``);
 - a name joined by ``-`` or ``_`` (``release-1.2.3.4``, ``app-2.3.4.5``): a name and its version,
   unless the name is one for a machine or an address (``ip_172.31.0.9``, ``node-10.1.2.3``);
 - after a space, ``=`` or ``:``, the word before decides: a version or numbering word
   (``version``, ``firmware``, ``section``, ``clause``...) makes a version, any other an address.
 
-An IPv6 candidate
+``ip-10-0-3-17`` (a cloud's private host name for an address) is an address too. An IPv6 candidate
 is decided by :mod:`ipaddress`; one glued to an id by ``_`` or ``-`` (``batch_7::2``, ``grid-3::5``)
 is a namespaced id, and ``a::b`` (a code path) needs a digit or three groups.
 """
@@ -26,7 +27,8 @@ __all__ = ["has_ip_address", "has_ipv4", "has_ipv6"]
 
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 # Exactly four octets: "2.1.1" (three parts) and "1.2.3.4.5" (an OID, a long version) are not addresses.
-_IPV4 = re.compile(rf"(?<![0-9A-Za-z.+]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9]|\.[0-9]|[\-+][A-Za-z])")
+_IPV4 = re.compile(rf"(?<![0-9.+]){_OCTET}(?:\.{_OCTET}){{3}}(?![0-9]|\.[0-9]|[\-+][A-Za-z])")
+_IP_DASHED = re.compile(rf"(?<![A-Za-z0-9])(?i:ip)-{_OCTET}(?:-{_OCTET}){{3}}(?![0-9])")
 # Candidates only; ipaddress decides, so "00:00:00" and "12:30:45" never pass.
 _IPV6 = re.compile(
     r"(?<![0-9A-Za-z:._\-])(?:[0-9A-Fa-f]{0,4}:){2,7}"
@@ -60,6 +62,11 @@ def _is_version(text: str, start: int) -> bool:
     if before in _OPERATOR_CHARS:
         if before in "^~" or (start >= 2 and text[start - 2] in _OPERATOR_CHARS):
             return True  # ==1.2.3.4, >=2.0.0.1, ^1.2.3.4
+    if before.isalpha():  # glued letters: "ip10.20.30.40", "v3.2.1.0"
+        begin = start
+        while begin > 0 and start - begin < 24 and text[begin - 1].isalpha():
+            begin -= 1
+        return text[begin:start].lower() in _VERSION_WORDS
     if before in "-_":  # "release-1.2.3.4", "node-10.1.2.3"
         begin = start - 1
         while begin > 0 and start - begin < 25 and text[begin - 1].isalnum():
@@ -76,7 +83,7 @@ def has_ipv4(text: str) -> bool:
         for match in _IPV4.finditer(text):
             if not _is_version(text, match.start()):
                 return True
-    return False
+    return ("ip-" in text or "IP-" in text or "Ip-" in text) and _IP_DASHED.search(text) is not None
 
 
 def _is_ipv6(match: re.Match[str]) -> bool:

@@ -1,7 +1,8 @@
 """Per-category detectors: pure ``str -> categories`` functions, tuned against false positives.
 
-What the scanner looks for in one string (paths, transcripts, logs, environment values; credentials,
-host names and addresses through :mod:`.secrets`, :mod:`.hosts` and :mod:`.addresses`), apart from *how* it walks a
+What the scanner looks for in one string (URLs, e-mail, paths, environment values here; credentials,
+host names, addresses, transcripts and raw logs through :mod:`.secrets`, :mod:`.schemes`,
+:mod:`.hosts`, :mod:`.addresses`, :mod:`.transcripts` and :mod:`.logs`), apart from *how* it walks a
 value (:mod:`.scanner`): the two change for different reasons and are tested apart.
 """
 
@@ -10,12 +11,17 @@ from __future__ import annotations
 import re
 
 from pwh._core.boundary.addresses import has_ip_address
-from pwh._core.boundary.hosts import host_kind, user_at_host
+from pwh._core.boundary.hosts import FILE_EXTENSIONS, host_kind, user_at_host
+from pwh._core.boundary.logs import has_raw_log
+from pwh._core.boundary.schemes import has_scheme_credential
 from pwh._core.boundary.secrets import (
     has_assignment,
     has_token_shape,
     is_secret_key,
 )
+from pwh._core.boundary.transcripts import TRANSCRIPT_ROLES, has_transcript
+
+_TRANSCRIPT_ROLES = TRANSCRIPT_ROLES  # the name the scanner imports
 
 CATEGORIES: tuple[str, ...] = (
     "url",
@@ -136,30 +142,13 @@ _HOSTNAME = re.compile(
     r"(?P<tld>[A-Za-z][A-Za-z0-9\-]{1,62})(?![A-Za-z0-9_\-(\[]|\.[A-Za-z0-9_])"
 )
 _LOCALHOST = re.compile(r"(?<![A-Za-z0-9_\-.])localhost(?![A-Za-z0-9_\-])", re.IGNORECASE)
-
-# transcript ------------------------------------------------------------------------------------
-_ROLE_LINE = re.compile(r"^[ \t>]*(?:User|Assistant|System|Human|AI)[ \t]*:[ \t]*\S", re.MULTILINE)
-_CHAT_MARKUP = re.compile(r"<\|im_start\|>|<\|im_end\|>|<\|(?:start|end)_header_id\|>|<\|eot_id\|>|\[/?INST\]|<<SYS>>")
-_ROLE_JSON = re.compile(r"\"role\"\s*:\s*\"(?:user|assistant|system|tool|developer)\"")
-_TRANSCRIPT_ROLES = frozenset({"user", "assistant", "system", "tool", "developer", "human"})
-
-# raw_log ---------------------------------------------------------------------------------------
-_LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|SEVERE)"
-_LEVEL_HINT = re.compile(r"TRACE|DEBUG|INFO|NOTICE|WARN|ERR|CRITICAL|FATAL|SEVERE")
-_LOG_LEVEL = re.compile(
-    r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:[.,][0-9]+)?"
-    rf"(?:Z|[+\-][0-9]{{2}}:?[0-9]{{2}})?\]?[ \t]*(?:[\-|:][ \t]*)?\[?{_LEVEL}\b"
-    rf"|\[{_LEVEL}\]"
+# After a "/" a dotted name is a file in a folder ("reports/weekly.md") unless it has three labels
+# or more and no file extension: "jump/bastion.acme.com" names a machine behind another. After
+# "//" it is a URL's or a share's host, which those rules report.
+_HOSTNAME_AFTER_SLASH = re.compile(
+    r"(?<=/)(?<!//)(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.){2,126}"
+    r"[A-Za-z][A-Za-z0-9\-]{1,62}(?![A-Za-z0-9_\-(\[]|\.[A-Za-z0-9_])"
 )
-_PY_FILE_LINE = re.compile(r"\bFile \"[^\"\n]+\", line [0-9]+")
-# "ValueError: bad input", but not the Python source "except ValueError:  # comment".
-_EXCEPTION_TEXT = re.compile(r"(?<!except )\b[A-Z][A-Za-z0-9]*(?:Error|Exception):[ \t]+[^\s#]")
-_SHELL_PROMPT = re.compile(
-    r"^[ \t]*\$[ \t]+[A-Za-z./~_\-]"  # "$ make test"
-    r"|(?<![A-Za-z0-9_.\-])[A-Za-z0-9_.\-]+@[A-Za-z0-9_.\-]+:[^\s#$]*[#$](?:[ \t]|$)",  # root@host:~#
-    re.MULTILINE,
-)
-_REPL_PROMPT = re.compile(r"^[ \t]*>>>[ \t]+\S", re.MULTILINE)
 
 # environment_value -----------------------------------------------------------------------------
 # NAME=VALUE is an environment value when NAME is a variable the process environment carries (a
@@ -334,13 +323,13 @@ def _categories(text: str) -> list[str]:
         out.append("home_dir")
     if _has_credential(text, colon):
         out.append("credential")
-    if (dot or colon) and has_ip_address(text):
+    if (dot or colon or "ip-" in text or "IP-" in text) and has_ip_address(text):
         out.append("ip_address")
     if _has_hostname(text, dot, opaque=False):
         out.append("hostname")
-    if _has_transcript(text, colon):
+    if has_transcript(text, colon):
         out.append("transcript")
-    if _has_raw_log(text, colon):
+    if has_raw_log(text, colon):
         out.append("raw_log")
     if (
         ("=" in text and _has_env_assignment(text))
@@ -354,7 +343,9 @@ def _categories(text: str) -> list[str]:
 def _has_credential(text: str, colon: bool) -> bool:
     if len(text) >= _CREDENTIAL_MIN and has_token_shape(text):
         return True
-    return (colon or "=" in text or "-" in text) and has_assignment(text)
+    if (colon or "=" in text or "-" in text) and has_assignment(text):
+        return True
+    return " " in text and len(text) >= _CREDENTIAL_MIN and has_scheme_credential(text, text.lower())
 
 
 def _has_hostname(text: str, dot: bool, *, opaque: bool) -> bool:
@@ -374,6 +365,11 @@ def _has_hostname(text: str, dot: bool, *, opaque: bool) -> bool:
             not opaque and (kind in ("likely", "regional") or (kind == "ambiguous" and match.start() == 0 and match.end() == len(text)))
         ):
             return True
+    if "/" in text:
+        for match in _HOSTNAME_AFTER_SLASH.finditer(text):
+            labels = match.group().split(".")
+            if labels[-1].lower() not in FILE_EXTENSIONS and host_kind(labels) == "host" and not _in_version(text, match.start()):
+                return True
     return False
 
 
@@ -388,26 +384,3 @@ def _in_version(text: str, start: int) -> bool:
     while begin > 0 and text[begin - 1] in _TOKEN_CHARS:
         begin -= 1
     return _VERSION_START.match(text, begin) is not None
-
-
-def _has_transcript(text: str, colon: bool) -> bool:
-    if colon:
-        if ("User" in text or "Assistant" in text or "System" in text or "Human" in text or "AI" in text) and (_ROLE_LINE.search(text)):
-            return True
-        if '"role"' in text and _ROLE_JSON.search(text):
-            return True
-    return bool(("<|" in text or "INST]" in text or "<<SYS>>" in text) and _CHAT_MARKUP.search(text))
-
-
-def _has_raw_log(text: str, colon: bool) -> bool:
-    if "Traceback (most recent call last)" in text:
-        return True
-    if 'File "' in text and _PY_FILE_LINE.search(text):
-        return True
-    if colon and ("Error:" in text or "Exception:" in text) and _EXCEPTION_TEXT.search(text):
-        return True
-    if _LEVEL_HINT.search(text) and _LOG_LEVEL.search(text):
-        return True
-    if ("$" in text or "#" in text) and _SHELL_PROMPT.search(text):
-        return True
-    return ">>>" in text and _REPL_PROMPT.search(text) is not None

@@ -25,6 +25,9 @@ shape as well (:func:`host_kind`):
 - a name whose next-to-last label is a number (``loopx-2.1.1.md``): a version, not a host;
 - two labels whose last is a file extension that is also a country code (``README.md``,
   ``setup.py``, ``run.sh``): a file name;
+- three labels or more under a cluster's own domain, which no public list holds (``svc`` for a
+  Kubernetes service, ``redis.cache.svc``; ``consul`` for a Consul service,
+  ``web.service.consul``): a host name;
 - two id-shaped labels under a country code that ids use for a region or a locale
   (:data:`REGION_CC`: ``tenant.eu``, ``locale.de``): ``'regional'``, a host in free data and an id
   in a field that holds ids (``acme.io`` stays a host everywhere).
@@ -60,6 +63,8 @@ REGION_CC = frozenset(
     th vn ph il ae sa eg ng ke
     """.split()
 )
+# A cluster's own DNS domain: three labels or more under one name a service inside it.
+CLUSTER_SUFFIXES = frozenset({"svc", "consul"})
 # Generic TLDs registered mostly for machines and services: an id-shaped two-label name under one
 # (``hall.dev``, ``build.cloud``) is read as a host in free data even inside text.
 INFRA_TLDS = frozenset(
@@ -117,6 +122,8 @@ def host_kind(labels: list[str]) -> str | None:
     if len(labels) < 2:
         return None
     tld = labels[-1].lower()
+    if tld in CLUSTER_SUFFIXES and len(labels) >= 3 and all(_LABEL.fullmatch(label) for label in labels) and not labels[-2].isdigit():
+        return "host"
     if tld not in tlds() or not tld[0].isalpha():
         return None
     if not all(_LABEL.fullmatch(label) for label in labels):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pwh._core.boundary.addresses import has_ip_address, has_ipv4
+from pwh._core.boundary.decoding import decoded_forms
 from pwh._core.boundary.detectors import (
     _DOTTED_ID,
     _LOCALHOST,
@@ -32,6 +33,7 @@ from pwh._core.boundary.fields import (
     _SECRET,
     field_grammar,
 )
+from pwh._core.boundary.fragments import could_start_token, token_across
 from pwh._core.boundary.hosts import host_kind
 from pwh._core.boundary.secrets import (
     _FAST_ID,
@@ -76,8 +78,8 @@ _PROXY = types.MappingProxyType  # how the dispatcher freezes the input it hands
 _MEMO_MAX_TEXT = 256  # only strings up to this length are memoised ...
 _MEMO_MAX_ENTRIES = 4096  # ... and the memo is emptied when it reaches this size
 # What a dict key says about its value: a secret; a secret unless a cursor's id (a bare "token");
-# an environment value; a transcript's role or content.
-_KEY_SECRET, _KEY_ENV, _KEY_ROLE, _KEY_CONTENT, _KEY_TOKEN = 1, 2, 4, 8, 16
+# an environment value; a transcript's role or content; the start of a token cut in two.
+_KEY_SECRET, _KEY_ENV, _KEY_ROLE, _KEY_CONTENT, _KEY_TOKEN, _KEY_FRAGMENT = 1, 2, 4, 8, 16, 32
 # (the key's own categories, its path suffix, _KEY_* flags, the id grammar of its values or None)
 _KeyInfo = tuple[tuple[str, ...], str, int, "re.Pattern[str] | None"]
 _ODD_KEY: _KeyInfo = ((), "[?]", 0, None)  # a key that is not a string: never read, shown as "[?]"
@@ -117,7 +119,7 @@ class BoundaryScanner:
     never kept, so the scanner does not retain private data.
     """
 
-    __slots__ = ("_allow", "_allow_re", "_key_memo", "_key_sets", "_memo", "_names_re", "_opaque_memo")
+    __slots__ = ("_allow", "_allow_re", "_key_memo", "_key_sets", "_memo", "_names_re", "_no_start", "_opaque_memo")
 
     def __init__(self, private_names: Iterable[str] = (), allow: Iterable[str] = ()) -> None:
         """``private_names``: an organisation's deny-list, matched case-insensitively as whole words
@@ -145,6 +147,7 @@ class BoundaryScanner:
         self._key_memo: dict[str, _KeyInfo] = {}
         self._key_sets: dict[tuple[str, ...], bool] = {}
         self._opaque_memo: dict[str, bool] = {}  # typed opaque ids found clean as ids
+        self._no_start: set[str] = set()  # clean strings that begin no token (fragments.could_start_token)
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -218,7 +221,7 @@ class BoundaryScanner:
         if kind is list or kind is tuple:
             if depth >= 32:
                 return False
-            return self._children_clean(value, depth)
+            return self._children_clean(value, depth) and not self._split_token_in(value)
         return kind is int or kind is float or kind is bool or kind is _NONE  # by identity: never hash a type
 
     def _children_clean(self, children: Iterable[Any], depth: int) -> bool:
@@ -232,6 +235,31 @@ class BoundaryScanner:
                 return False
         return True
 
+    def _split_token_in(self, items: list[Any] | tuple[Any, ...]) -> bool:
+        """True when a token of a known format is cut across consecutive strings of a plain list
+        (:func:`pwh._core.boundary.fragments.token_across`)."""
+        run: list[str] = []
+        for item in items:
+            if type(item) is str:
+                run.append(item)
+                continue
+            if len(run) >= 2 and token_across(run, self._could_start):
+                return True
+            run = []
+        return len(run) >= 2 and token_across(run, self._could_start)
+
+    def _could_start(self, text: str) -> bool:
+        """:func:`could_start_token`, remembered for the clean strings (those the memo holds) that begin none."""
+        if text in self._no_start:
+            return False
+        if could_start_token(text):
+            return True
+        if text in self._memo:
+            if len(self._no_start) >= _MEMO_MAX_ENTRIES:
+                self._no_start.clear()
+            self._no_start.add(text)
+        return False
+
     def public_path(self, path: str) -> str:
         """A JSON path as pwh renders it (``$.a['b-c'][0]``) with every key this scanner would flag
         shown as ``[?]``: a rejection's path names where, never a private key (a token, a host,
@@ -243,7 +271,7 @@ class BoundaryScanner:
             if match.start() != pos:
                 return "$"
             key = match.group(1) if match.group(1) is not None else match.group(2)
-            out.append("[?]" if key is not None and self._scan_str(key) else match.group(0))
+            out.append("[?]" if key is not None and (self._scan_str(key) or could_start_token(key)) else match.group(0))
             pos = match.end()
         return "".join(out) if pos == len(path) else "$"
 
@@ -278,7 +306,11 @@ class BoundaryScanner:
         if text in self._allow:
             return ()
         variants = forms(text)
-        return self._rules(text) if len(variants) == 1 and variants[0] is text else self._forms_rules(variants)
+        found = self._rules(text) if len(variants) == 1 and variants[0] is text else self._forms_rules(variants)
+        if found:
+            return found
+        # Clean as written: what it decodes to (percent-encoding, escapes, base64, hex) must be too.
+        return self._forms_rules([f for form in variants for decoded in decoded_forms(form) for f in forms(decoded)])
 
     def _forms_rules(self, variants: Iterable[str]) -> tuple[str, ...]:
         """Every rule on each of ``variants``, their categories united."""
@@ -299,6 +331,8 @@ class BoundaryScanner:
                 out.append("credential")
             if ("ocalhost" in text or "OCALHOST" in text) and _LOCALHOST.search(text):
                 out.append("hostname")
+            if ("ip-" in text or "IP-" in text) and has_ipv4(text):
+                out.append("ip_address")  # ip-10-0-3-17: a cloud's host name for an address
         elif _DOTTED_ID.fullmatch(text):
             if text.count(".") >= 3 and has_ipv4(text):
                 out.append("ip_address")
@@ -363,7 +397,7 @@ class BoundaryScanner:
 
     def _key_info(self, key: str) -> _KeyInfo:
         """For a dict key: (its own categories, its path suffix, _KEY_* flags, the id grammar of its
-        values); memoised for a clean key."""
+        values); memoised for a key that is clean and starts no token."""
         info = self._key_memo.get(key)
         if info is not None:
             return info
@@ -381,12 +415,14 @@ class BoundaryScanner:
             flags |= _KEY_ROLE
         elif key == "content":
             flags |= _KEY_CONTENT
-        if categories or not _SAFE_KEY.fullmatch(key):
+        if could_start_token(key):
+            flags |= _KEY_FRAGMENT  # {"AKIAIOSF": "ODNN7EXAMPLE"}: read with its value
+        if categories or flags & _KEY_FRAGMENT or not _SAFE_KEY.fullmatch(key):
             suffix = "[?]"  # the key may itself be private: the path must not spell it out
         else:  # the same rendering as pwh._core.codes.json_path
             suffix = f".{key}" if key.isidentifier() else f"['{key}']"
         info = (categories, suffix, flags, field_grammar(normal))
-        if not categories and len(key) <= _MEMO_MAX_TEXT:
+        if not categories and not flags & _KEY_FRAGMENT and len(key) <= _MEMO_MAX_TEXT:
             if len(self._key_memo) >= _MEMO_MAX_ENTRIES:
                 self._key_memo.clear()
             self._key_memo[key] = info
@@ -450,13 +486,18 @@ class BoundaryScanner:
         children = []
         keyed = context is _SECRET or context is _TOKEN  # under a key that names a secret
         grammar = None if keyed else context
+        texts: list[str] = []  # the list's strings, for a token cut across them
         for i, child in enumerate(items):
             child_kind = type(child)
+            if child_kind is str:
+                texts.append(child)
             if child_kind is str and not keyed:  # the common case, scanned inline
                 for category in self._scan_field(child, grammar):
                     found.add((f"{path}[{i}]", category))
             elif keyed or not issubclass(child_kind, _SCALARS):
                 children.append((child, f"{path}[{i}]", depth, context))
+        if len(texts) >= 2 and token_across(texts, self._could_start):
+            found.add((path, "credential"))  # ["AKIAIOSF", "ODNN7EXAMPLE"]: named by the list's path
         stack.extend(reversed(children))
 
     def _walk_dict(self, node: dict[Any, Any], path: str, depth: int, found: _Found, stack: list[Any], context: Any = None) -> None:
@@ -471,12 +512,15 @@ class BoundaryScanner:
         children = []
         for key, child in dict.items(node):
             key_kind = type(key)
+            key_text = ""
             if key_kind is str:
+                key_text = key
                 info = key_memo.get(key)
                 if info is None:
                     info = self._key_info(key)
             elif issubclass(key_kind, str):
-                info = self._key_info(str.__str__(key))
+                key_text = str.__str__(key)
+                info = self._key_info(key_text)
             else:
                 info = _ODD_KEY
             key_categories, suffix, flags, grammar = info
@@ -508,6 +552,8 @@ class BoundaryScanner:
                     found.add((child_path, "credential"))
                 if flags & _KEY_ENV:
                     found.add((child_path, "environment_value"))
+                if flags & _KEY_FRAGMENT and token_across([key_text, child]):
+                    found.add((child_path, "credential"))  # {"AKIAIOSF": "ODNN7EXAMPLE"}
             if flags & _KEY_ROLE:
                 has_role = child_kind is str and child.lower() in _TRANSCRIPT_ROLES
             elif flags & _KEY_CONTENT:
@@ -622,7 +668,7 @@ def credential_values(value: Any, path: str = "$") -> list[CredentialValue]:
                 if certain is not None:
                     found.append(CredentialValue(certain, where + "[?]"))
                     suffix = "[?]"
-                elif _SAFE_KEY.fullmatch(text) and not _DEFAULT._scan_str(text):
+                elif _SAFE_KEY.fullmatch(text) and not _DEFAULT._scan_str(text) and not could_start_token(text):
                     suffix = f".{text}" if text.isidentifier() else f"['{text}']"
                 else:
                     suffix = "[?]"  # a key the scanner flags is never spelled out in a path

@@ -55,8 +55,23 @@ __all__ = [
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 
-# A word containing one of these names a secret, whatever surrounds it ("dbpassword", "passwordHash").
-_CONTAINED = ("password", "passwd", "passphrase", "passcode")
+# A word containing one of these names a secret, whatever surrounds it ("dbpassword", "passwordHash"),
+# in English and in the languages whose word for it keys carry most often (German, Spanish after
+# the accent is dropped, Portuguese, Dutch, French, Finnish, Swedish).
+_CONTAINED = (
+    "password",
+    "passwd",
+    "passphrase",
+    "passcode",
+    "passwort",
+    "kennwort",
+    "contrasena",
+    "senha",
+    "wachtwoord",
+    "motdepasse",
+    "salasana",
+    "losenord",
+)
 # A word ending in one of these names a secret ("clientsecret", "accesstoken", "oauth", "setcookie").
 _ENDINGS = tuple(
     """
@@ -67,7 +82,7 @@ _ENDINGS = tuple(
 # Whole words that name a secret on their own.
 _WORDS = frozenset(
     """
-    pass pw pwd pword bearer jwt creds cred pin otp totp hotp psk sas dsn mfa pat privkey
+    pass pw pwd pword bearer jwt creds cred pin pincode otp totp hotp psk sas dsn mfa pat privkey
     """.split()
 )
 # Two or three consecutive words that name a secret ("api key", "session id", "connection string").
@@ -110,6 +125,7 @@ _PHRASES = frozenset(
         ("gpg", "key"),
         ("sessionid",),
         ("apikey",),
+        ("mot", "de", "passe"),
     }
 )
 # "<one of these> key" names a secret ("appKey", "wallet_key", "rsa-key"); a bare "key" does not.
@@ -166,7 +182,10 @@ def _singular(words: tuple[str, ...]) -> tuple[str, ...]:
 
 # Every secret term above holds one of these: a key whose words hold none names no secret, which
 # one C-level search tells for the usual key ("schema_version", "event_kind").
-_TERMS = re.compile("pass|pw|secret|token|key|auth|cred|cookie|bearer|jwt|pin|otp|psk|sas|dsn|mfa|pat|priv|session|conn|code")
+_TERMS = re.compile(
+    "pass|pw|secret|token|key|auth|cred|cookie|bearer|jwt|pin|otp|psk|sas|dsn|mfa|pat|priv|session|conn|code"
+    "|senha|contrase|kennwort|wachtwoord|salasana|losenord"
+)
 _CONTAINED_RE = re.compile("|".join(_CONTAINED))
 
 
@@ -220,6 +239,7 @@ def names_secret_value(name: str, value: str) -> bool:
 _STEMS = tuple(
     """
     pass pw secret key token auth cred cookie bearer session pin otp psk sas dsn jwt conn mfa pat
+    senha contrase kennwort wachtwoord salasana losenord
     """.split()
 )
 
@@ -494,8 +514,9 @@ _LOWER_PREFIXES = re.compile(
 _DIGEST = re.compile(r"(?:pw[hi]_|sha256:|sha512:)?(?:[0-9a-f]{64}|[0-9a-f]{128}|[0-9a-f]{40})")
 _SHAPE_MIN = 11  # the shortest match any library or own shape can make
 # One C-level match for the hot path: a digest of the contracts' grammars, or a lowercase id of
-# words and numbers joined by "_" or "-" (no segment starting with a Slack prefix or "localhost"). Such a
-# string holds no token shape and no structural finding: only a declared private name can be in it.
+# words and numbers joined by "_" or "-" (no Slack prefix, no "localhost", no "ip-" as in a cloud's
+# host name for an address, ip-10-0-3-17). Such a string holds no token shape and no structural
+# finding: only a declared private name can be in it.
 _SEGMENT = r"(?:[a-z]{1,24}[0-9]{0,4}|[0-9]+)"
 _FAST_ID = re.compile(r"pw[hi]_[0-9a-f]{64}|" + _SEGMENT + r"(?:[_\-]" + _SEGMENT + r")*")
 
@@ -504,7 +525,9 @@ def fast_clean(text: str) -> bool:
     """The hot path's test (see above). Of the token shapes only Slack's can be all such segments
     ("xoxb-123-456-abc"); every other lowercase-capable one has a random segment that mixes letters
     and digits or runs past 24 letters."""
-    return _FAST_ID.fullmatch(text) is not None and "xox" not in text and "xapp" not in text and "localhost" not in text
+    return (
+        _FAST_ID.fullmatch(text) is not None and "xox" not in text and "xapp" not in text and "localhost" not in text and "ip-" not in text
+    )
 
 
 def could_hold_token(text: str) -> bool:
@@ -519,6 +542,13 @@ def has_token_shape(text: str) -> bool:
     """True when ``text`` (already normalised) holds a credential of a known format, or a long random token."""
     if not could_hold_token(text):
         return False
+    return has_known_format(text) or _has_random_token(text)
+
+
+def has_known_format(text: str) -> bool:
+    """True when ``text`` holds a credential of a known format (a documented prefix or structure),
+    leaving out the long-random-run rule: for strings joined from pieces (a token split across
+    list items), where a run of random ids joined would look random too."""
     exact, folded, always = _hint_table()
     shapes = _gated()
     candidates = set(always)
@@ -532,7 +562,7 @@ def has_token_shape(text: str) -> bool:
     for i in sorted(candidates):  # pwh's own shapes first: they are the cheaper ones
         if shapes[i][2].search(text) and _matches(shapes[i][2], text):
             return True
-    return _has_random_token(text)
+    return False
 
 
 # Unprefixed secrets: a run of 32+ token characters with high entropy that mixes upper case, lower
@@ -549,13 +579,19 @@ def _entropy(run: str) -> float:
     return -sum(n / len(run) * math.log2(n / len(run)) for n in counts.values())
 
 
+# A random run may hold fewer than two digits (an AWS secret access key is 40 base64 characters;
+# one in six has at most one digit). Without digits, CamelCase identifiers and paths also mix
+# cases, but words repeat letters: their entropy stays near 4.0-4.2 bits, a random run's near 5.
+_LETTERS_ENTROPY = 4.4
+
+
 def _has_random_token(text: str) -> bool:
     for match in _RUN.finditer(text):
         run = match.group().rstrip("=")
         upper = sum(1 for c in run if c.isupper())
         lower = sum(1 for c in run if c.islower())
         digits = sum(1 for c in run if c.isdigit())
-        if upper >= 2 and lower >= 2 and digits >= 2 and _entropy(run) >= 4.0 and not encodes_text(match.group()):
+        if upper >= 2 and lower >= 2 and _entropy(run) >= (4.0 if digits >= 2 else _LETTERS_ENTROPY) and not encodes_text(match.group()):
             return True  # (base64 of readable text is an encoded cursor or state, not a random key)
     for match in _ONE_CASE_RUN.finditer(text):
         run = match.group()
