@@ -1,4 +1,4 @@
-"""The scanner measured on its labelled corpus (``pwh/corpus/boundary.jsonl``, rule M13): how many
+"""The scanner measured on its labelled corpus (``pwh/corpus/boundary*.jsonl``, rule M13): how many
 private values of each kind get through (evasion) and how many legitimate values are refused
 (false positives), for the reliability campaign and the tests.
 
@@ -11,7 +11,10 @@ Legitimate entries are *opaque ids* when their field is one the contracts type a
 
 Targets (issue 16): no private value of an expressible kind gets through; at most 2 % of the
 legitimate opaque ids are refused. The corpus holds synthetic values only and is kept out of
-the public-file scans on purpose (it is full of credential-shaped strings).
+the public-file scans on purpose (it is full of credential-shaped strings). It ships as two files:
+``boundary.jsonl``, generated (``tests/boundary_corpus_make.py``), and ``boundary_classes.jsonl``,
+written by hand, class by class (key formats, credential shapes, encodings, addresses and
+versions, ids, scores, paths, host names, transcripts, logs, split tokens), private and public.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["FP_TARGET", "load_corpus", "measure", "misses", "render_corpus"]
+__all__ = ["CORPUS_FILES", "FP_TARGET", "load_corpus", "measure", "misses", "render_corpus"]
 
 FP_TARGET = 0.02  # at most 2 % of legitimate opaque ids refused
 
@@ -32,10 +35,17 @@ class _Scanner(Protocol):
     def scan_value(self, value: Any, path: str = "$") -> list[Any]: ...
 
 
-def load_corpus(name: str = "boundary.jsonl") -> list[dict[str, Any]]:
-    """The corpus shipped in the package (package data, so an installed pwh can measure itself)."""
-    text = resources.files("pwh").joinpath("corpus", name).read_text("utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+CORPUS_FILES = ("boundary.jsonl", "boundary_classes.jsonl")
+
+
+def load_corpus(name: str | None = None) -> list[dict[str, Any]]:
+    """The corpus shipped in the package (package data, so an installed pwh can measure itself):
+    every file of :data:`CORPUS_FILES`, or the one named."""
+    out: list[dict[str, Any]] = []
+    for file in CORPUS_FILES if name is None else (name,):
+        text = resources.files("pwh").joinpath("corpus", file).read_text("utf-8")
+        out.extend(json.loads(line) for line in text.splitlines() if line.strip())
+    return out
 
 
 def _refused(scanner: _Scanner, entry: dict[str, Any]) -> bool:

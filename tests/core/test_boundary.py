@@ -886,7 +886,7 @@ CERTAIN_CORPUS_KINDS = """
     digitalocean_token discord_bot_token github_token gitlab_token google_api_key google_oauth groq_key
     huggingface_token jwt linear_key mailchimp_key newrelic_key npm_token openai_key pypi_token
     sendgrid_key shopify_token slack_app_token slack_token square_token stripe_key telegram_bot_token
-    token_in_text vault_token zero_width_in_token
+    token_format_variant token_in_text vault_token zero_width_in_token
 """.split()
 PARTLY_CERTAIN_CORPUS_KINDS = {"confusable_in_token", "fullwidth_token", "pgp_private_key", "private_key", "secret_assignment"}
 
