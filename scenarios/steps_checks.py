@@ -535,6 +535,33 @@ def trigger_decision(world: World, due: str, reason: str) -> None:
     )
 
 
+# What the governed admission decides on: the fields of a recorded intent it reads.
+_ADMISSION_FIELDS = ("intent_kind", "requested_write_scope", "grants_new_action_authority", "external_write_performed")
+
+
+def _admission_input_as_proposed(world: World) -> bool:
+    """The admission is pwh's fake, but what it decides on is what the SUT recorded: when a
+    recorded intent's admission fields differ from what its hook proposed, the SUT is at fault
+    (RFC), and the fake's decision on that input says nothing about the fake (False: judge no more)."""
+    changed = []
+    for hook_id in world.hooks:
+        answers = [plain(a) for a in world.answers(hook_id)]
+        proposed = [i for a in answers if isinstance(a, dict) for i in a.get("intents") or [] if isinstance(i, dict)]
+        recorded = [
+            i for r in world.journal() if r.get("hook_id") == hook_id and r.get("status") == "proposed" for i in r.get("intents", [])
+        ]
+        fields = lambda i: {k: plain(i).get(k) for k in _ADMISSION_FIELDS}  # noqa: E731
+        by_id = {plain(i).get("intent_id"): fields(i) for i in proposed}
+        changed += [f"{hook_id}: {fields(i)}" for i in recorded if by_id.get(plain(i).get("intent_id"), fields(i)) != fields(i)]
+    expect(
+        not changed,
+        "each recorded intent's kind, requested write scope and claims as its hook proposed them",
+        changed[:3],
+        rfc=("§1.journaled", "§6.scope-is-request", "§8.scope-declared", "§12.M09"),
+    )
+    return not changed
+
+
 @then(parsers.re(r'the governed admission (?P<verdict>denied|admitted) the intent(?: with code "(?P<code>[a-z_]+)")?'))
 def admission_verdict(world: World, verdict: str, code: str | None) -> None:
     decisions = world.admission.decisions
@@ -546,7 +573,7 @@ def admission_verdict(world: World, verdict: str, code: str | None) -> None:
         f"{len(decisions)}",
         rfc=("§6.scope-is-request", "§8.scope-declared", "§12.M09"),
     )
-    if len(decisions) != 1:
+    if len(decisions) != 1 or not _admission_input_as_proposed(world):
         return
     d = decisions[0]
     expect(d.admitted == (verdict == "admitted"), f"the intent {verdict}", f"admitted={d.admitted} ({d.code})", rfc=clause, about="testbed")
@@ -556,6 +583,8 @@ def admission_verdict(world: World, verdict: str, code: str | None) -> None:
 
 @then(parsers.parse('the granted scope is exactly "{scope}"'))
 def granted_scope(world: World, scope: str) -> None:
+    if not _admission_input_as_proposed(world):
+        return
     granted = list(world.admission.decisions[-1].granted_scope) if world.admission.decisions else None
     expect_equal(granted, [scope], "granted scope", rfc=("§1.no-effect", "§6.scope-is-request"), about="testbed")
 

@@ -1,7 +1,7 @@
 """Steps with teeth (issue 15, item 4): both sides of every numeric limit, whole-record and
 whole-packet comparisons, late answers, the journal between a crash and its recovery.
 
-Every hook these steps install keeps a copy of each answer it gave (``World.keep_answer``, in
+Every hook keeps a copy of each answer it gave (``World.keep_answer``, in
 whatever process the provider runs), so a
 step can compare what is on record with exactly what the provider proposed, field for field.
 Sizes are counted as the RFC counts them: the UTF-8 bytes of the canonical serialisation (keys
@@ -67,17 +67,11 @@ def _install(
     *,
     must_install: bool = True,
 ) -> list[Any]:
-    """Install ``body`` as hook ``hook_id``'s provider, keeping a copy of each answer it gives."""
+    """Install ``body`` as hook ``hook_id``'s provider (the world keeps a copy of each answer it gives)."""
     world.ensure_generic_kind()
     state = _state(world)
     reg = reg if reg is not None else registration(hook_id)
-
-    def keeping(hook_input: Mapping[str, Any], ctx: CallContext) -> Any:
-        value = body(hook_input, ctx)
-        world.keep_answer(hook_id, value)  # through the world's log: the provider may run in a worker process
-        return value
-
-    rejections = world.install_body(hook_id, "a scripted provider", keeping, reg)
+    rejections = world.install_body(hook_id, "a scripted provider", body, reg)
     state["registrations"][hook_id] = reg
     if must_install:
         expect(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pwh import BoundaryScanner, Dispatcher, DispatchOutcome, MemoryJournal, ReferenceSUT, SQLiteJournal
+from pwh import BoundaryScanner, Dispatcher, DispatchOutcome, MemoryJournal, ReferenceSUT, SQLiteJournal, canonical_bytes
 from pwh._core.contracts import judge_validated_result
 from pwh._core.journal import RECORDED
 
@@ -337,3 +337,27 @@ class _RefusesPerHook(Dispatcher):
 )
 def refuses_per_hook(**kw: Any) -> ReferenceSUT:
     return _adapter("refuses_per_hook", dispatcher_class=_RefusesPerHook)(**kw)
+
+
+class _StripsWriteScope(Dispatcher):
+    """15. A requested write scope is dropped from the recorded intent (nothing to admit later):
+    §6 makes the scope a request that is recorded, and §12 M09 asks that it be recorded as one."""
+
+    def _accept_fast(self, value, reg, did):
+        return None  # every result through the general path, where the scope is dropped
+
+    def _judge_in_full(self, value, reg, did):
+        judged = super()._judge_in_full(value, reg, did)
+        if isinstance(judged, tuple):
+            plain, _raw = judged
+            for intent in plain.get("intents", []):
+                intent["requested_write_scope"] = []
+            return plain, canonical_bytes(plain)
+        return judged
+
+
+@mutant(
+    "strips_write_scope", "M09", "§6/§12 M09: a requested write scope is dropped from the recorded intent instead of recorded as a request"
+)
+def strips_write_scope(**kw: Any) -> ReferenceSUT:
+    return _adapter("strips_write_scope", dispatcher_class=_StripsWriteScope)(**kw)
