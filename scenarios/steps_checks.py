@@ -523,7 +523,10 @@ def trigger_decision(world: World, due: str, reason: str) -> None:
     clause = "§8.reducer-decides"
     # How many decisions there are follows from what the SUT recorded: a check of the SUT.
     expect(len(decisions) == 1, "exactly one trigger decision", f"{len(decisions)}", rfc=("§12.M10", "§12.M11"))
-    if len(decisions) != 1:
+    as_proposed = _recorded_as_proposed(
+        world, None, ("§1.journaled", "§12.M10", "§12.M11"), "each recorded intent exactly as the capability proposed it"
+    )
+    if len(decisions) != 1 or not as_proposed:
         return
     d = decisions[0]
     expect(
@@ -539,10 +542,11 @@ def trigger_decision(world: World, due: str, reason: str) -> None:
 _ADMISSION_FIELDS = ("intent_kind", "requested_write_scope", "grants_new_action_authority", "external_write_performed")
 
 
-def _admission_input_as_proposed(world: World) -> bool:
-    """The admission is pwh's fake, but what it decides on is what the SUT recorded: when a
-    recorded intent's admission fields differ from what its hook proposed, the SUT is at fault
-    (RFC), and the fake's decision on that input says nothing about the fake (False: judge no more)."""
+def _recorded_as_proposed(world: World, fields: tuple[str, ...] | None, clause: tuple[str, ...], what: str) -> bool:
+    """pwh's fake scheduler, admission and reducer decide on what the SUT recorded: when a recorded
+    intent differs (in ``fields``, or whole when None) from what its hook proposed, the SUT is at
+    fault (RFC ``clause``), and a fake's decision on that input says nothing about the fake (False:
+    judge no more). A hook whose answers were not kept is not compared."""
     changed = []
     for hook_id in world.hooks:
         answers = [plain(a) for a in world.answers(hook_id)]
@@ -550,16 +554,20 @@ def _admission_input_as_proposed(world: World) -> bool:
         recorded = [
             i for r in world.journal() if r.get("hook_id") == hook_id and r.get("status") == "proposed" for i in r.get("intents", [])
         ]
-        fields = lambda i: {k: plain(i).get(k) for k in _ADMISSION_FIELDS}  # noqa: E731
-        by_id = {plain(i).get("intent_id"): fields(i) for i in proposed}
-        changed += [f"{hook_id}: {fields(i)}" for i in recorded if by_id.get(plain(i).get("intent_id"), fields(i)) != fields(i)]
-    expect(
-        not changed,
-        "each recorded intent's kind, requested write scope and claims as its hook proposed them",
-        changed[:3],
-        rfc=("§1.journaled", "§6.scope-is-request", "§8.scope-declared", "§12.M09"),
-    )
+        view = (lambda i: {k: plain(i).get(k) for k in fields}) if fields else plain
+        by_id = {plain(i).get("intent_id"): view(i) for i in proposed}
+        changed += [f"{hook_id}: {view(i)}" for i in recorded if by_id.get(plain(i).get("intent_id"), view(i)) != view(i)]
+    expect(not changed, what, changed[:3], rfc=clause)
     return not changed
+
+
+def _admission_input_as_proposed(world: World) -> bool:
+    return _recorded_as_proposed(
+        world,
+        _ADMISSION_FIELDS,
+        ("§1.journaled", "§6.scope-is-request", "§8.scope-declared", "§12.M09"),
+        "each recorded intent's kind, requested write scope and claims as its hook proposed them",
+    )
 
 
 @then(parsers.re(r'the governed admission (?P<verdict>denied|admitted) the intent(?: with code "(?P<code>[a-z_]+)")?'))
