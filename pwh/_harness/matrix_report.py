@@ -11,7 +11,7 @@ status and profile status (``pass/pass``, ``pass/differs``, ``FAIL/FAIL``, ``ski
 A row whose result changes from one column to the next (its statuses, or how many of its
 scenarios fail) is marked, and the changes are listed column to column: *fixed* (the RFC status
 went from FAIL to pass), *broke* (pass to FAIL) or *changed* (anything else: skipped or run, the
-profile alone, the number of failing scenarios). That list is what a maintainer reads to see
+profile alone, the number of failing or skipped scenarios). That list is what a maintainer reads to see
 which release broke or fixed what; ``pwh compare A.json B.json`` then names the scenarios.
 
 The rows are the rulebook's, in its order, then any other row a verdict names. Rendered for the
@@ -113,10 +113,12 @@ def harness_differs(columns: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def _cell(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What a cell compares by: the two statuses and how many of the row's scenarios failed."""
+    """What a cell compares by: the two statuses and how many of the row's scenarios failed or
+    were skipped (a seam the SUT gains or loses shows as fewer or more skipped)."""
     if row is None:
         return None
-    return {"rfc": row["rfc"], "profile": row["profile"], "scenarios": row.get("scenarios", 0), "failed": row.get("failed", 0)}
+    counts = {k: row.get(k, 0) for k in ("scenarios", "failed", "skipped")}
+    return {"rfc": row["rfc"], "profile": row["profile"], **counts}
 
 
 _RELEASE = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6}){0,3}")
@@ -156,7 +158,7 @@ def changes(cells: Sequence[dict[str, Any] | None]) -> list[dict[str, Any]]:
 
 
 def _differs(a: dict[str, Any] | None, b: dict[str, Any]) -> bool:
-    return a is not None and any(a.get(k) != b.get(k) for k in ("rfc", "profile", "failed"))
+    return a is not None and any(a.get(k) != b.get(k) for k in ("rfc", "profile", "failed", "skipped"))
 
 
 def change_kind(was: dict[str, Any] | None, now: dict[str, Any]) -> str:
@@ -184,11 +186,15 @@ def cell_text(cell: dict[str, Any] | None) -> str:
 
 
 def change_text(cell: dict[str, Any] | None) -> str:
-    """A cell in a list of changes: its statuses, and how many scenarios fail when any do."""
+    """A cell in a list of changes: its statuses, and how many scenarios fail or are skipped."""
     text = cell_text(cell)
-    if cell is not None and cell.get("failed"):
-        text += f" ({cell['failed']} of {cell.get('scenarios', '?')} failing)"
-    return text
+    if cell is None:
+        return text
+    counts = [(cell[k], word) for k, word in (("failed", "failing"), ("skipped", "skipped")) if cell.get(k)]
+    if not counts:
+        return text
+    (first, word), rest = counts[0], counts[1:]
+    return text + f" ({first} of {cell.get('scenarios', '?')} {word}" + "".join(f", {n} {w}" for n, w in rest) + ")"
 
 
 def column_name(column: dict[str, Any]) -> str:
@@ -341,7 +347,8 @@ def _html_cell(cell: dict[str, Any] | None, was: dict[str, Any] | None, since: d
     kind = "absent" if cell is None else (cell["profile"] if cell["rfc"] == "pass" else cell["rfc"])
     moved = " moved" if was is not None else ""
     title = f' title="was {_h(change_text(was))} in {_h(column_name(since))}"' if was is not None and since is not None else ""
-    count = f"<br><small>{cell['failed']} of {cell['scenarios']} failing</small>" if cell is not None and cell.get("failed") else ""
+    counts = change_text(cell).partition(" (")[2].rstrip(")")
+    count = f"<br><small>{_h(counts)}</small>" if counts else ""
     return f'<td class="{_h(kind)}{moved}"{title}>{_h(cell_text(cell))}{count}</td>'
 
 

@@ -99,7 +99,13 @@ PART["run"].update(rows=["M06"], partial=True)
 
 def cell(rfc: str, profile: str | None = None, failed: int | None = None) -> dict[str, Any]:
     """A matrix cell of a :func:`row` (one scenario)."""
-    return {"rfc": rfc, "profile": profile or rfc, "scenarios": 1, "failed": int(rfc == "fail") if failed is None else failed}
+    return {
+        "rfc": rfc,
+        "profile": profile or rfc,
+        "scenarios": 1,
+        "failed": int(rfc == "fail") if failed is None else failed,
+        "skipped": int(rfc == "skip"),
+    }
 
 
 REF = verdict("reference", "0.1.0", {"M02": row("pass"), "M06": row("pass"), "HST-2": row("pass")}, outcome="pass")
@@ -153,10 +159,11 @@ def test_anything_else_keeps_the_order_given(columns: list[tuple[str, str | None
 def test_a_row_whose_result_changes_between_releases_is_marked_and_each_change_is_named() -> None:
     fail3 = dict(row("fail"), scenarios=3, failed=3)
     fail1 = dict(row("fail"), scenarios=3, failed=1)
+    skips = dict(row("fail"), scenarios=3, failed=1, skipped=2)  # a seam the release lacks: fewer ran
     data = matrix(
         [
-            ("a.json", release("1.0.0", {"M02": row("pass"), "M06": row("fail"), "HST-2": fail3, "M04": row("pass")})),
-            ("b.json", release("1.2.4", {"M02": row("fail"), "M06": row("pass"), "HST-2": fail1})),  # M04 not run
+            ("a.json", release("1.0.0", {"M02": row("pass"), "M06": row("fail"), "HST-2": fail3, "M04": row("pass"), "M07": skips})),
+            ("b.json", release("1.2.4", {"M02": row("fail"), "M06": row("pass"), "HST-2": fail1, "M07": fail1})),  # M04 not run
             ("c.json", release("1.4.2", {"M02": row("fail"), "M06": row("pass", "divergence"), "HST-2": fail1, "M04": row("skip")})),
             ("d.json", release("2.0.0", {"M02": row("fail"), "M06": row("pass", "divergence"), "HST-2": fail1, "M04": row("skip")})),
         ]
@@ -166,8 +173,13 @@ def test_a_row_whose_result_changes_between_releases_is_marked_and_each_change_i
     assert changes["M06"] == [{"column": 1, "since": 0, "kind": "fixed"}, {"column": 2, "since": 1, "kind": "changed"}]
     assert changes["HST-2"] == [{"column": 1, "since": 0, "kind": "changed"}]  # same statuses, 3 → 1 failing
     assert changes["M04"] == [{"column": 2, "since": 0, "kind": "changed"}]  # against the last column that ran it
+    assert changes["M07"] == [{"column": 1, "since": 0, "kind": "changed"}]  # the same failures, 2 → 0 skipped
     steps = column_changes(data)
-    assert [(s["column"], [c["row"] for c in s["changes"]]) for s in steps] == [(1, ["M02", "M06", "HST-2"]), (2, ["M04", "M06"]), (3, [])]
+    assert [(s["column"], [c["row"] for c in s["changes"]]) for s in steps] == [
+        (1, ["M02", "M06", "M07", "HST-2"]),
+        (2, ["M04", "M06"]),
+        (3, []),
+    ]
     text = matrix_table(data)
     lines = text.splitlines()
     assert next(ln for ln in lines if ln.startswith("M02")).split()[:2] == ["M02", "*"]
@@ -175,7 +187,8 @@ def test_a_row_whose_result_changes_between_releases_is_marked_and_each_change_i
     after = lines[lines.index(next(ln for ln in lines if ln.startswith("what changed"))) + 1 :]
     assert after[0] == "[1] loopx@1.0.0 → [2] loopx@1.2.4:"
     assert after[1].split() == ["broke", "M02", "pass/pass", "→", "FAIL/FAIL", "(1", "of", "1", "failing)"]
-    assert after[2].split()[:2] == ["fixed", "M06"] and "FAIL/FAIL (3 of 3 failing) → FAIL/FAIL (1 of 3 failing)" in after[3]
+    assert after[2].split()[:2] == ["fixed", "M06"] and "FAIL/FAIL (1 of 3 failing, 2 skipped) → FAIL/FAIL (1 of 3 failing)" in after[3]
+    assert "FAIL/FAIL (3 of 3 failing) → FAIL/FAIL (1 of 3 failing)" in after[4]
     assert "since [1]" in next(ln for ln in after if " M04 " in ln) and after[-2:] == ["[3] loopx@1.4.2 → [4] loopx@2.0.0:", "  nothing"]
     md = matrix_markdown(data)
     assert "| M02 \\* |" in md and "| M01 |" not in md and "- **loopx@1.4.2 → loopx@2.0.0**: nothing" in md
