@@ -30,6 +30,27 @@ Feature: M01 — a disabled phase or an absent capability calls no provider
     And hook "b.reporter" has exactly one recorded intent
 
   @M01
+  Scenario: the allowlist admits the hook it names, not the other hooks of its capability
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And hook "a.second" is installed and proposes one intent
+    And hook "b.reporter" is installed and proposes one intent
+    And only hook "a.reporter" is on the profile allowlist
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.second" was never called
+    And hook "b.reporter" was never called
+    And hook "a.reporter" has exactly one recorded intent
+
+  @M01
+  Scenario: an empty allowlist admits no hook
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And the profile allowlist is empty
+    When the orchestrator commits a todo_completed writeback
+    Then hook "a.reporter" was never called
+    And the sidecar journal holds no intent
+
+  @M01
   Scenario: with the phase enabled, the installed hook is called once
     Given the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent

@@ -167,3 +167,17 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
     When a committed receipt whose Todo identity is the private sample "a posix path" is dispatched
     Then hook "a.reporter" ends with failure code "input_boundary_rejected"
     And the rejection of hook "a.reporter" points at "$.source.todo_id"
+
+  @M13
+  Scenario Outline: a private value in the <position> of three intents fails the whole result
+    Given the post-writeback phase is enabled
+    And hook "a.leaky" is installed and proposes three intents, the <position> of which has the private sample "a GitHub token" as its detail
+    When the orchestrator commits a todo_completed writeback
+    Then as the RFC requires, hook "a.leaky" ends with failure code "result_contract_rejected"
+    And nothing the dispatcher recorded, reported or handed a hook carries a private value
+
+    Examples:
+      | position |
+      | first    |
+      | middle   |
+      | last     |

@@ -145,6 +145,33 @@ def hook_with_private_detail(world: World, hook_id: str, name: str) -> None:
     _install_with_detail(world, hook_id, PRIVATE_SAMPLES[name][0])
 
 
+_POSITIONS = {"first": 0, "middle": 1, "last": 2}
+
+
+@given(
+    parsers.re(
+        r'hook "(?P<hook_id>[a-z0-9_.]+)" is installed and proposes three intents, the (?P<position>first|middle|last) '
+        r'of which has the private sample "(?P<name>[^"]+)" as its detail'
+    )
+)
+def hook_with_private_detail_at(world: World, hook_id: str, position: str, name: str) -> None:
+    """A rule of the result check kept for one intent of a result only is met here at every position."""
+    at = _POSITIONS[position]
+    detail = PRIVATE_SAMPLES[name][0]
+
+    def body(i: Mapping[str, Any], _c: Any) -> Any:
+        notes = [{"note_ref": f"n{k}", "detail": detail if k == at else f"public note {k}"} for k in range(3)]
+        return proposed(*(intent_for(i, note) for note in notes))
+
+    from fakes._packets import registration
+
+    reg = registration(hook_id, budget={"max_intents_per_dispatch": 3})
+    rejections = world.install_body(hook_id, f"proposes three intents, the {position} carrying a sample", body, reg)
+    expect(
+        not rejections, f"hook {hook_id} to install", f"rejected: {rejections[:1]}", rfc=("§4.composition-root", "§6.validated-before-call")
+    )
+
+
 @given(parsers.parse('hook "{hook_id}" is installed and proposes an intent whose detail is the clean sample "{name}"'))
 def hook_with_clean_detail(world: World, hook_id: str, name: str) -> None:
     _install_with_detail(world, hook_id, CLEAN_SAMPLES[name])

@@ -93,6 +93,11 @@ def allowlist(world: World, hook_id: str) -> None:
     world.set_profile(allowlist={hook_id})
 
 
+@given("the profile allowlist is empty")
+def empty_allowlist(world: World) -> None:
+    world.set_profile(allowlist=frozenset())
+
+
 @given(parsers.parse("the profile allows at most {n:d} intents per dispatch"))
 def intents_ceiling(world: World, n: int) -> None:
     world.set_profile(max_intents_per_dispatch=n)

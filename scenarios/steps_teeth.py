@@ -397,6 +397,34 @@ def receipt_with_status(world: World, status: str) -> None:
     world.dispatch_direct(source(1, step_status=status))
 
 
+@when(
+    parsers.re(
+        r'a (?P<kind>todo_completed|replan_recorded) receipt whose writeback step is "(?P<status>[a-z_A-Z]+)" is offered for dispatch'
+    )
+)
+def kind_receipt_with_status(world: World, kind: str, status: str) -> None:
+    from fakes._packets import source
+
+    world.dispatch_direct(source(1, event_kind=kind, step_status=status))
+
+
+@when(parsers.re(r"a committed (?P<kind>todo_completed|replan_recorded) receipt that is not durably checkpointed is offered for dispatch"))
+def kind_receipt_not_durable(world: World, kind: str) -> None:
+    from fakes._packets import source
+
+    world.dispatch_direct(source(1, event_kind=kind, durable_checkpoint=False))
+
+
+@when(parsers.re(r'the same receipt, its writeback step still "(?P<status>[a-z_]+)", is offered again (?P<times>\d+) times?'))
+def same_receipt_again(world: World, status: str, times: str) -> None:
+    """A redelivery (a host retrying, a recovery queue) of a receipt refused the first time: each
+    delivery is judged afresh, never by what an earlier one was."""
+    from fakes._packets import source
+
+    for _ in range(int(times)):
+        world.dispatch_direct(source(1, step_status=status))
+
+
 _DURABLE = {"missing": None, "the text true": "true", "the number 1": 1}
 
 

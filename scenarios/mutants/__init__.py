@@ -13,6 +13,7 @@ from typing import Any
 from . import (
     _classic,  # noqa: F401  (registers its mutants)
     _models,  # noqa: F401  (registers the models' mutants)
+    _semantic,  # noqa: F401  (registers the semantic mutants: one rule kept on one path, kind or position only)
     _teeth,  # noqa: F401  (registers its mutants)
     _writeback,  # noqa: F401  (registers the writeback wiring's mutants)
 )
