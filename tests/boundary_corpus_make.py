@@ -56,8 +56,11 @@ def legit(kind: str, value, field: str | None = None) -> None:
 
 
 # ---------------------------------------------------------------- token formats
+_BASE32 = str.maketrans({"0": "Q", "1": "R", "8": "W", "9": "X"})
+
 TOKENS: dict[str, list[str]] = {
-    "aws_access_key": ["AKIA" + rs(UP + DG, 16) for _ in range(3)] + ["ASIA" + rs(UP + DG, 16)],
+    # AWS key ids are base32 (A-Z, 2-7) after the prefix; an ASIA... id with a 0, 1, 8 or 9 is a word, not a key.
+    "aws_access_key": ["AKIA" + rs(UP + DG, 16) for _ in range(3)] + ["ASIA" + rs(UP + DG, 16).translate(_BASE32)],
     "github_token": [p + mixed(36) for p in ("ghp_", "gho_", "ghs_", "ghu_")] + ["github_pat_11" + rs(UP + DG, 20) + "_" + mixed(59)],
     "gitlab_token": ["glpat-" + rs(URLSAFE, 20) for _ in range(3)] + ["gldt-" + mixed(20), "glrt-" + mixed(20)],
     "slack_token": [
