@@ -39,7 +39,7 @@ Feature: The writeback seam — proposals only, end to end through the fake sche
 
   @M12
   Scenario: a proposed report reaches no sink and no network before a separate admission
-    Given a Goal with 1 open Todo at the writeback seam, with the periodic-report capability installed
+    Given a Goal with 2 open Todos at the writeback seam, with the periodic-report capability installed
     And hook "a.reporter" is installed at the writeback seam and proposes one intent
     When Todo 1 is completed through the primary path
     And a replan is recorded through the primary path
@@ -50,7 +50,7 @@ Feature: The writeback seam — proposals only, end to end through the fake sche
   @M13
   Scenario: private values a user planted reach no hook input and no journaled record
     Given private values made by Faker are planted in the run
-    And a Goal with 2 open Todos at the writeback seam, with the periodic-report capability installed
+    And a Goal with 3 open Todos at the writeback seam, with the periodic-report capability installed
     And the planted private values are put where a user puts them at the writeback seam
     And hook "a.reporter" is installed at the writeback seam and proposes one intent
     And hook "b.failing" is installed at the writeback seam and raises an error

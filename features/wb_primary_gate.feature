@@ -13,7 +13,7 @@ Feature: The writeback seam — no committed receipt, no post-writeback call (M0
 
   @M01
   Scenario: with no capability installed a committed completion and a replan leave no intent
-    Given a Goal with 1 open Todo at the writeback seam, the post-writeback phase enabled
+    Given a Goal with 2 open Todos at the writeback seam, the post-writeback phase enabled
     When Todo 1 is completed through the primary path
     And a replan is recorded through the primary path
     Then the primary path committed 2 writebacks
