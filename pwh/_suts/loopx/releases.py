@@ -47,8 +47,8 @@ READY_SCHEMA = "pwh_loopx_release_v1"
 
 # What the ``loopx`` adapter calls in LoopX, whatever the release: a release without one of these
 # cannot be driven. What only some releases have is used where present and is not listed here:
-# ``PostWritebackSourceRejected`` and ``restart_effect_runtime`` (after 1.0.0; the latter's
-# ``wait_for_exit`` from 1.4.1), ``effect_runtime_request_scope`` (1.1.0) and ``runtime.node_probe``
+# ``PostWritebackSourceRejected`` (from 1.0.1), ``restart_effect_runtime`` (1.0.5; its
+# ``wait_for_exit`` 1.4.1), ``effect_runtime_request_scope`` (1.1.0) and ``runtime.node_probe``
 # (1.4.0; before it the adapter checks the Node itself): see :mod:`pwh._suts.loopx.runtime`.
 ENTRY_POINTS: dict[str, tuple[str, ...]] = {
     "loopx.control_plane.capability_hooks": (

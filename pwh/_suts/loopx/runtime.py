@@ -13,7 +13,7 @@ per Python process, this module:
 - checks, before loopx starts it, that the ``node`` it will use is recent enough for the
   release (LoopX's own ``node_probe`` from 1.4.0; the same check made here for older releases);
 - stops it by PID: ``restart_effect_runtime`` (with ``wait_for_exit=True`` where the release
-  takes it; a release without it, 1.0.0, skips this), then checks each recorded PID is gone and
+  takes it; a release before 1.0.5 has none and skips this), then checks each recorded PID is gone and
   sends SIGTERM to that PID only if not. This runs at interpreter exit
   (``atexit``) and shortly after the last adapter closes (a short linger, so back-to-back
   scenarios reuse one runtime instead of paying its start-up each time).
@@ -241,7 +241,7 @@ class NodeRuntime:
 def _ask_runtime_to_stop() -> None:
     """LoopX's own stop, as far as the release has one; the caller then stops survivors by PID.
 
-    ``restart_effect_runtime`` appeared after 1.0.0 and its ``wait_for_exit`` in 1.4.1."""
+    ``restart_effect_runtime`` appeared in 1.0.5 and its ``wait_for_exit`` in 1.4.1."""
     with contextlib.suppress(Exception):  # an already-stopped runtime is fine
         from loopx.control_plane import effect_runtime
 
