@@ -259,6 +259,7 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
         soak = sub.add_parser("soak", help="run the reliability campaign (the models are not installed)")
         soak.add_argument("--campaign", default=None)
         soak.add_argument("--minutes", type=float, default=None)
+        soak.add_argument("--examples", type=int, default=None)
         soak.set_defaults(handler=_models_missing)
     soak = sub.choices["soak"]
     for action in soak._actions:
@@ -280,16 +281,19 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
             sut = getattr(args, "sut", None)
             if sut not in (None, "reference"):
                 raise UsageError("--campaign reliability runs against pwh's reference only: drop --sut")
-            if args.minutes is not None:
-                raise UsageError("--campaign reliability runs a fixed set of cases: drop --minutes (or --quick for the short set)")
+            for budget in ("--minutes", "--examples"):
+                if _given_soak_options(args, (budget,)):
+                    raise UsageError(f"--campaign reliability runs a fixed set of cases: drop {budget} (or --quick for the short set)")
             models_only = _given_soak_options(args, MODEL_OPTIONS)
             if models_only:
                 raise UsageError(f"{models_only[0]} applies to the models, not to --campaign reliability (a fixed set of cases)")
             return _reliability(args)
         if args.quick:  # --json applies to the models too: their summary and coverage report
-            raise UsageError("--quick applies to --campaign reliability or --benchmark only (a soak is as long as its --minutes)")
-        if args.minutes is None:
-            raise UsageError("pwh soak needs --minutes N (or --campaign reliability)")
+            raise UsageError(
+                "--quick applies to --campaign reliability or --benchmark only (a soak is as long as its --minutes or --examples)"
+            )
+        if args.minutes is None and getattr(args, "examples", None) is None:
+            raise UsageError("pwh soak needs a budget: --minutes N, --examples N or both (or --campaign reliability)")
         if models_handler is _models_missing:
             return _models_missing(args)
         return _soak(args)
@@ -307,6 +311,7 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
 SOAK_OPTIONS: dict[str, tuple[str, object]] = {
     "--campaign": ("campaign", None),
     "--minutes": ("minutes", None),
+    "--examples": ("examples", None),
     "--sut": ("sut", None),
     "--seed": ("seed", None),
     "--profile": ("profile", None),
@@ -329,7 +334,7 @@ def _given_soak_options(args: argparse.Namespace, options: Sequence[str]) -> lis
 def _soak_benchmark(args: argparse.Namespace) -> int:
     """``pwh soak --benchmark [--quick] [--json PATH]``: the models' own figures, with fixed SUTs,
     seeds and budgets, so every option that chooses what a soak runs is refused."""
-    given = _given_soak_options(args, ("--campaign", "--minutes", "--sut", "--seed", *MODEL_OPTIONS))
+    given = _given_soak_options(args, ("--campaign", "--minutes", "--examples", "--sut", "--seed", *MODEL_OPTIONS))
     if given:
         raise UsageError(
             f"--benchmark measures fixed modes, seeds and budgets (the reference, then each mutant the models catch): drop {given[0]}"
@@ -339,16 +344,20 @@ def _soak_benchmark(args: argparse.Namespace) -> int:
 
 
 def _soak(args: argparse.Namespace) -> int:
-    """``pwh soak --minutes N [--sut ...]``: the models for a while. An adapter named with ``--sut``
-    (or ``$PWH_SUT``, the user's own environment) may come from the working directory, searched
-    last; a built-in SUT imports nothing from it."""
+    """``pwh soak --minutes N | --examples N [--sut ...]``: the models for a while, or for so many
+    generated histories. An adapter named with ``--sut`` (or ``$PWH_SUT``, the user's own
+    environment) may come from the working directory, searched last; a built-in SUT imports
+    nothing from it."""
     from pwh._harness.gate import searchable_cwd
     from pwh._suts.seam import BUILTIN_SUTS, SUTLoadError
 
     models = importlib.import_module(MODELS_PACKAGE)
     model_error = importlib.import_module(f"{MODELS_PACKAGE}._system").ModelError
-    if not args.minutes > 0:
+    examples = getattr(args, "examples", None)
+    if args.minutes is not None and not args.minutes > 0:
         raise UsageError("--minutes must be positive")
+    if examples is not None and examples < 1:
+        raise UsageError("--examples must be at least 1")
     workers = getattr(args, "workers", 1)
     if workers < 1:
         raise UsageError("--workers must be at least 1")
@@ -360,6 +369,7 @@ def _soak(args: argparse.Namespace) -> int:
     if against:
         return _soak_against(args, models, sut, against, model_error)
     options = {
+        "examples": examples,
         "campaign": args.campaign,
         "real_crashes": False if args.no_real_crashes else None,
         "out": lambda line: print(line, flush=True),
@@ -414,6 +424,7 @@ def _soak_against(args: argparse.Namespace, models: Any, sut: str, against: str,
             sut,
             against,
             args.seed,
+            examples=getattr(args, "examples", None),
             out=lambda line: print(line, flush=True),
             swarm=not getattr(args, "no_swarm", False),
             **({"profile": args.profile} if args.profile else {}),

@@ -48,7 +48,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from ._coverage import Coverage
 from ._names import sut_slug
-from ._soak import _keeps_journal_on_disk, example_database_dir, soak
+from ._soak import _keeps_journal_on_disk, check_budget, example_database_dir, soak
 from ._trace import COUNTEREXAMPLES_ENV, counterexample_dir, write_counterexample
 from ._workers import merge_summaries, report_merged, worker_seed
 
@@ -78,7 +78,7 @@ class TaskFailed(RuntimeError):
 
 def soak_cluster(
     address: str,
-    minutes: float,
+    minutes: float | None,
     sut: str,
     seed: int | None,
     tasks: int | None = None,
@@ -92,8 +92,7 @@ def soak_cluster(
     the tasks) with ``"cluster": {"address", "tasks", "workers"}``."""
     if tasks is not None and tasks < 1:
         raise ValueError("tasks must be at least 1")
-    if minutes <= 0:
-        raise ValueError("minutes must be positive")
+    check_budget(minutes, options.get("examples"))
     try:
         import distributed
     except ImportError:

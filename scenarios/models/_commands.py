@@ -23,7 +23,16 @@ EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 def add_model_commands(subparsers: Any) -> None:
     """Register ``soak`` and ``replay`` on the CLI's sub-command parsers."""
     soak = subparsers.add_parser("soak", help="run the stateful crash/replay models against a SUT for a while")
-    soak.add_argument("--minutes", type=float, required=True, help="time budget (fractions allowed, e.g. 0.5)")
+    soak.add_argument("--minutes", type=float, default=None, help="time budget (fractions allowed, e.g. 0.5)")
+    soak.add_argument(
+        "--examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="example budget: N generated histories (each worker's, with --workers), then stop; with --minutes too, "
+        "whichever is spent first. Given alone, the soak does not depend on the machine's speed: the same seed runs "
+        "the same histories (one of --minutes or --examples is needed)",
+    )
     soak.add_argument("--sut", default=None, help="built-in name or module:factory (default: $PWH_SUT or reference)")
     soak.add_argument("--seed", type=int, default=None, help="reproduce a soak (default: a fresh seed, printed first)")
     soak.add_argument("--campaign", default=None, help="name the run; its counterexamples go to a sub-directory of that name")
@@ -96,14 +105,19 @@ def soak_command(args: argparse.Namespace) -> int:
 
     if getattr(args, "benchmark", False):
         return benchmark_command(args)
-    if args.minutes <= 0:
+    if args.minutes is None and getattr(args, "examples", None) is None:
+        return _error("pwh soak needs a budget: --minutes N, --examples N or both")
+    if args.minutes is not None and args.minutes <= 0:
         return _error("--minutes must be positive")
+    if getattr(args, "examples", None) is not None and args.examples < 1:
+        return _error("--examples must be at least 1")
     workers = getattr(args, "workers", 1)
     if workers < 1:
         return _error("--workers must be at least 1")
     _importable_cwd()
     sut = args.sut or os.environ.get("PWH_SUT") or "reference"
     options: dict[str, Any] = {
+        "examples": getattr(args, "examples", None),
         "campaign": args.campaign,
         "real_crashes": False if args.no_real_crashes else None,
         "profile": args.profile or DEFAULT_PROFILE,

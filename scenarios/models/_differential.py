@@ -35,7 +35,7 @@ from ._machine import MachineConfig, ModelMachine, _probe_sut, model_settings, w
 from ._names import sut_slug
 from ._profiles import DEFAULT_PROFILE, PROFILES
 from ._shrink import shrink_steps
-from ._soak import ROUND_EXAMPLES, derive_seed, round_examples, shrink_budget
+from ._soak import ROUND_EXAMPLES, budget_left, budget_words, check_budget, derive_seed, round_examples, shrink_budget
 from ._system import CannotExpress, ModelError, ModelSystem, Stats
 from ._trace import counterexample_dir
 
@@ -271,20 +271,21 @@ def write_divergence(trace: dict[str, Any], directory: str | Path | None = None,
 
 
 def differential_soak(
-    minutes: float,
+    minutes: float | None,
     sut: str,
     against: str,
     seed: int | None,
     *,
+    examples: int | None = None,
     out: Callable[[str], None] = print,
     profile: str = DEFAULT_PROFILE,
     swarm: bool = True,
     directory: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Rounds of :func:`run_differential` for ``minutes``; each RFC divergence found (one per
+    """Rounds of :func:`run_differential` for ``minutes`` and/or ``examples`` histories (whichever
+    is spent first, as :func:`~scenarios.models._soak.soak`); each RFC divergence found (one per
     kind) is shrunk and written; profile-only differences are counted. Returns a summary."""
-    if minutes <= 0:
-        raise ValueError("minutes must be positive")
+    check_budget(minutes, examples)
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     if sut == against:
@@ -294,23 +295,23 @@ def differential_soak(
     seed = secrets.randbelow(2**32) if seed is None else seed
     out(f"pwh soak: seed {seed}")
     out(
-        f"pwh soak: {sut!r} against {against!r} for {minutes:g} min, profile {profile}: the same histories on both, compared after every step"
+        f"pwh soak: {sut!r} against {against!r} for {budget_words(minutes, examples)}, profile {profile}: the same histories on both, compared after every step"
     )
     started = time.monotonic()
-    deadline = started + minutes * 60
+    deadline = started + minutes * 60 if minutes is not None else None
     stats, coverage = Stats(), Coverage()
     found: dict[str, dict[str, Any]] = {}
     profile_only: dict[str, dict[str, Any]] = {}
     paths: list[Path] = []
     compared = not_compared = rounds = 0
     refused: set[str] = set()
-    while time.monotonic() < deadline:
-        examples = round_examples(started, deadline, stats)
+    while budget_left(deadline, examples, stats):
+        before = stats.examples
         run = run_differential(
             sut,
             against,
             seed=derive_seed(seed, rounds),
-            max_examples=examples,
+            max_examples=round_examples(started, deadline, stats, examples),
             steps=PROFILES[profile].soak_steps,
             swarm=swarm,
             stats=stats,
@@ -319,6 +320,8 @@ def differential_soak(
             probe=False,  # probed once above
         )
         rounds += 1
+        if stats.examples == before and deadline is None:
+            break  # a round that drew no example would not spend an examples budget
         compared, not_compared = compared + run.compared, not_compared + run.not_compared
         for key, kept in run.profile_only.items():
             mine = profile_only.setdefault(key, {"times": 0, "trace": kept["trace"]})
@@ -338,6 +341,7 @@ def differential_soak(
         "sut": sut,
         "against": against,
         "minutes": minutes,
+        "max_examples": examples,
         "profile": profile,
         "swarm": swarm,
         "elapsed_s": round(elapsed, 1),

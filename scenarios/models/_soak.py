@@ -1,9 +1,15 @@
-"""``pwh soak``: run the models against one SUT until a time budget is spent.
+"""``pwh soak``: run the models against one SUT until its budget is spent.
+
+The budget is a time (``minutes``), a number of generated histories (``examples``, ``pwh soak
+--examples N``), or both (whichever is spent first). A soak given examples alone runs the same
+histories from the same seed on any machine, however loaded: what it exercised does not depend
+on how fast it ran (the tests soak that way).
 
 Rounds of Hypothesis examples run one after another, each round with a seed derived from the
 soak's seed (so a soak is reproducible from the seed it prints first). Every fourth round uses
 real SIGKILL crashes when the SUT keeps its journal in a directory. Found counterexamples are
-shrunk within what is left of the budget and written out (the first of each broken RFC invariant);
+shrunk within what is left of the time budget (or, with no time budget, up to
+``SHRINK_MAX_S``) and written out (the first of each broken RFC invariant);
 the soak goes on looking for others. A broken profile invariant (pwh's reading where the
 documents are silent, ``_invariants``) is a *profile divergence*: counted apart under
 ``"profile_divergences"`` with its first example history, never shrunk, never written as a
@@ -53,15 +59,45 @@ def derive_seed(seed: int, round_index: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{round_index}".encode()).digest()[:4], "big")
 
 
-def round_examples(started: float, deadline: float, stats: Stats) -> int:
-    """How many examples the next round runs: smaller rounds near the end, from the time an example
-    has taken so far, so the soak ends close to its budget."""
-    per_example = (time.monotonic() - started) / stats.examples if stats.examples else FIRST_GUESS_S
-    return max(1, min(ROUND_EXAMPLES, int((deadline - time.monotonic()) / per_example)))
+def check_budget(minutes: float | None, examples: int | None) -> None:
+    """A soak needs a budget: ``minutes`` (positive), ``examples`` (at least 1), or both."""
+    if minutes is None and examples is None:
+        raise ValueError("a soak needs a budget: minutes, examples or both")
+    if minutes is not None and minutes <= 0:
+        raise ValueError("minutes must be positive")
+    if examples is not None and examples < 1:
+        raise ValueError("examples must be at least 1")
 
 
-def shrink_budget(deadline: float) -> float:
-    """Seconds to shrink a new finding in: what is left of the soak, within bounds."""
+def budget_words(minutes: float | None, examples: int | None) -> str:
+    """The budget as the soak's first lines say it: ``0.5 min``, ``40 examples``, or both."""
+    words = [f"{examples} examples" if examples is not None else "", f"{minutes:g} min" if minutes is not None else ""]
+    return " or ".join(w for w in words if w) + (", whichever is spent first" if minutes is not None and examples is not None else "")
+
+
+def budget_left(deadline: float | None, examples: int | None, stats: Stats) -> bool:
+    """Whether another round runs: neither the time (``deadline``) nor the ``examples`` is spent."""
+    if deadline is not None and time.monotonic() >= deadline:
+        return False
+    return examples is None or stats.examples < examples
+
+
+def round_examples(started: float, deadline: float | None, stats: Stats, examples: int | None = None) -> int:
+    """How many examples the next round runs: at most ``ROUND_EXAMPLES`` and what is left of
+    ``examples``; with a ``deadline``, smaller rounds near the end, from the time an example has
+    taken so far, so the soak ends close to its time budget."""
+    n = ROUND_EXAMPLES if examples is None else min(ROUND_EXAMPLES, examples - stats.examples)
+    if deadline is not None:
+        per_example = (time.monotonic() - started) / stats.examples if stats.examples else FIRST_GUESS_S
+        n = min(n, int((deadline - time.monotonic()) / per_example))
+    return max(1, n)
+
+
+def shrink_budget(deadline: float | None) -> float:
+    """Seconds to shrink a new finding in: what is left of the soak's time, within bounds (the
+    upper bound when the soak has no time budget)."""
+    if deadline is None:
+        return SHRINK_MAX_S
     return max(SHRINK_MIN_S, min(SHRINK_MAX_S, deadline - time.monotonic()))
 
 
@@ -73,10 +109,11 @@ def example_database_dir(sut: str) -> Path:
 
 
 def soak(
-    minutes: float,
+    minutes: float | None,
     sut: str,
     seed: int | None,
     *,
+    examples: int | None = None,
     campaign: str | None = None,
     out: Callable[[str], None] = print,
     real_crashes: bool | None = None,
@@ -85,7 +122,8 @@ def soak(
     database: bool = False,
     coverage: Coverage | None = None,
 ) -> dict[str, Any]:
-    """Run model examples against ``sut`` for ``minutes`` (fractions allowed); return a summary.
+    """Run model examples against ``sut`` for ``minutes`` (fractions allowed, or None) and/or
+    ``examples`` generated histories, whichever is spent first; return a summary.
 
     ``campaign`` names the run: its counterexamples go to a sub-directory of that name.
     ``real_crashes``: ``None`` interleaves real-crash rounds, ``False`` never, ``True`` always.
@@ -96,8 +134,7 @@ def soak(
     stays free of state left by earlier runs).
     ``coverage``: count into this report (``_workers`` merges its workers' reports); else a new one.
     """
-    if minutes <= 0:
-        raise ValueError("minutes must be positive")
+    check_budget(minutes, examples)
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     round_steps = PROFILES[profile].soak_steps
@@ -107,7 +144,7 @@ def soak(
     out(f"pwh soak: seed {seed}")
     directory = counterexample_dir() / sut_slug(campaign) if campaign else None
     started = time.monotonic()
-    deadline = started + minutes * 60
+    deadline = started + minutes * 60 if minutes is not None else None
     stats = Stats()
     coverage = Coverage() if coverage is None else coverage
     ticker = _Ticker(started, stats, out)
@@ -116,7 +153,7 @@ def soak(
     paths: list[Path] = []
     rounds = 0
     out(
-        f"pwh soak: SUT {sut!r} for {minutes:g} min, profile {profile} ({round_steps} steps a history); progress every {PROGRESS_EVERY_S:.0f} s"
+        f"pwh soak: SUT {sut!r} for {budget_words(minutes, examples)}, profile {profile} ({round_steps} steps a history); progress every {PROGRESS_EVERY_S:.0f} s"
     )
     if real_crashes and not can_kill:
         out("pwh soak: this SUT takes no journal directory: real crashes are skipped")
@@ -127,13 +164,13 @@ def soak(
     if db_dir is not None:
         out(f"pwh soak: example database {db_dir} (failures found before are replayed first)")
     replayed: set[bool] = set()  # crash modes whose first round has replayed the stored failures
-    while time.monotonic() < deadline:
+    while budget_left(deadline, examples, stats):
         real = can_kill and _real_round(rounds, real_crashes)
-        examples = round_examples(started, deadline, stats)
+        before = stats.examples
         result = run_model(
             sut,
             seed=derive_seed(seed, rounds),
-            max_examples=examples,
+            max_examples=round_examples(started, deadline, stats, examples),
             steps=round_steps,
             shrink="none",
             real_crashes=real,
@@ -149,6 +186,8 @@ def soak(
         )
         replayed.add(real)
         rounds += 1
+        if stats.examples == before and deadline is None:
+            break  # a round that drew no example would not spend an examples budget
         for key, seen in result.divergences.items():
             merge_divergence(diverged, key, seen, round=rounds - 1, seed=result.seed)
         if result.violation is not None and result.trace is not None:
@@ -172,6 +211,7 @@ def soak(
         "sut": sut,
         "campaign": campaign,
         "minutes": minutes,
+        "max_examples": examples,
         "profile": profile,
         "elapsed_s": round(elapsed, 1),
         "rounds": rounds,

@@ -1,10 +1,10 @@
 """``pwh soak --workers N``: N soaks at once, one process each, merged into one summary.
 
-Each worker is a fresh ``spawn`` process that runs :func:`~scenarios.models._soak.soak` for the
-same minutes with its own seed, derived from the soak's seed and the worker's index
-(:func:`worker_seed`), so the whole run is reproducible from the one seed printed first. Workers
-share the example database (Hypothesis's directory database is safe across processes) and the
-counterexample directory; their lines are prefixed ``[w1]``, ``[w2]``... The parent merges what
+Each worker is a fresh ``spawn`` process that runs :func:`~scenarios.models._soak.soak` with the
+same budget (minutes, or examples each, or both) and its own seed, derived from the soak's seed
+and the worker's index (:func:`worker_seed`), so the whole run is reproducible from the one seed
+printed first. Workers share the example database (Hypothesis's directory database is safe across
+processes) and the counterexample directory; their lines are prefixed ``[w1]``, ``[w2]``... The parent merges what
 they return (:func:`merge_summaries`): counts summed, violations one per (row, invariant) with the
 times each was found, profile divergences the same way (never a failure), counterexample paths
 listed, coverage reports merged (``Coverage.merge``).
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._coverage import Coverage
-from ._soak import _keeps_journal_on_disk, derive_seed, divergence_lines, merge_divergence, soak
+from ._soak import _keeps_journal_on_disk, check_budget, derive_seed, divergence_lines, merge_divergence, soak
 
 START_METHOD = "spawn"  # a fresh interpreter: no state of the parent's (threads, open SUTs) is inherited
 
@@ -42,7 +42,7 @@ def worker_seed(seed: int, index: int) -> int:
 
 
 def soak_workers(
-    minutes: float,
+    minutes: float | None,
     sut: str,
     seed: int | None,
     workers: int,
@@ -54,8 +54,7 @@ def soak_workers(
     merged summary, with ``workers``, ``worker_seeds`` and each worker's own counts and PID."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
-    if minutes <= 0:
-        raise ValueError("minutes must be positive")
+    check_budget(minutes, options.get("examples"))
     _keeps_journal_on_disk(sut)  # a SUT that cannot load fails here, once, before any worker starts
     seed = secrets.randbelow(2**32) if seed is None else seed
     seeds = [worker_seed(seed, i) for i in range(workers)]
@@ -119,6 +118,7 @@ def merge_summaries(seed: int, summaries: list[dict[str, Any]], coverage: Covera
             merge_divergence(diverged, (d["row"], d["invariant"]), d, worker=index)
     return {
         **{k: first[k] for k in ("sut", "campaign", "minutes", "profile", "swarm", "example_database")},
+        "max_examples": first.get("max_examples"),  # each worker's
         "seed": seed,
         "workers": len(summaries),
         "worker_seeds": [s["seed"] for s in summaries],
@@ -171,7 +171,7 @@ def _init_worker(parent: int, run_dir: str) -> None:
     _system.fast_tmp = lambda: run_dir  # the model stores' fast folder
 
 
-def _run_worker(job: tuple[int, float, str, int, dict[str, Any]]) -> tuple[dict[str, Any], Coverage]:
+def _run_worker(job: tuple[int, float | None, str, int, dict[str, Any]]) -> tuple[dict[str, Any], Coverage]:
     index, minutes, sut, seed, options = job
     prefix = f"[w{index + 1}] "
 
