@@ -550,28 +550,59 @@ def test_a_soak_never_kills_a_sut_whose_journal_lives_in_memory() -> None:
     """A real crash of reference-memory loses its journal by design; killing it for real once made
     a false M08 finding. It takes no journal directory, so its real-crash rounds are skipped."""
     lines: list[str] = []
-    summary = soak(0.01, "reference-memory", 3, out=lines.append, real_crashes=True)  # every round would kill
+    summary = soak(None, "reference-memory", 3, examples=2, out=lines.append, real_crashes=True)  # every round would kill
     assert "pwh soak: this SUT takes no journal directory: real crashes are skipped" in lines
     assert summary["crashes"]["real"] == 0 and summary["violations"] == []
+    assert summary["steps"] > 0  # it soaked all the same
 
 
 def test_a_short_soak_reports_its_seed_progress_and_counts() -> None:
     lines: list[str] = []
-    summary = soak(0.01, "reference", 5, out=lines.append)
-    assert lines[0] == "pwh soak: seed 5"
+    summary = soak(None, "reference", 5, examples=2, out=lines.append)
+    assert lines[0] == "pwh soak: seed 5" and "pwh soak: SUT 'reference' for 2 examples, profile ci" in lines[1]
     assert summary["violations"] == [] and summary["counterexamples"] == []
-    assert summary["examples"] > 0 and summary["steps"] > 0 and summary["rounds"] >= 1
+    assert summary["examples"] >= 2 and summary["steps"] > 0 and summary["rounds"] >= 1
+    assert (summary["minutes"], summary["max_examples"]) == (None, 2)
     assert set(summary["crashes"]) == {"simulated", "real"} and "restarts" in summary
     assert lines[-1].startswith("pwh soak: done in")
 
 
+def _soaked(summary: dict[str, Any]) -> tuple[Any, ...]:
+    """What a soak ran, apart from how long it took."""
+    return summary["examples"], summary["steps"], summary["rounds"], summary["crashes"], summary["coverage"]
+
+
+def test_a_soak_given_examples_runs_the_same_histories_however_fast_it_runs() -> None:
+    """``--examples N``: a soak ends when N histories are drawn, so one seed runs the same histories
+    on a quiet or a loaded machine (what it exercised is the same); given minutes too, whichever
+    budget is spent first ends it."""
+    from scenarios.models._soak import ROUND_EXAMPLES
+
+    quiet = lambda line: None  # noqa: E731
+    # Three examples long before a minute: the examples end it (a soak that ignored them would run
+    # the minute, many rounds: so this one comes first, the soaks with no time budget after it).
+    either = soak(1, "reference-memory", 6, examples=3, real_crashes=False, out=quiet)
+    assert either["rounds"] == 1 and 3 <= either["examples"] < ROUND_EXAMPLES and either["steps"] > 0  # not a whole round
+    once = soak(None, "reference-memory", 6, examples=3, real_crashes=False, out=quiet)
+    again = soak(None, "reference-memory", 6, examples=3, real_crashes=False, out=quiet)
+    assert _soaked(once) == _soaked(again) == _soaked(either) and (either["minutes"], either["max_examples"]) == (1, 3)
+    # A time budget of a few milliseconds ends the soak after the round it started, whatever its examples.
+    timed = soak(0.0001, "reference-memory", 6, examples=30, real_crashes=False, out=quiet)
+    assert timed["rounds"] == 1 and timed["examples"] < 30
+    with pytest.raises(ValueError, match="needs a budget"):
+        soak(None, "reference-memory", 6, out=quiet)
+    with pytest.raises(ValueError, match="examples must be at least 1"):
+        soak(None, "reference-memory", 6, examples=0, out=quiet)
+
+
 def test_pwh_soak_profile_sets_how_long_each_history_is() -> None:
     """``pwh soak --profile``: the tests' profile names, read from one table; ``dev`` histories are
-    50 steps where ``ci``'s are 20, so a dev soak averages more than 20 steps an example."""
+    50 steps where ``ci``'s are 20, so a dev soak averages more than 20 steps an example (three
+    examples from seed 4: 156 steps)."""
     from scenarios.models._profiles import PROFILES
 
     done = subprocess.run(
-        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.02", "--profile", "dev", "--no-real-crashes", "--seed", "4"],
+        [sys.executable, "-m", "pwh", "soak", "--examples", "3", "--profile", "dev", "--no-real-crashes", "--no-database", "--seed", "4"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -619,8 +650,10 @@ def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
 
     path = tmp_path / "soak.json"
     done = subprocess.run(
-        # 6 s: long enough that a loaded 2-core machine still installs, turns, restarts and changes the profile
-        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.1", "--no-real-crashes", "--sut", "reference-memory", "--seed", "5"]
+        # six histories from seed 6 install, turn, restart, change the profile and crash (an examples
+        # budget: the same histories on any machine, however loaded), and leave some actions,
+        # behaviours and crash points never exercised, which the report must then name
+        [sys.executable, "-m", "pwh", "soak", "--examples", "6", "--no-real-crashes", "--sut", "reference-memory", "--seed", "6"]
         + ["--json", str(path)],
         cwd=ROOT,
         capture_output=True,
@@ -701,13 +734,13 @@ def test_a_soak_remembers_its_failures_and_tries_them_first(tmp_path: Path, monk
     def hook_order(summary: dict[str, Any]) -> dict[str, Any]:
         return next(v for v in summary["violations"] if v["invariant"] == "hook_order")
 
-    first = soak(0.02, sut, 6, real_crashes=False, out=quiet, database=True)  # seed 6 finds it at the second example
+    first = soak(None, sut, 6, examples=2, real_crashes=False, out=quiet, database=True)  # seed 6 finds it at the second example
     assert first["example_database"] == str(database) and hook_order(first)["example"] > 1
     assert any(p.is_file() for p in database.rglob("*")), "nothing was saved to the example database"
-    without = soak(0.02, sut, 1, real_crashes=False, out=quiet)  # the library's default: no database
+    without = soak(None, sut, 1, examples=2, real_crashes=False, out=quiet)  # the library's default: no database
     assert without["example_database"] is None
-    assert all(v["example"] > 1 for v in without["violations"])  # seed 1 alone does not find it at once
-    again = soak(0.02, sut, 1, real_crashes=False, out=quiet, database=True)
+    assert without["violations"] == [] and without["examples"] >= 2  # seed 1 alone does not find it in its first examples
+    again = soak(None, sut, 1, examples=2, real_crashes=False, out=quiet, database=True)
     refound = hook_order(again)
     assert (refound["round"], refound["example"]) == (0, 1), refound
     # Its trace names the swarm configuration that found it, and replays from its steps alone.
@@ -747,7 +780,8 @@ def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path
     for name in QUICK_MUTANTS:
         m = result["mutants"][name]
         assert m["row"] == MUTANTS[name].row and m["found"] and [r["seed"] for r in m["runs"]] == [1]
-        assert m["runs"][0]["invariant"] == CAUGHT_BY[name][0] and 0 < m["median_s"] == m["max_s"] <= 10
+        # found in the search's first round, which runs whole however long it takes (its cap is checked between rounds)
+        assert m["runs"][0]["invariant"] == CAUGHT_BY[name][0] and 0 < m["median_s"] == m["max_s"] < float("inf")
     assert result["summary"]["found"] == result["summary"]["mutants"] == len(QUICK_MUTANTS)
     names = [t["name"] for t in result["targets"]]
     assert names[0].startswith("steps/s, in-memory journal") and len(names) == 5, names
@@ -776,7 +810,7 @@ def test_the_benchmark_reports_missed_when_a_target_is_not_met() -> None:
     lines: list[str] = []
     result = run_benchmark(modes=[], mutants=["replay_under_new_profile"], seeds=[1], cap_s=0.001, warm_up=False, out=lines.append)
     run = result["mutants"]["replay_under_new_profile"]["runs"][0]
-    assert not run["found"] and run["seconds"] == float("inf") and run["rounds"] == 1
+    assert not run["found"] and run["seconds"] == float("inf") and run["rounds"] <= 1  # none at all if the cap passed before the first
     assert [t["met"] for t in result["targets"]] == [None, False, False, False]  # scaling: not measured
     table = render_table(result)
     assert "not found" in table and table.count(": MISSED") == 3, table
@@ -801,8 +835,8 @@ def test_the_benchmark_reports_missed_when_a_target_is_not_met() -> None:
 def _soak_workers(tmp_path: Path, sut: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     path = tmp_path / "soak.json"
     done = subprocess.run(
-        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.03", "--workers", "2", "--no-real-crashes", "--sut", sut]
-        + ["--seed", "5", "--json", str(path), *extra],
+        [sys.executable, "-m", "pwh", "soak", "--examples", "3", "--workers", "2", "--no-real-crashes", "--sut", sut]
+        + ["--seed", "6", "--json", str(path), *extra],
         capture_output=True,
         text=True,
         timeout=120,
@@ -821,14 +855,14 @@ def _gone(pid: int) -> bool:
     return Path(f"/proc/{pid}/status").is_file() and "zombie" in Path(f"/proc/{pid}/status").read_text()
 
 
-def test_pwh_soak_workers_runs_soaks_at_once_and_merges_them(tmp_path: Path) -> None:
-    """``--workers 2`` on a mutant both workers find: two worker seeds derived from the one seed,
-    the counts the sum of the workers' own, a merged coverage report, the bug listed once with the
-    times found summed, every worker's counterexample listed, lines prefixed by worker, and no
-    worker left."""
+def test_pwh_soak_workers_runs_soaks_at_once_and_merges_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--workers 2`` on a mutant both workers find (three examples each, from seed 6): two worker
+    seeds derived from the one seed, the counts the sum of the workers' own, a merged coverage
+    report, the bug listed once with the times found summed, every worker's counterexample listed,
+    lines prefixed by worker, and no worker left."""
     done, summary = _soak_workers(tmp_path, "scenarios.mutants:replay_calls_provider", "--no-database")
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
-    assert summary["workers"] == 2 and summary["seed"] == 5
+    assert summary["workers"] == 2 and summary["seed"] == 6 and summary["max_examples"] == 3
     seeds = summary["worker_seeds"]
     assert len(set(seeds)) == 2 and seeds == [w["seed"] for w in summary["per_worker"]]
     for key in ("steps", "examples", "rounds"):
@@ -838,6 +872,7 @@ def test_pwh_soak_workers_runs_soaks_at_once_and_merges_them(tmp_path: Path) -> 
     assert sum(coverage["actions"].values()) > 0 and any(i["checked"] for i in coverage["invariants"].values())
     keys = [(v["row"], v["invariant"]) for v in summary["violations"]]
     assert len(keys) == len(set(keys)) and ("M05", "no_call_after_final") in keys, keys
+    assert all("M05 no_call_after_final" in w["violations"] for w in summary["per_worker"])  # each worker found it
     for v in summary["violations"]:
         key = f"{v['row']} {v['invariant']}"
         assert v["times"] == sum(w["violations"].get(key, 0) for w in summary["per_worker"]) >= 1
@@ -847,10 +882,11 @@ def test_pwh_soak_workers_runs_soaks_at_once_and_merges_them(tmp_path: Path) -> 
     assert "Traceback" not in done.stderr
     pids = [w["pid"] for w in summary["per_worker"]]
     assert len(set(pids)) == 2 and all(_gone(pid) for pid in pids), pids
-    bad = subprocess.run(
-        [sys.executable, "-m", "pwh", "soak", "--minutes", "0.1", "--workers", "0"], capture_output=True, text=True, timeout=60
-    )
-    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "--workers" in bad.stderr, bad.stderr
+    from pwh._cli import main
+
+    assert main(["soak", "--examples", "3", "--workers", "0"]) == 2  # refused before any work
+    bad = capsys.readouterr().err
+    assert bad.strip().count("\n") == 0 and "--workers must be at least 1" in bad, bad
 
 
 def test_ctrl_c_stops_every_soak_worker_without_a_traceback() -> None:
@@ -859,7 +895,7 @@ def test_ctrl_c_stops_every_soak_worker_without_a_traceback() -> None:
     import signal
     import time
 
-    argv = [sys.executable, "-m", "pwh", "soak", "--minutes", "1", "--workers", "2", "--no-real-crashes", "--sut", "reference-memory"]
+    argv = [sys.executable, "-m", "pwh", "soak", "--minutes", "10", "--workers", "2", "--no-real-crashes", "--sut", "reference-memory"]
     with subprocess.Popen(
         [*argv, "--no-database"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
     ) as pwh:

@@ -158,7 +158,7 @@ def _run(command: str, spec: str, adapters: Path, out: Path) -> subprocess.Compl
     if command == "gate":
         return pwh("gate", "--quiet", "--sut", spec, pythonpath=adapters)
     if command == "soak":
-        return pwh("soak", "--minutes", "0.05", "--no-real-crashes", "--sut", spec, pythonpath=adapters)
+        return pwh("soak", "--examples", "1", "--no-real-crashes", "--sut", spec, pythonpath=adapters)
     # the broken adapter first: it is refused at load, before the reference would run its matrix
     return pwh("packet", "build", str(out / spec.replace(":", "-")), "--sut", spec, "--sut", "reference", pythonpath=adapters)
 
@@ -195,7 +195,7 @@ def test_an_adapter_whose_close_raises_is_exit_2(tmp_path: Path) -> None:
         "from pwh._suts.reference import ReferenceSUT\n\n\nclass ClosesBadly(ReferenceSUT):\n"
         "    def close(self):\n        raise GeneratorExit('bye')\n"
     )
-    for args in (["gate", "--quiet"], ["soak", "--minutes", "0.05", "--no-real-crashes"]):
+    for args in (["gate", "--quiet"], ["soak", "--examples", "1", "--no-real-crashes"]):
         proc = pwh(*args, "--sut", "refuse_close:ClosesBadly", pythonpath=tmp_path)
         assert_refused(proc, "failed at close: GeneratorExit: bye (at refuse_close.py:6)", private=tmp_path)
 

@@ -146,6 +146,10 @@ def test_a_gate_run_narrowed_the_pytest_way_says_which_scenarios_it_ran(partial:
         (("soak", "--benchmark", "--sut", "loopx"), "--benchmark measures fixed modes"),
         (("soak", "--campaign", "reliability", "--sut", "loopx"), "runs against pwh's reference only"),
         (("soak", "--campaign", "reliability", "--profile", "deep"), "--profile applies to the models"),
+        (("soak", "--campaign", "reliability", "--examples", "5"), "drop --examples"),
+        (("soak", "--benchmark", "--examples", "5"), "drop --examples"),
+        (("soak", "--sut", "reference-memory"), "pwh soak needs a budget: --minutes N, --examples N or both"),
+        (("soak", "--examples", "0"), "--examples must be at least 1"),
     ],
 )
 def test_an_option_that_would_be_ignored_is_an_error_before_any_work(
