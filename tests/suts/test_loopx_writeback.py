@@ -1,7 +1,8 @@
 """LoopX through its real ``todo complete``, ``refresh-state`` and ``turn run-once`` paths, as a
 writeback boundary (issue 31).
 
-One private LoopX installation and one warm LoopX interpreter per fixture: a Goal with two
+One private LoopX installation per fixture, its commands forked by the process's one warm LoopX
+interpreter (shared by every boundary): a Goal with two
 open Todos and LoopX's periodic-report hook, two test hooks installed at LoopX's composition root
 (one proposing an intent, one raising), one committed completion, its replay, and a SIGKILL
 inside a provider followed by LoopX's own recovery; then the same for a replan made by LoopX's
@@ -11,7 +12,14 @@ Skipped when the loopx extra is not installed.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,14 +32,16 @@ from fakes._packets import intent_for, proposed, registration  # noqa: E402
 from fakes._scheduler import FakeScheduler, GovernedAdmission  # noqa: E402
 from pwh._suts.loopx.runtime import pid_alive  # noqa: E402
 from pwh._suts.loopx.writeback import LoopxWritebackBoundary  # noqa: E402
-from pwh._suts.loopx.writeback.boundary import encode  # noqa: E402
+from pwh._suts.loopx.writeback.boundary import CommandFailed, encode  # noqa: E402
 from pwh._suts.loopx.writeback.server import decode  # noqa: E402
+from pwh._suts.loopx.writeback.shared import SHARED, shutdown  # noqa: E402
 from pwh._suts.loopx.writeback.turn import resume_argv  # noqa: E402
 from pwh._suts.seam import Unsupported  # noqa: E402
 from pwh._suts.writeback_seam import WritebackBoundary  # noqa: E402
 from pwh.capabilities.periodic_report import INTENT_KIND, TriggerReducer  # noqa: E402
 
 PERIODIC = "periodic_report.runtime_trigger"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _raises(hook_input: Any) -> Any:
@@ -137,17 +147,23 @@ def test_non_json_answers_cross_as_the_same_data() -> None:
     assert decode(encode(value)) == value
 
 
-def test_no_process_is_left_after_close(run: dict[str, Any]) -> None:
-    boundary = run["boundary"]
-    pids = [boundary.server_pid, *boundary.node_pids]
+def _closed_clean(boundary: LoopxWritebackBoundary) -> None:
+    """Closed: every Node runtime the boundary's commands started is gone, and its folder too; the
+    process's shared warm interpreter is not the boundary's to stop (it is at exit: see below)."""
     boundary.close()
     assert boundary.node_pids, "the Node runtime the commands used was seen"
-    assert [p for p in pids if p is not None and pid_alive(p)] == []
+    assert [p for p in boundary.node_pids if pid_alive(p)] == []
+    assert not boundary.layout.root.exists()
+
+
+def test_no_process_is_left_after_close(run: dict[str, Any]) -> None:
+    boundary = run["boundary"]
+    _closed_clean(boundary)
+    assert boundary.server_pid is not None and pid_alive(boundary.server_pid)  # shared: it serves the next boundary
 
 
 def test_a_replan_is_a_turn_bound_refresh_state_with_its_own_sidecar_record() -> None:
     boundary = LoopxWritebackBoundary()
-    server = boundary.server_pid
     try:
         boundary.prepare(todos=2, phase_enabled=True, report_capability=False)
         assert boundary.install(registration("a.broken", event_kinds=["todo_completed", "replan_recorded"]), _raises) == []
@@ -158,9 +174,7 @@ def test_a_replan_is_a_turn_bound_refresh_state_with_its_own_sidecar_record() ->
         assert [(r["hook_id"], r["event_kind"], r["failure_code"]) for r in records] == [("a.broken", "replan_recorded", "producer_failed")]
         assert boundary.primary_receipt(2) and boundary.spend_eligibility(2)["eligible"] is True
     finally:
-        boundary.close()
-    assert server is not None and boundary.node_pids
-    assert [p for p in (server, *boundary.node_pids) if pid_alive(p)] == []
+        _closed_clean(boundary)
 
 
 def test_the_boundary_folder_lives_outside_a_loopx_runtimes_private_temp_dir(tmp_path: Any, monkeypatch: Any) -> None:
@@ -308,10 +322,7 @@ def test_a_turn_costs_a_second_or_two_through_the_warm_interpreter(turn: dict[st
 
 def test_no_process_of_a_turn_is_left_after_close(turn: dict[str, Any], turn_crash: dict[str, Any]) -> None:
     for state in (turn, turn_crash):
-        boundary = state["boundary"]
-        pids = [boundary.server_pid, *boundary.node_pids]
-        boundary.close()
-        assert boundary.node_pids and [p for p in pids if p is not None and pid_alive(p)] == []
+        _closed_clean(state["boundary"])
 
 
 def test_a_turn_completion_drains_the_turn_s_writeback_and_its_terminal_completion() -> None:
@@ -343,3 +354,152 @@ def test_a_turn_resumes_by_its_key_alone() -> None:
     """LoopX refuses ``--resume-turn-key`` beside what selects a fresh Turn."""
     argv = ["turn", "run-once", "--todo-id", "t1", "--turn-instance-id", "i1", "--execute"]
     assert resume_argv(argv, "ab" * 32) == ["turn", "run-once", "--execute", "--resume-turn-key", "sha256:" + "ab" * 32]
+
+
+# -- what every boundary of a process shares: one warm interpreter, the kept promotions ------------
+
+
+def _durable_ids(boundary: LoopxWritebackBoundary) -> set[str]:
+    """The completion receipt ids the boundary's own canonical authority store holds."""
+    return {
+        str(r["result"]["completion_receipt_id"])
+        for entry in boundary._authority_entries()
+        for r in entry.get("receipts") or ()
+        if isinstance(r.get("result"), dict) and r["result"].get("completion_receipt_id")
+    }
+
+
+def test_two_boundaries_share_one_warm_interpreter_and_never_see_each_other_s_records() -> None:
+    """Open at once, with one fixture: each command runs with
+    its own boundary's HOME, TMPDIR and folder, so each LoopX sees only its own Goal, records and
+    Node runtime, and nothing lands under the shared interpreter's own HOME or TMPDIR."""
+    a, b = LoopxWritebackBoundary(), LoopxWritebackBoundary()
+    try:
+        for boundary in (a, b):
+            boundary.prepare(todos=2, phase_enabled=True, report_capability=False)
+        assert a.install(registration("a.reporter", event_kinds=["todo_completed"]), lambda i: proposed(intent_for(i))) == []
+        mine, theirs = a.commit_completion(1), b.commit_completion(2)
+        assert mine.committed and theirs.committed and a.server_pid == b.server_pid is not None
+        assert _durable_ids(a) == {mine.receipt_id} and _durable_ids(b) == {theirs.receipt_id}
+        assert [r["source_receipt_id"] for r in a.sidecar_records()] == [mine.receipt_id]
+        assert {h.receipt_id for h in a.hooks_seen()} == {mine.receipt_id}
+        assert b.sidecar_records() == [] and b.hooks_seen() == [] and b.intent_receipts() == []
+        assert set(a.node_pids).isdisjoint(b.node_pids) and a.node_pids and b.node_pids
+        for boundary in (a, b):  # each Node runtime found by the locator in its own boundary's TMPDIR
+            assert list(boundary.layout.tmp.glob("loopx-effect-runtime-*/runtime-*.json"))
+        folder = SHARED.folder
+        assert folder is not None and not any((folder / "home").iterdir()) and not any((folder / "tmp").iterdir())
+    finally:
+        for boundary in (a, b):
+            boundary.close()
+
+
+def test_an_exchange_cut_short_stops_the_shared_interpreter_and_its_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interrupted between the fork and the reaping, the server's stream is out of step: the child
+    and the server are stopped by PID, and the next command starts a new warm interpreter."""
+    boundary = LoopxWritebackBoundary()
+    seen: dict[str, int] = {}
+
+    def cut(server: Any, pid: int, *args: Any) -> Any:
+        seen.update(server=server.pid, child=pid)
+        raise KeyboardInterrupt
+
+    try:
+        boundary.prepare(todos=1, phase_enabled=True, report_capability=False)
+        monkeypatch.setattr(boundary, "_serve", cut)
+        with pytest.raises(KeyboardInterrupt):
+            boundary.commit_completion(1)
+        monkeypatch.undo()
+        assert not pid_alive(seen["server"]) and not pid_alive(seen["child"])
+        assert boundary.commit_completion(1).committed and boundary.server_pid not in (None, seen["server"])
+    finally:
+        boundary.close()
+
+
+def test_a_command_fails_when_loopx_writes_under_the_shared_interpreter_s_own_home() -> None:
+    """What LoopX fixes at import (``loopx.paths.DEFAULT_RUNTIME_ROOT``) names the shared server's
+    HOME; anything written there would be seen by every boundary, so the command fails."""
+    boundary = LoopxWritebackBoundary()
+    folder = SHARED.folder
+    assert folder is not None
+    stray = folder / "home" / ".loopx"
+    try:
+        boundary.prepare(todos=1, phase_enabled=True, report_capability=False)
+        stray.mkdir()
+        with pytest.raises(CommandFailed, match="HOME"):
+            boundary.commit_completion(1)
+    finally:
+        with contextlib.suppress(OSError):
+            stray.rmdir()
+        boundary.close()
+
+
+def test_shutdown_stops_the_shared_interpreter_and_removes_its_folder() -> None:
+    boundary = LoopxWritebackBoundary()
+    old, folder = boundary.server_pid, SHARED.folder
+    boundary.close()
+    shutdown()
+    assert old is not None and not pid_alive(old) and folder is not None and not folder.exists()
+    again = LoopxWritebackBoundary()
+    try:
+        assert again.server_pid not in (None, old) and again.server_pid is not None and pid_alive(again.server_pid)
+        again.prepare(todos=1, phase_enabled=True, report_capability=False)
+        assert again.commit_completion(1).committed
+    finally:
+        again.close()
+
+
+def test_a_forked_process_leaves_the_shared_interpreter_to_its_parent() -> None:
+    """A child forked from a process with a shared server (a provider runner, say) that exits the
+    ordinary way runs the clean-ups at exit: they must not stop the parent's server."""
+    boundary = LoopxWritebackBoundary()
+    try:
+        server = boundary.server_pid
+        pid = os.fork()
+        if pid == 0:  # the child: what its exit would run of ours (atexit), then out without unwinding pytest
+            code = 0 if SHARED.folder is None and SHARED.server_pid is None else 1
+            SHARED.stop()
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert server is not None and pid_alive(server) and SHARED.server_pid == server
+        boundary.prepare(todos=1, phase_enabled=True, report_capability=False)
+        assert boundary.commit_completion(1).committed and boundary.server_pid == server
+    finally:
+        boundary.close()
+
+
+_AT_EXIT = """
+import json, os, signal, sys
+from pwh._suts.loopx.writeback import LoopxWritebackBoundary
+from pwh._suts.loopx.writeback.shared import SHARED
+boundary = LoopxWritebackBoundary()
+boundary.close()
+print(json.dumps({"server": boundary.server_pid, "folder": str(SHARED.folder)}), flush=True)
+if sys.argv[1] == "killed":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("end", ["exit", "killed"])
+def test_the_shared_interpreter_ends_with_its_process(end: str, tmp_path: Path) -> None:
+    """At exit the server is stopped and its folder removed (atexit); a process killed outright
+    runs no clean-up, and its server then reads the end of its stdin and exits by itself (the
+    folder stays, in the temp dir its owner removes: pwh gate's)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_EXIT, end],
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    deadline = time.monotonic() + 15
+    while pid_alive(said["server"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not pid_alive(said["server"])
+    if end == "exit":
+        assert done.returncode == 0 and not Path(said["folder"]).exists()
+        assert list(tmp_path.iterdir()) == []

@@ -2,8 +2,10 @@
 
 One boundary is one private LoopX installation: a directory with its own HOME, TMPDIR (so its
 Node runtime and usage-ping state are its own), runtime root and Goal fixture
-(:mod:`.fixture`), and one warm LoopX interpreter (:mod:`.server`, a fork server started with
-this interpreter, ``sys.executable``), which forks a child per command. Each command is LoopX's
+(:mod:`.fixture`). Its commands run in children forked by the process's one warm LoopX
+interpreter (:mod:`.server`, started with this interpreter, ``sys.executable``, and shared by
+every boundary of the process, :mod:`.shared`); each child takes the
+boundary's environment and folder. Each command is LoopX's
 own CLI path (``loopx.entrypoint.main(argv)``): ``quota should-run --turn-instance-id`` opens a
 Turn, ``todo complete`` commits the completion and dispatches the post-writeback hooks LoopX's
 composition root returns (its own report capability's hook plus the test hooks the server adds there);
@@ -31,8 +33,6 @@ import selectors
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -71,11 +71,12 @@ from pwh._suts.writeback_seam import WRITEBACK_OPERATIONS, Commit, HookSeen, Pri
 
 from . import turn as lxturn
 from .fixture import AGENT_ID, GOAL_ID, Layout, todo_id, write_goal
+from .shared import SHARED, CommandFailed, WarmServer, runtime_pids, stop_pids
 
-READY_SECONDS = 120.0
+__all__ = ["CommandFailed", "LoopxWritebackBoundary", "encode"]
+
 COMMAND_SECONDS = 180.0
 WATCH_GRACE_SECONDS = 0.5
-STOP_SECONDS = 5.0
 COMPLETION = "todo_completed"
 REPLAN = "replan_recorded"
 
@@ -89,10 +90,6 @@ UNSUPPORTED_CRASHES = {
         "its Node transaction (post_writeback_hook_transaction.ts), which no Python entry reaches"
     ),
 }
-
-
-class CommandFailed(RuntimeError):
-    """The warm interpreter or a LoopX command could not be run at all (not a LoopX answer)."""
 
 
 def encode(value: Any, depth: int = 0) -> Any:
@@ -115,71 +112,6 @@ def encode(value: Any, depth: int = 0) -> Any:
     return {"$set": []}  # no other object crosses a process: the nearest non-JSON value
 
 
-class _Server:
-    """The fork server process and its JSON-lines control channel (stdin/stdout pipes)."""
-
-    def __init__(self, layout: Layout, env: dict[str, str]) -> None:
-        self.log = open(layout.root / "server.err", "wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pwh._suts.loopx.writeback.server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            env=env,
-            cwd=str(layout.root),
-            start_new_session=True,
-        )
-        self._buf = b""
-        self.fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
-        ready = self.read_line(READY_SECONDS)
-        if not ready or not ready.get("ready"):
-            self.kill()
-            raise CommandFailed("the warm LoopX interpreter did not start: " + _tail(layout.root / "server.err"))
-        self.import_seconds = ready.get("import_seconds")
-        self.capabilities: list[str] = list(ready.get("capabilities") or ())
-
-    def send(self, message: Mapping[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
-        self.proc.stdin.flush()
-
-    def pending_line(self) -> dict[str, Any] | None:
-        if b"\n" in self._buf:
-            line, self._buf = self._buf.split(b"\n", 1)
-            return json.loads(line)
-        return None
-
-    def feed(self) -> bool:
-        chunk = os.read(self.fd, 65536)
-        self._buf += chunk
-        return bool(chunk)
-
-    def read_line(self, seconds: float) -> dict[str, Any] | None:
-        deadline = time.monotonic() + seconds
-        while True:
-            line = self.pending_line()
-            if line is not None:
-                return line
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            with selectors.DefaultSelector() as sel:
-                sel.register(self.fd, selectors.EVENT_READ)
-                if sel.select(left) and not self.feed():
-                    return None
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(STOP_SECONDS)
-        for stream in (self.proc.stdin, self.proc.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()  # type: ignore[union-attr]
-        self.log.close()
-
-
 class LoopxWritebackBoundary:
     """LoopX 2.1.1's ``todo complete``, ``refresh-state`` and ``turn run-once`` paths with their
     post-writeback wiring, driven from outside.
@@ -193,7 +125,8 @@ class LoopxWritebackBoundary:
     def __init__(self, *, workdir: str | Path | None = None, completions: Literal["todo", "turn"] = "todo") -> None:
         self._completions = completions
         self._own_dir = workdir is None
-        root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-", dir=_lasting_temp_dir())) if workdir is None else Path(workdir)
+        self._base = _lasting_temp_dir()
+        root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-", dir=self._base)) if workdir is None else Path(workdir)
         self.layout = Layout(root.resolve())
         self.layout.make_dirs()
         self._closed = False
@@ -222,9 +155,12 @@ class LoopxWritebackBoundary:
             self._socket_path = str(self._socket_dir / "cb.sock")
         self._listener.bind(self._socket_path)
         self._listener.listen(4)
-        self._server: _Server | None = None
+        self._server_pid: int | None = None
+        self._capabilities: list[str] = []
         try:
-            self._server = _Server(self.layout, self._env())
+            self._environ = self._env()
+            with SHARED.session(self._base, self._environ) as server:  # started here, or already warm
+                self._server_pid, self._capabilities = server.pid, list(server.capabilities)
         except BaseException:
             self.close()
             raise
@@ -250,7 +186,8 @@ class LoopxWritebackBoundary:
 
     @property
     def server_pid(self) -> int | None:
-        return self._server.proc.pid if self._server is not None else None
+        """The warm interpreter that forked this boundary's last command (shared by the process)."""
+        return self._server_pid
 
     # -- the seam ----------------------------------------------------------------------------------
 
@@ -258,7 +195,7 @@ class LoopxWritebackBoundary:
         if not phase_enabled:
             raise lacks("profile.phase_enabled")
         texts = {n: self._planted_text(n) for n in range(1, todos + 1)} if self._planted else None
-        own = self._server.capabilities[0] if self._server is not None and report_capability else None
+        own = self._capabilities[0] if self._capabilities and report_capability else None
         self._report, self._vision_closed = own is not None, False
         write_goal(self.layout, todos=todos, report_capability=own, texts=texts)
         self._todos, self._done = todos, set()
@@ -634,35 +571,27 @@ class LoopxWritebackBoundary:
         if self._closed:
             return
         self._closed = True
-        server, self._server = self._server, None
-        if server is not None:
-            try:
-                if server.proc.poll() is None:
-                    with contextlib.suppress(Exception):
-                        self._run_on(server, "stop_runtime", seconds=30)
-                    with contextlib.suppress(OSError, ValueError):
-                        server.send({"op": "exit"})
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        server.proc.wait(STOP_SECONDS)
-            finally:
-                server.kill()
+        try:
+            self._stop_node()
+        finally:
+            with contextlib.suppress(OSError):
+                self._listener.close()
+            if self._socket_dir is not None:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+            if self._own_dir:
+                shutil.rmtree(self.layout.root, ignore_errors=True)
+
+    def _stop_node(self) -> None:
+        """Stop this installation's Node runtime, LoopX's way (``restart_effect_runtime``), then any
+        still running by PID; the shared warm interpreter stays."""
+        if SHARED.server_pid is not None:
+            with contextlib.suppress(Exception):
+                self._run_on("stop_runtime", seconds=30)
         self._note_node_pids()
-        for pid in sorted(self._node_pids):
-            if pid_alive(pid):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_SECONDS
-        while any(pid_alive(p) for p in self._node_pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        with contextlib.suppress(OSError):
-            self._listener.close()
-        if self._socket_dir is not None:
-            shutil.rmtree(self._socket_dir, ignore_errors=True)
-        if self._own_dir:
-            shutil.rmtree(self.layout.root, ignore_errors=True)
+        stop_pids(sorted(self._node_pids))
 
     def survivors(self) -> list[int]:
-        """PIDs this boundary started (server, Node runtimes) that still run."""
+        """PIDs this boundary started (Node runtimes) that still run."""
         pids = list(self._node_pids)
         return [p for p in pids if pid_alive(p)]
 
@@ -686,11 +615,15 @@ class LoopxWritebackBoundary:
         return {"registration": hook["registration"], "edits": hook.get("edits") or {}}
 
     def _run(self, op: str, *, crash: bool = False, **fields: Any) -> dict[str, Any]:
-        if self._server is None:
+        if self._closed:
             raise CommandFailed("the boundary is closed")
-        return self._run_on(self._server, op, crash=crash, **fields)
+        answer = self._run_on(op, crash=crash, **fields)
+        SHARED.check_untouched()
+        return answer
 
-    def _run_on(self, server: _Server, op: str, *, crash: bool = False, seconds: float = COMMAND_SECONDS, **fields: Any) -> dict[str, Any]:
+    def _run_on(self, op: str, *, crash: bool = False, seconds: float = COMMAND_SECONDS, **fields: Any) -> dict[str, Any]:
+        """One op in a child of the shared warm interpreter, with this boundary's environment,
+        folder and callback socket; the child's provider calls are answered until it is reaped."""
         n = len(self.command_seconds) + len(self._commits) + int(time.monotonic() * 1000)
         out, err = self.layout.root / f"cmd-{n}.out", self.layout.root / f"cmd-{n}.err"
         request = {
@@ -699,15 +632,19 @@ class LoopxWritebackBoundary:
             "err": str(err),
             "callback": self._socket_path,
             "inputs": str(self.layout.root / "hook-inputs.jsonl"),
+            "env": self._environ,
             **fields,
         }
-        server.send(request)
-        forked = server.read_line(30)
-        if not forked or not isinstance(forked.get("pid"), int):
-            raise CommandFailed("the warm LoopX interpreter did not fork: " + _tail(self.layout.root / "server.err"))
-        pid = forked["pid"]
         state: dict[str, Any] = {"crashed": False, "problem": None}
-        done = self._serve(server, pid, crash, state, time.monotonic() + seconds)
+        with SHARED.session(self._base, self._environ) as server:
+            self._server_pid = server.pid
+            server.send(request)
+            forked = server.read_line(30)
+            if not forked or not isinstance(forked.get("pid"), int):
+                raise CommandFailed("the warm LoopX interpreter did not fork: " + server.tail())
+            pid = server.child = forked["pid"]
+            done = self._serve(server, pid, crash, state, time.monotonic() + seconds)
+            server.child = None
         answer = {
             "exit": done.get("exit"),
             "signal": done.get("signal"),
@@ -723,7 +660,7 @@ class LoopxWritebackBoundary:
             raise state["problem"]
         return answer
 
-    def _serve(self, server: _Server, pid: int, crash: bool, state: dict[str, Any], deadline: float) -> dict[str, Any]:
+    def _serve(self, server: WarmServer, pid: int, crash: bool, state: dict[str, Any], deadline: float) -> dict[str, Any]:
         """Answer the child's provider calls until the server reports it reaped."""
         conns: list[socket.socket] = []
         bufs: dict[int, bytes] = {}
@@ -744,7 +681,7 @@ class LoopxWritebackBoundary:
                     for key, _ in sel.select(min(left, 1.0)):
                         if key.data == "server":
                             if not server.feed():
-                                raise CommandFailed("the warm LoopX interpreter ended: " + _tail(self.layout.root / "server.err"))
+                                raise CommandFailed("the warm LoopX interpreter ended: " + server.tail())
                         elif key.data == "accept":
                             conn, _ = self._listener.accept()
                             conns.append(conn)
@@ -994,10 +931,7 @@ class LoopxWritebackBoundary:
         return f"Fixture task {n}: " + "; ".join(self._planted.values())
 
     def _note_node_pids(self) -> None:
-        for locator in self.layout.tmp.glob("loopx-effect-runtime-*/runtime-*.json"):
-            pid = (_json(_read(locator)) or {}).get("pid")
-            if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
-                self._node_pids.add(pid)
+        self._node_pids.update(runtime_pids(self.layout.tmp))
 
 
 def _lasting_temp_dir() -> str:
@@ -1096,7 +1030,3 @@ def _json(text: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _tail(path: Path) -> str:
-    return _read(path)[-1500:]

@@ -1,8 +1,9 @@
 """The warm LoopX interpreter: a fork server that imports loopx once and forks a child per command.
 
-Run as ``python -m pwh._suts.loopx.writeback.server`` by :class:`~.boundary.LoopxWritebackBoundary`,
-with the boundary's private environment (HOME, TMPDIR, PATH with the wheel's Node,
-``LOOPX_USAGE_PING=0``). Before ``loopx.cli`` and ``loopx.cli_commands.turn_post_writeback`` are
+Run as ``python -m pwh._suts.loopx.writeback.server`` once per process (:mod:`.shared`), with a
+HOME and TMPDIR of its own; each request carries its boundary's private environment (HOME,
+TMPDIR, PATH with the wheel's Node, ``LOOPX_USAGE_PING=0``), which the forked child takes before
+it runs the command. Before ``loopx.cli`` and ``loopx.cli_commands.turn_post_writeback`` are
 imported (both copy the name at import), it re-binds LoopX's one composition-root function (found
 by its shape, :func:`composition_roots`), to :func:`composed`: LoopX's own answer (its report
 capability's hook, its producer wrapped to log its input) plus the test hooks of the current
@@ -257,12 +258,26 @@ def _stop_runtime(request: Mapping[str, Any]) -> int:
 OPS = {"run": _run_command, "probe": _probe, "promote": _promote, "stop_runtime": _stop_runtime}
 
 
+def _adopt_environment(request: Mapping[str, Any]) -> None:
+    """The requesting boundary's whole environment (HOME, TMPDIR, PATH, ...): one server serves
+    every boundary of a process, so a command gets the environment a server of its own would have
+    been started with. ``tempfile`` caches its directory: it is pointed at the new TMPDIR too."""
+    env = request.get("env")
+    if not isinstance(env, Mapping):
+        return
+    os.environ.clear()
+    os.environ.update({str(k): str(v) for k, v in env.items()})
+    tempfile.tempdir = os.environ.get("TMPDIR") or None
+
+
 def _child(request: Mapping[str, Any]) -> None:
-    """In the forked child: redirect stdio to the request's files, do the op, end without cleanup."""
+    """In the forked child: take the boundary's environment, redirect stdio to the request's
+    files, do the op, end without cleanup."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _adopt_environment(request)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
