@@ -154,9 +154,12 @@ def _run_json(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[s
 
 
 @pytest.fixture(scope="module")
-def hollow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[subprocess.CompletedProcess[str], dict]]:  # type: ignore[type-arg]
-    def one(name: str) -> tuple[str, tuple[subprocess.CompletedProcess[str], dict]]:  # type: ignore[type-arg]
-        return name, _run_json(tmp_path_factory.mktemp(name), "--sut", f"tests.hollow_suts:{name}")
+def hollow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[subprocess.CompletedProcess[str], dict, Path]]:  # type: ignore[type-arg]
+    """Each hollow adapter's whole run: (the command, its verdict, the folder with its cucumber file)."""
+
+    def one(name: str) -> tuple[str, tuple[subprocess.CompletedProcess[str], dict, Path]]:  # type: ignore[type-arg]
+        folder = tmp_path_factory.mktemp(name)
+        return name, (*_run_json(folder, "--sut", f"tests.hollow_suts:{name}"), folder)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(one, ["raises", "unsupported"]))
@@ -164,7 +167,7 @@ def hollow_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[sub
 
 @pytest.mark.parametrize("name", ["raises", "unsupported"])
 def test_an_adapter_that_never_answers_passes_no_row(hollow_runs, name: str) -> None:  # type: ignore[no-untyped-def]
-    proc, verdict = hollow_runs[name]
+    proc, verdict, _ = hollow_runs[name]
     assert verdict, proc.stdout[-2000:] + proc.stderr[-2000:]
     passed = [row for row, r in verdict["rows"].items() if r["rfc"] == "pass" or r["passed"]]
     assert passed == [], f"{name} passed {passed} without the SUT answering"
@@ -174,21 +177,23 @@ def test_an_adapter_that_never_answers_passes_no_row(hollow_runs, name: str) -> 
 
 
 def test_an_adapter_that_expresses_nothing_is_incomplete_with_exit_3(hollow_runs) -> None:  # type: ignore[no-untyped-def]
-    proc, verdict = hollow_runs["unsupported"]
+    proc, verdict, _ = hollow_runs["unsupported"]
     assert verdict["summary"]["verdict"] == "incomplete" and proc.returncode == 3
     assert "verdict: INCOMPLETE" in proc.stdout
 
 
 def test_an_adapter_whose_every_call_raises_fails(hollow_runs) -> None:  # type: ignore[no-untyped-def]
-    proc, verdict = hollow_runs["raises"]
+    proc, verdict, _ = hollow_runs["raises"]
     assert verdict["summary"]["verdict"] == "fail" and proc.returncode == 1
     assert all(verdict["rows"][r]["rfc"] == "fail" for r in RULE_IDS if RULES_BY_ID[r].group == "matrix")
 
 
-def test_cucumber_marks_skipped_scenarios_skipped_with_the_reason(tmp_path: Path) -> None:
-    proc, verdict = _run_json(tmp_path, "--sut", "tests.hollow_suts:unsupported", "--rows", "M01")
-    cucumber = json.loads((tmp_path / "c.json").read_text())
-    elements = [e for f in cucumber for e in f["elements"]]
+def test_cucumber_marks_skipped_scenarios_skipped_with_the_reason(hollow_runs) -> None:  # type: ignore[no-untyped-def]
+    """The unsupported adapter's whole run (every M01 scenario skipped by the SUT; seed-003 rows
+    are the fakes' own and run)."""
+    proc, verdict, folder = hollow_runs["unsupported"]
+    cucumber = json.loads((folder / "c.json").read_text())
+    elements = [e for f in cucumber for e in f["elements"] if any(t["name"] == "@M01" for t in e["tags"])]
     assert elements and all(s["result"]["status"] == "skipped" for e in elements for s in e["steps"])
     assert all("skipped: unsupported by the SUT" in e["description"] for e in elements)
     assert any("error_message" in s["result"] for e in elements for s in e["steps"])
