@@ -122,9 +122,11 @@ class WarmServer:
         self.kill()
 
     def kill(self) -> None:
-        """SIGKILL the command's child and the server, by PID, and close the pipes."""
+        """SIGKILL the command's child and the server, by PID, and close the pipes. The child is
+        waited for (it is the server's, not ours to reap): a process killed inside a system call
+        ends only when the call returns."""
         if self.child is not None:
-            _kill(self.child)
+            stop_pids([self.child], term=False)
             self.child = None
         if self.alive():
             with contextlib.suppress(OSError):
@@ -250,12 +252,12 @@ def runtime_pids(tmp: Path) -> set[int]:
     return pids
 
 
-def stop_pids(pids: list[int]) -> None:
-    """SIGTERM each live PID, wait for them to go, SIGKILL any still there."""
+def stop_pids(pids: list[int], *, term: bool = True) -> None:
+    """SIGTERM (or, ``term=False``, SIGKILL) each live PID, wait for them to go, SIGKILL any still there."""
     for pid in pids:
         if pid_alive(pid):
             with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM if term else signal.SIGKILL)
     deadline = time.monotonic() + STOP_SECONDS
     while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.02)
