@@ -2,7 +2,7 @@
 writeback boundary (issue 31).
 
 One private LoopX installation per fixture, its commands forked by the process's one warm LoopX
-interpreter (shared by every boundary): a Goal with two
+interpreter (shared by every boundary, with the promoted Goals it keeps): a Goal with two
 open Todos and LoopX's periodic-report hook, two test hooks installed at LoopX's composition root
 (one proposing an intent, one raising), one committed completion, its replay, and a SIGKILL
 inside a provider followed by LoopX's own recovery; then the same for a replan made by LoopX's
@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import stat
 import subprocess
 import sys
 import time
@@ -370,13 +372,14 @@ def _durable_ids(boundary: LoopxWritebackBoundary) -> set[str]:
 
 
 def test_two_boundaries_share_one_warm_interpreter_and_never_see_each_other_s_records() -> None:
-    """Open at once, with one fixture: each command runs with
+    """Open at once, with one fixture (the second copies a kept promotion): each command runs with
     its own boundary's HOME, TMPDIR and folder, so each LoopX sees only its own Goal, records and
     Node runtime, and nothing lands under the shared interpreter's own HOME or TMPDIR."""
     a, b = LoopxWritebackBoundary(), LoopxWritebackBoundary()
     try:
         for boundary in (a, b):
             boundary.prepare(todos=2, phase_enabled=True, report_capability=False)
+        assert not b.promoted  # the fixture's promotion was kept (by a, or an earlier boundary) and copied
         assert a.install(registration("a.reporter", event_kinds=["todo_completed"]), lambda i: proposed(intent_for(i))) == []
         mine, theirs = a.commit_completion(1), b.commit_completion(2)
         assert mine.committed and theirs.committed and a.server_pid == b.server_pid is not None
@@ -391,6 +394,42 @@ def test_two_boundaries_share_one_warm_interpreter_and_never_see_each_other_s_re
         assert folder is not None and not any((folder / "home").iterdir()) and not any((folder / "tmp").iterdir())
     finally:
         for boundary in (a, b):
+            boundary.close()
+
+
+_IDENTITY = re.compile(rb"file:[0-9a-f]{32}")
+_REVISION = re.compile(rb"file:\d+:[0-9a-f]{24}")
+
+
+def _tree(root: Path) -> dict[str, tuple[int, bytes | None]]:
+    """Every path under ``root`` with its mode and (a file's) bytes, the store's random identity
+    and the revisions derived from it each made one token."""
+    out: dict[str, tuple[int, bytes | None]] = {}
+    for path in sorted(root.rglob("*")):
+        data = path.read_bytes() if path.is_file() else None
+        if data is not None:
+            data = _REVISION.sub(b"<revision>", _IDENTITY.sub(b"<identity>", data))
+        out[path.relative_to(root).as_posix()] = (stat.S_IMODE(path.stat().st_mode), data)
+    return out
+
+
+def test_a_copied_promotion_is_what_a_promotion_writes_and_loopx_commits_the_same_on_it() -> None:
+    """A kept promotion copied into a fresh runtime root against a promotion made there: the same
+    paths, modes and bytes (but the store's random identity), and the same committed completion."""
+    keeper = LoopxWritebackBoundary()
+    copied, fresh = LoopxWritebackBoundary(), LoopxWritebackBoundary(templates=False)
+    try:
+        for boundary in (keeper, copied, fresh):
+            boundary.prepare(todos=3, phase_enabled=True, report_capability=True)
+        assert not copied.promoted and fresh.promoted
+        assert _tree(copied.layout.runtime_root) == _tree(fresh.layout.runtime_root)
+        assert len(_tree(fresh.layout.runtime_root)) > 3  # the store, its identity, the fence at least
+        for boundary in (copied, fresh):
+            assert boundary.commit_completion(1).committed
+        assert copied.primary_receipt(1) == fresh.primary_receipt(1)
+        assert copied.spend_eligibility(1) == fresh.spend_eligibility(1)
+    finally:
+        for boundary in (keeper, copied, fresh):
             boundary.close()
 
 
@@ -444,7 +483,7 @@ def test_shutdown_stops_the_shared_interpreter_and_removes_its_folder() -> None:
     try:
         assert again.server_pid not in (None, old) and again.server_pid is not None and pid_alive(again.server_pid)
         again.prepare(todos=1, phase_enabled=True, report_capability=False)
-        assert again.commit_completion(1).committed
+        assert again.promoted  # the kept promotions went with the folder
     finally:
         again.close()
 

@@ -4,7 +4,7 @@ One boundary is one private LoopX installation: a directory with its own HOME, T
 Node runtime and usage-ping state are its own), runtime root and Goal fixture
 (:mod:`.fixture`). Its commands run in children forked by the process's one warm LoopX
 interpreter (:mod:`.server`, started with this interpreter, ``sys.executable``, and shared by
-every boundary of the process, :mod:`.shared`); each child takes the
+every boundary of the process with the promoted fixtures, :mod:`.shared`); each child takes the
 boundary's environment and folder. Each command is LoopX's
 own CLI path (``loopx.entrypoint.main(argv)``): ``quota should-run --turn-instance-id`` opens a
 Turn, ``todo complete`` commits the completion and dispatches the post-writeback hooks LoopX's
@@ -71,7 +71,7 @@ from pwh._suts.writeback_seam import WRITEBACK_OPERATIONS, Commit, HookSeen, Pri
 
 from . import turn as lxturn
 from .fixture import AGENT_ID, GOAL_ID, Layout, todo_id, write_goal
-from .shared import SHARED, CommandFailed, WarmServer, runtime_pids, stop_pids
+from .shared import SHARED, CommandFailed, WarmServer, copy_tree, runtime_pids, stop_pids
 
 __all__ = ["CommandFailed", "LoopxWritebackBoundary", "encode"]
 
@@ -118,12 +118,17 @@ class LoopxWritebackBoundary:
 
     ``completions="turn"`` completes each Todo through LoopX's orchestrator-owned Turn (its host
     answering ``validated_completion``) instead of ``todo complete``: LoopX then drains two sources
-    for the one Turn, its ``refresh_state`` writeback and the terminal ``todo_complete``."""
+    for the one Turn, its ``refresh_state`` writeback and the terminal ``todo_complete``.
+
+    ``templates=False`` promotes the Goal in every :meth:`prepare` instead of copying a kept
+    promotion of the same fixture (:mod:`.shared`)."""
 
     operations = WRITEBACK_OPERATIONS  # every operation; a case one cannot express raises Unsupported
 
-    def __init__(self, *, workdir: str | Path | None = None, completions: Literal["todo", "turn"] = "todo") -> None:
+    def __init__(self, *, workdir: str | Path | None = None, completions: Literal["todo", "turn"] = "todo", templates: bool = True) -> None:
         self._completions = completions
+        self._templates = templates
+        self.promoted = False  # whether prepare promoted the Goal (False: it copied a kept promotion)
         self._own_dir = workdir is None
         self._base = _lasting_temp_dir()
         root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-", dir=self._base)) if workdir is None else Path(workdir)
@@ -199,6 +204,25 @@ class LoopxWritebackBoundary:
         self._report, self._vision_closed = own is not None, False
         write_goal(self.layout, todos=todos, report_capability=own, texts=texts)
         self._todos, self._done = todos, set()
+        copyable = self._templates and not any(self.layout.runtime_root.iterdir())  # a fresh runtime root
+        key = self._fixture_key()
+        kept = SHARED.template(key) if copyable else None
+        if kept is not None:
+            copy_tree(kept, self.layout.runtime_root)
+            self.promoted = False
+            return
+        self._promote()
+        if copyable and not SHARED.known(key):
+            SHARED.keep_template(self._base, key, self.layout.runtime_root, self.layout.root)
+
+    def _fixture_key(self) -> str:
+        """What a promotion reads, less this installation's folder: the state file and the registry."""
+        registry = self.layout.registry.read_text("utf-8").replace(str(self.layout.root), "<installation>")
+        return json.dumps([GOAL_ID, self.layout.state_file.read_text("utf-8"), registry])
+
+    def _promote(self) -> None:
+        """Make the Goal's Todo authority canonical, LoopX's way (the server's ``promote``)."""
+        self.promoted = True
         request: dict[str, Any] = {
             "registry": str(self.layout.registry),
             "runtime_root": str(self.layout.runtime_root),

@@ -1,25 +1,33 @@
-"""What every LoopX writeback boundary of a process shares: one warm LoopX interpreter.
+"""What every LoopX writeback boundary of a process shares: one warm LoopX interpreter and the promoted Goals.
 
-It cannot differ between scenarios, and starting one per boundary cost each scenario seconds. The
-warm interpreter (:mod:`.server`) imports LoopX once and forks a child per command. A child takes
-its boundary's whole environment from the request (HOME, TMPDIR, PATH, ...) and runs in the
-boundary's folder, so a command sees exactly what it saw in a server of its own. The server itself
-runs with a HOME and TMPDIR of its own, which no boundary uses: what LoopX derives from them at
-import (``loopx.paths.DEFAULT_RUNTIME_ROOT``) names nothing a boundary can share, and
-:meth:`Shared.check_untouched` fails a command after which anything appeared there.
+Neither can differ between scenarios, and each used to cost a boundary seconds:
+
+- The warm interpreter (:mod:`.server`) imports LoopX once and forks a child per command. A child
+  takes its boundary's whole environment from the request (HOME, TMPDIR, PATH, ...) and runs in
+  the boundary's folder, so a command sees exactly what it saw in a server of its own. The server
+  itself runs with a HOME and TMPDIR of its own, which no boundary uses: what LoopX derives from
+  them at import (``loopx.paths.DEFAULT_RUNTIME_ROOT``) names nothing a boundary can share, and
+  :meth:`Shared.check_untouched` fails a command after which anything appeared there.
+- A promoted Goal: the canonical-authority promotion of the same fixture (a Node process) writes
+  the same files under the runtime root whatever the installation's folder (no path or time in
+  them; the store's identity is random, and so its revisions, which the checks comparing two
+  installations mask). The first promotion of each fixture is kept (:meth:`Shared.keep_template`)
+  unless a file names its folder, and copied into the runtime root of each later boundary with
+  that fixture (:meth:`Shared.template`).
 
 One command runs at a time (a lock). A command whose exchange with the server did not finish (an
 error, an interrupt) leaves its stream out of step: its child and the server are stopped by PID
-and the next command starts a new server. The server and its folder are stopped and removed at
-interpreter exit (``atexit``) or by :func:`shutdown`; when this process dies without either, the
-server reads the end of its stdin and exits. A process forked from this one forgets them
-(:meth:`Shared.forget`): its exit stops nothing of its parent's.
+and the next command starts a new server. The server, and the folder holding the templates, are
+stopped and removed at interpreter exit (``atexit``) or by :func:`shutdown`; when this process
+dies without either, the server reads the end of its stdin and exits. A process forked from this
+one forgets them (:meth:`Shared.forget`): its exit stops nothing of its parent's.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import json
 import os
 import selectors
@@ -140,22 +148,25 @@ class WarmServer:
 
 
 class Shared:
-    """The process's warm server and its private folder (see the module)."""
+    """The process's warm server, its private folder and the kept promotions (see the module)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._root: Path | None = None
         self._server: WarmServer | None = None
+        self._templates: dict[str, Path | None] = {}  # fixture key -> kept runtime root (None: not kept)
         self.servers_started = 0
 
     # -- the folder ----------------------------------------------------------------------------
 
     def root(self, base: str) -> Path:
-        """The process's private folder under ``base`` (made on first use): the server's HOME and TMPDIR."""
+        """The process's private folder under ``base`` (made on first use): the server's HOME and
+        TMPDIR and the kept promotions."""
         if self._root is None or not self._root.is_dir():
             self._root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-shared-", dir=base)).resolve()
-            for name in ("home", "tmp"):
+            for name in ("home", "tmp", "templates"):
                 (self._root / name).mkdir(mode=0o700)
+            self._templates.clear()
         return self._root
 
     @property
@@ -216,16 +227,39 @@ class Shared:
         drop them without stopping anything, so the child's exit leaves them to the parent."""
         self._lock = threading.Lock()
         self._server, self._root = None, None
+        self._templates = {}
 
     def _discard(self) -> None:
         server, self._server = self._server, None
         if server is not None:
             server.kill()
 
+    # -- kept promotions -----------------------------------------------------------------------
+
+    def template(self, key: str) -> Path | None:
+        """The kept runtime root of the fixture ``key``, or None (none kept yet, or not keepable)."""
+        kept = self._templates.get(key)
+        return kept if kept is not None and kept.is_dir() else None
+
+    def known(self, key: str) -> bool:
+        return key in self._templates
+
+    def keep_template(self, base: str, key: str, runtime_root: Path, folder: Path) -> bool:
+        """Keep a copy of ``runtime_root`` just after its promotion, unless a file in it names the
+        installation's ``folder`` (then no later boundary may copy it: every one promotes)."""
+        target = self.root(base) / "templates" / hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        shutil.rmtree(target, ignore_errors=True)
+        copy_tree(runtime_root, target)
+        named = names_path(target, (str(folder), str(folder.resolve())))
+        if named:
+            shutil.rmtree(target, ignore_errors=True)
+        self._templates[key] = None if named else target
+        return not named
+
     # -- the end -------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Stop the server by PID and remove the folder. Never waits
+        """Stop the server by PID and remove the folder (with the kept promotions). Never waits
         long for a command under way (at exit, a daemon thread may hold the lock)."""
         held = self._lock.acquire(timeout=STOP_SECONDS)
         try:
@@ -233,12 +267,30 @@ class Shared:
             if server is not None:
                 server.stop()
             root, self._root = self._root, None
+            self._templates.clear()
             if root is not None:  # a Node runtime here was started by no boundary's command: stopped too
                 stop_pids(sorted(runtime_pids(root / "tmp")))
                 shutil.rmtree(root, ignore_errors=True)
         finally:
             if held:
                 self._lock.release()
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """``source`` into ``target`` (which may exist), modes kept and modification times new: the
+    copied files look written now, as a promotion made now would have written them."""
+    shutil.copytree(source, target, copy_function=shutil.copy, dirs_exist_ok=True)
+
+
+def names_path(root: Path, paths: tuple[str, ...]) -> bool:
+    """Whether any file under ``root`` holds one of ``paths`` (as UTF-8 bytes)."""
+    needles = [p.encode("utf-8") for p in paths if p]
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            if any(n in data for n in needles):
+                return True
+    return False
 
 
 def runtime_pids(tmp: Path) -> set[int]:
