@@ -433,6 +433,25 @@ def test_a_copied_promotion_is_what_a_promotion_writes_and_loopx_commits_the_sam
             boundary.close()
 
 
+def test_node_runtimes_share_the_compile_cache_and_stop_with_their_boundary() -> None:
+    """LoopX's Node compile cache (compiled code only) is the process's: a boundary's Node runtime
+    is started with it and with the boundary's own TMPDIR; once one that served commands retires,
+    the cache holds compiled code; each runtime still stops with its own boundary."""
+    boundary = LoopxWritebackBoundary()
+    try:
+        boundary.prepare(todos=1, phase_enabled=True, report_capability=False)
+        assert boundary.commit_completion(1).committed
+        (pid,) = boundary.node_pids
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")  # compared, never shown (it may hold secrets)
+        assert SHARED.folder is not None
+        own_tmp = f"TMPDIR={boundary.layout.tmp}".encode() in env
+        shared_cache = f"NODE_COMPILE_CACHE={SHARED.folder / 'node-compile-cache'}".encode() in env
+        assert (own_tmp, shared_cache) == (True, True), "the runtime's TMPDIR is its boundary's, its compile cache the process's"
+    finally:
+        _closed_clean(boundary)
+    assert SHARED.cache_flushed and any(p.is_file() for p in (SHARED.folder / "node-compile-cache").rglob("*"))
+
+
 def test_an_exchange_cut_short_stops_the_shared_interpreter_and_its_child(monkeypatch: pytest.MonkeyPatch) -> None:
     """Interrupted between the fork and the reaping, the server's stream is out of step: the child
     and the server are stopped by PID, and the next command starts a new warm interpreter."""

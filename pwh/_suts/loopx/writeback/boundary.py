@@ -160,6 +160,7 @@ class LoopxWritebackBoundary:
             self._socket_path = str(self._socket_dir / "cb.sock")
         self._listener.bind(self._socket_path)
         self._listener.listen(4)
+        self._ran = False  # a LoopX command ran (its Node runtime then compiled what commands need)
         self._server_pid: int | None = None
         self._capabilities: list[str] = []
         try:
@@ -187,6 +188,7 @@ class LoopxWritebackBoundary:
             env["PATH"] = os.pathsep.join(filter(None, [str(node), env.get("PATH", "")]))
         repo = str(Path(__file__).resolve().parents[4])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, env.get("PYTHONPATH", "")]))
+        env["NODE_COMPILE_CACHE"] = str(SHARED.compile_cache(self._base))
         return env
 
     @property
@@ -606,11 +608,13 @@ class LoopxWritebackBoundary:
                 shutil.rmtree(self.layout.root, ignore_errors=True)
 
     def _stop_node(self) -> None:
-        """Stop this installation's Node runtime, LoopX's way (``restart_effect_runtime``), then any
-        still running by PID; the shared warm interpreter stays."""
-        if SHARED.server_pid is not None:
+        """Stop this installation's Node runtime (the shared warm interpreter stays). The first
+        one of the process that served commands retires LoopX's way, which writes its compile
+        cache for the later ones; the others are stopped by PID (their folder goes with them)."""
+        if self._ran and not SHARED.cache_flushed and self._server_pid is not None:
             with contextlib.suppress(Exception):
                 self._run_on("stop_runtime", seconds=30)
+                SHARED.cache_flushed = True
         self._note_node_pids()
         stop_pids(sorted(self._node_pids))
 
@@ -641,6 +645,7 @@ class LoopxWritebackBoundary:
     def _run(self, op: str, *, crash: bool = False, **fields: Any) -> dict[str, Any]:
         if self._closed:
             raise CommandFailed("the boundary is closed")
+        self._ran = self._ran or op == "run"
         answer = self._run_on(op, crash=crash, **fields)
         SHARED.check_untouched()
         return answer

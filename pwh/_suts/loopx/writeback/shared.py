@@ -14,6 +14,8 @@ Neither can differ between scenarios, and each used to cost a boundary seconds:
   installations mask). The first promotion of each fixture is kept (:meth:`Shared.keep_template`)
   unless a file names its folder, and copied into the runtime root of each later boundary with
   that fixture (:meth:`Shared.template`).
+- LoopX's Node compile cache (``NODE_COMPILE_CACHE``, which LoopX's runtime defers to): compiled
+  code only, validated by Node against the source.
 
 One command runs at a time (a lock). A command whose exchange with the server did not finish (an
 error, an interrupt) leaves its stream out of step: its child and the server are stopped by PID
@@ -156,23 +158,28 @@ class Shared:
         self._server: WarmServer | None = None
         self._templates: dict[str, Path | None] = {}  # fixture key -> kept runtime root (None: not kept)
         self.servers_started = 0
+        self.cache_flushed = False  # a runtime that served commands has written the compile cache
 
     # -- the folder ----------------------------------------------------------------------------
 
     def root(self, base: str) -> Path:
         """The process's private folder under ``base`` (made on first use): the server's HOME and
-        TMPDIR and the kept promotions."""
+        TMPDIR, the Node compile cache and the kept promotions."""
         if self._root is None or not self._root.is_dir():
             self._root = Path(tempfile.mkdtemp(prefix="pwh-lxwb-shared-", dir=base)).resolve()
-            for name in ("home", "tmp", "templates"):
+            for name in ("home", "tmp", "node-compile-cache", "templates"):
                 (self._root / name).mkdir(mode=0o700)
             self._templates.clear()
+            self.cache_flushed = False
         return self._root
 
     @property
     def folder(self) -> Path | None:
         """The process's private folder, once made (None before the first boundary, after :meth:`stop`)."""
         return self._root
+
+    def compile_cache(self, base: str) -> Path:
+        return self.root(base) / "node-compile-cache"
 
     def check_untouched(self) -> None:
         """Fail (:class:`CommandFailed`) if LoopX wrote under the server's own HOME or TMPDIR: a
@@ -228,6 +235,7 @@ class Shared:
         self._lock = threading.Lock()
         self._server, self._root = None, None
         self._templates = {}
+        self.cache_flushed = False
 
     def _discard(self) -> None:
         server, self._server = self._server, None
@@ -259,7 +267,7 @@ class Shared:
     # -- the end -------------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Stop the server by PID and remove the folder (with the kept promotions). Never waits
+        """Stop the server by PID and remove the folder (templates, compile cache). Never waits
         long for a command under way (at exit, a daemon thread may hold the lock)."""
         held = self._lock.acquire(timeout=STOP_SECONDS)
         try:
@@ -268,6 +276,7 @@ class Shared:
                 server.stop()
             root, self._root = self._root, None
             self._templates.clear()
+            self.cache_flushed = False
             if root is not None:  # a Node runtime here was started by no boundary's command: stopped too
                 stop_pids(sorted(runtime_pids(root / "tmp")))
                 shutil.rmtree(root, ignore_errors=True)
