@@ -452,6 +452,30 @@ def test_node_runtimes_share_the_compile_cache_and_stop_with_their_boundary() ->
     assert SHARED.cache_flushed and any(p.is_file() for p in (SHARED.folder / "node-compile-cache").rglob("*"))
 
 
+def test_a_registration_probe_is_asked_once_per_process_and_a_different_one_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LoopX's registration probe persists nothing: the same request in a second boundary is
+    answered from the first, and a request differing in anything (here: a hook with the id is
+    already installed) is asked anew, so LoopX's duplicate_hook_id still comes from LoopX."""
+    a, b = LoopxWritebackBoundary(), LoopxWritebackBoundary()
+    asked: list[str] = []
+    for boundary in (a, b):
+
+        def counting(op: str, *, _run: Any = boundary._run, **fields: Any) -> Any:
+            asked.append(op)
+            return _run(op, **fields)
+
+        monkeypatch.setattr(boundary, "_run", counting)
+    try:
+        probed = registration("p.probed", event_kinds=["todo_completed"])
+        assert a.install(probed, _raises) == [] and b.install(probed, _raises) == []
+        assert asked == ["probe"]
+        again = b.install(probed, _raises)
+        assert [(r.code, r.path) for r in again] == [("registration_rejected", "$.hook_id")] and asked == ["probe", "probe"]
+    finally:
+        for boundary in (a, b):
+            boundary.close()
+
+
 def test_an_exchange_cut_short_stops_the_shared_interpreter_and_its_child(monkeypatch: pytest.MonkeyPatch) -> None:
     """Interrupted between the fork and the reaping, the server's stream is out of step: the child
     and the server are stopped by PID, and the next command starts a new warm interpreter."""

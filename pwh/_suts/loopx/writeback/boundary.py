@@ -262,16 +262,30 @@ class LoopxWritebackBoundary:
         others = [self._wire(h) for h in self._hooks.values() if h["registration"].get("hook_id") == registration.get("hook_id")]
         kinds = registration.get("event_kinds")
         kind = kinds[0] if isinstance(kinds, list) and kinds and isinstance(kinds[0], str) else COMPLETION
-        answer = self._run("probe", hooks=[*others, hook], event_kind=to_loopx_event_kind(kind))
-        if answer["exit"] != 0:
-            raise CommandFailed("LoopX's registration probe failed: " + answer["err"][-1500:])
-        found = {f.get("error_code") for f in _json(answer["out"]).get("failures", []) if f.get("hook_id") == registration.get("hook_id")}
+        failures = self._probe([*others, hook], to_loopx_event_kind(kind))
+        found = {f.get("error_code") for f in failures if f.get("hook_id") == registration.get("hook_id")}
         if row("install.duplicate_hook_id").loopx in found:
             return [Rejection(codes.REGISTRATION_REJECTED, "$.hook_id", "loopx reports duplicate_hook_id")]
         if row("install.rejected").loopx in found:
             return [Rejection(codes.REGISTRATION_REJECTED, "$", "loopx rejected the registration; it names no field")]
         self._hooks[str(registration.get("hook_id"))] = {**hook, "producer": producer}
         return []
+
+    def _probe(self, hooks: list[dict[str, Any]], event_kind: str) -> list[dict[str, Any]]:
+        """LoopX's failures for ``hooks`` from its registration probe (the server's ``probe``: a
+        dispatch of a probe source that persists nothing, so its answer is the same for the same
+        request in any installation); an answer the process already has is not asked again."""
+        request: dict[str, Any] = {"hooks": hooks, "event_kind": event_kind}
+        key = json.dumps(request, sort_keys=True, allow_nan=True, default=repr)
+        known = SHARED.probe_verdict(key)
+        if known is not None:
+            return known
+        answer = self._run("probe", **request)
+        if answer["exit"] != 0:
+            raise CommandFailed("LoopX's registration probe failed: " + answer["err"][-1500:])
+        failures = [f for f in _json(answer["out"]).get("failures", []) if isinstance(f, dict)]
+        SHARED.keep_probe_verdict(key, failures)
+        return failures
 
     def commit_completion(self, todo: int, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
         if fail == "writeback":

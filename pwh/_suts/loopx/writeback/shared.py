@@ -1,6 +1,6 @@
 """What every LoopX writeback boundary of a process shares: one warm LoopX interpreter and the promoted Goals.
 
-Neither can differ between scenarios, and each used to cost a boundary seconds:
+None of these can differ between scenarios, and each used to cost a boundary time:
 
 - The warm interpreter (:mod:`.server`) imports LoopX once and forks a child per command. A child
   takes its boundary's whole environment from the request (HOME, TMPDIR, PATH, ...) and runs in
@@ -16,6 +16,8 @@ Neither can differ between scenarios, and each used to cost a boundary seconds:
   that fixture (:meth:`Shared.template`).
 - LoopX's Node compile cache (``NODE_COMPILE_CACHE``, which LoopX's runtime defers to): compiled
   code only, validated by Node against the source.
+- LoopX's verdict on a set of test registrations (its registration probe: a dispatch of a probe
+  source that persists nothing), by the exact request (:meth:`Shared.probe_verdict`).
 
 One command runs at a time (a lock). A command whose exchange with the server did not finish (an
 error, an interrupt) leaves its stream out of step: its child and the server are stopped by PID
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import copy
 import hashlib
 import json
 import os
@@ -157,6 +160,7 @@ class Shared:
         self._root: Path | None = None
         self._server: WarmServer | None = None
         self._templates: dict[str, Path | None] = {}  # fixture key -> kept runtime root (None: not kept)
+        self._probes: dict[str, list[dict[str, Any]]] = {}  # probe request -> LoopX's failures
         self.servers_started = 0
         self.cache_flushed = False  # a runtime that served commands has written the compile cache
 
@@ -235,6 +239,7 @@ class Shared:
         self._lock = threading.Lock()
         self._server, self._root = None, None
         self._templates = {}
+        self._probes = {}
         self.cache_flushed = False
 
     def _discard(self) -> None:
@@ -264,6 +269,16 @@ class Shared:
         self._templates[key] = None if named else target
         return not named
 
+    # -- registration probes -------------------------------------------------------------------
+
+    def probe_verdict(self, key: str) -> list[dict[str, Any]] | None:
+        """LoopX's answer to the registration probe ``key`` (the request, as canonical JSON), if asked already."""
+        known = self._probes.get(key)
+        return copy.deepcopy(known) if known is not None else None
+
+    def keep_probe_verdict(self, key: str, failures: list[dict[str, Any]]) -> None:
+        self._probes[key] = copy.deepcopy(failures)
+
     # -- the end -------------------------------------------------------------------------------
 
     def stop(self) -> None:
@@ -276,6 +291,7 @@ class Shared:
                 server.stop()
             root, self._root = self._root, None
             self._templates.clear()
+            self._probes.clear()
             self.cache_flushed = False
             if root is not None:  # a Node runtime here was started by no boundary's command: stopped too
                 stop_pids(sorted(runtime_pids(root / "tmp")))
