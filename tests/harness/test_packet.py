@@ -27,7 +27,7 @@ from jsonschema import Draft202012Validator
 
 from pwh._core.schemas import load_schema, validator
 from pwh._harness.gate import GateRun, run_gate
-from pwh._harness.packet import MANIFEST, PacketError, PacketLeak, verify_packet
+from pwh._harness.packet import MANIFEST, PacketError, PacketLeak, VerifyReport, verify_packet
 from pwh._harness.packet.build import TAR_ROOT, build_packet, result_dir_name
 from pwh._harness.packet.commands import add_packet_commands
 from pwh._harness.rules import RULE_IDS
@@ -60,6 +60,26 @@ def packet(reference_run: GateRun, tmp_path_factory: pytest.TempPathFactory) -> 
     out = tmp_path_factory.mktemp("built") / "packet"
     build_packet(out, SUTS, tar_path=out.parent / "packet.tar.gz", gate=gate_of(reference_run))
     return out
+
+
+@pytest.fixture(scope="module")
+def verified(packet: Path) -> VerifyReport:
+    """The real build's verification, made once for the tests that read it."""
+    return verify_packet(packet)
+
+
+@pytest.fixture(scope="module")
+def reference_only(reference_run: GateRun, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A packet of the reference's results alone, built once: the packet a failed rebuild must keep."""
+    out = tmp_path_factory.mktemp("reference-only") / "packet"
+    build_packet(out, ["reference"], gate=gate_of(reference_run))
+    return out
+
+
+@pytest.fixture()
+def old_packet(reference_only: Path, tmp_path: Path) -> Path:
+    """A copy of :func:`reference_only` at ``tmp_path / "packet"``, this test's own to rebuild."""
+    return Path(shutil.copytree(reference_only, tmp_path / "packet"))
 
 
 @pytest.fixture()
@@ -185,9 +205,9 @@ def test_the_gate_verdict_schema_describes_the_real_verdict(reference_run: GateR
     assert len(list(validator("gate_verdict").iter_errors(broken))) == 2
 
 
-def test_project_features_and_schemas_pass_the_boundary_scan_unweakened(packet: Path) -> None:
+def test_project_features_and_schemas_pass_the_boundary_scan_unweakened(packet: Path, verified: VerifyReport) -> None:
     # Zero false positives on our own material; and the scan that passed them still bites.
-    assert verify_packet(packet).ok
+    assert verified.ok
     assert verify_packet(packet, private_names=["reference"]).problems
 
 
@@ -196,8 +216,8 @@ def test_project_features_and_schemas_pass_the_boundary_scan_unweakened(packet: 
 # --------------------------------------------------------------------------------------------
 
 
-def test_verify_passes_on_the_real_build(packet: Path) -> None:
-    report = verify_packet(packet)
+def test_verify_passes_on_the_real_build(packet: Path, verified: VerifyReport) -> None:
+    report = verified
     assert report.ok and report.exit_code == 0 and report.problems == [], report.render()
     assert report.files_checked == len(manifest_of(packet)["files"]) + 1
     assert "verified" in report.render()
@@ -329,9 +349,10 @@ def test_a_secret_in_a_feature_file_blocks_the_build(kind: str, reference_run: G
 
 
 @pytest.mark.parametrize("kind", sorted(SECRETS))
-def test_a_secret_in_a_report_blocks_the_build_and_keeps_the_old_packet(kind: str, reference_run: GateRun, tmp_path: Path) -> None:
-    out = tmp_path / "packet"
-    build_packet(out, ["reference"], gate=gate_of(reference_run))
+def test_a_secret_in_a_report_blocks_the_build_and_keeps_the_old_packet(
+    kind: str, reference_run: GateRun, old_packet: Path, tmp_path: Path
+) -> None:
+    out = old_packet
     before = tree(out)
     value, categories = SECRETS[kind]
     leaky = copy.deepcopy(reference_run)
@@ -391,10 +412,9 @@ def test_a_target_that_is_a_file_or_a_foreign_directory_is_refused(reference_run
 
 
 def test_a_failed_write_leaves_the_old_packet_and_no_temp_dir(
-    reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    reference_run: GateRun, old_packet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = tmp_path / "packet"
-    build_packet(out, ["reference"], gate=gate_of(reference_run))
+    out = old_packet
     before = tree(out)
 
     def disk_full(_: dict[str, bytes]) -> bytes:
