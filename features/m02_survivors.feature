@@ -8,8 +8,8 @@ Feature: M02 — survivors of the mutation campaign: lowered ceilings judge each
   Scenario: after the ceilings drop, the hook over them is refused and the hook within them still runs
     Given the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent
-    And hook "b.quick" is registered with its timeout_ms budget at 100
-    When the profile then caps hook timeouts at 100 ms
+    And hook "b.quick" is registered with its timeout_ms budget at 400
+    When the profile then caps hook timeouts at 400 ms
     And the orchestrator commits a todo_completed writeback
     Then hook "a.reporter" ends with failure code "registration_rejected"
     And hook "a.reporter" was never called

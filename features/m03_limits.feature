@@ -40,7 +40,7 @@ Feature: M03 limits — only a committed, durable receipt of the active effect d
     And no provider was called
 
   @M03
-  Scenario Outline: a <kind> receipt that is not committed or not durable dispatches nothing
+  Scenario Outline: a receipt of either event kind that is not committed or not durable dispatches nothing
     Given the post-writeback phase is enabled
     And hook "a.reporter" is installed and proposes one intent
     When <offered> is offered for dispatch

@@ -169,7 +169,7 @@ Feature: M13 — mutants of the boundary scanner: each kind of private value, an
     And the rejection of hook "a.reporter" points at "$.source.todo_id"
 
   @M13
-  Scenario Outline: a private value in the <position> of three intents fails the whole result
+  Scenario Outline: a private value in any one of three intents fails the whole result
     Given the post-writeback phase is enabled
     And hook "a.leaky" is installed and proposes three intents, the <position> of which has the private sample "a GitHub token" as its detail
     When the orchestrator commits a todo_completed writeback

@@ -167,9 +167,9 @@ def tamper_record(world: World) -> None:
     world.sut.inject_fault("journal_record_tampered")
 
 
-@when("the profile then caps hook timeouts at 100 ms")
-def lower_ceiling(world: World) -> None:
-    world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": 100})
+@when(parsers.parse("the profile then caps hook timeouts at {n:d} ms"))
+def lower_ceiling(world: World, n: int) -> None:
+    world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": n})
 
 
 @when("something that is not a receipt at all is offered for dispatch")
