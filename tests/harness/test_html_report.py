@@ -325,7 +325,9 @@ def test_the_page_stays_short_for_a_failing_verdict(pages: dict[str, Page], verd
     failing = sum(1 for s in v["scenarios"] if s["rfc"] == "fail")
     assert len(v["scenarios"]) >= 400 and 45 <= failing <= 60, (len(v["scenarios"]), failing)
     height = pages["many"].eval("document.body.scrollHeight")
-    assert height < 8000, f"{height} px for {len(v['scenarios'])} scenarios, {failing} failing"
+    # Each failure is a card shown open; everything that passed is folded away, so the page grows
+    # with the failures, never with the hundreds of passing scenarios.
+    assert height < 2000 + 140 * failing, f"{height} px for {len(v['scenarios'])} scenarios, {failing} failing"
 
 
 def test_everything_interpolated_is_escaped_and_the_page_needs_nothing_else(
