@@ -367,7 +367,8 @@ def test_a_release_without_a_stop_or_a_request_scope_still_runs(monkeypatch: pyt
     ("version", "has_it"), [("1.0.0", False), ("1.2.4", False), ("1.3.0", True), ("2.1.1", True), (None, True), ("3.0.0rc1", True)]
 )
 def test_a_release_before_1_3_is_sent_its_source_packet_without_receipt_id(version: str | None, has_it: bool) -> None:
-    from pwh._suts.loopx.adapter import LoopxSUT, release_tuple
+    from pwh._suts.loopx.adapter import LoopxSUT
+    from pwh._suts.loopx.crossing import release_tuple
 
     sut = object.__new__(LoopxSUT)
     sut._receipt_id_in_source = release_tuple(version) >= (1, 3, 0)
@@ -384,10 +385,12 @@ def test_the_adapters_needs_are_only_what_every_release_it_drives_has() -> None:
     assert "loopx.control_plane.runtime.node_probe" not in releases.ENTRY_POINTS
 
 
-def test_a_release_without_loopxs_post_writeback_cli_offers_no_writeback_seam(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Before 1.4.0 the writeback boundary cannot start its LoopX (it drives todo complete through
-    cli_commands.turn_post_writeback): its scenarios are skipped with that reason, not failed."""
-    from pwh._suts.loopx.adapter import WRITEBACK_ENTRY, LoopxSUT, ships
+def test_the_writeback_seam_is_offered_as_far_as_the_release_has_the_wiring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every release has todo complete's post-writeback wiring (cli_commands.post_writeback); one
+    without it offers no writeback seam, one without turn run-once's drain (before 1.4.0) offers
+    it without the Turn paths, and its Todo authority is the Goal's state file."""
+    from pwh._suts.loopx import adapter
+    from pwh._suts.loopx.adapter import TURN_DRAIN, WRITEBACK_ENTRY, LoopxSUT, ships
     from pwh._suts.seam import Unsupported
 
     package = tmp_path / "loopx"
@@ -396,11 +399,85 @@ def test_a_release_without_loopxs_post_writeback_cli_offers_no_writeback_seam(tm
     fake.__path__ = [str(package)]
     monkeypatch.setitem(sys.modules, "loopx", fake)
     sut = object.__new__(LoopxSUT)
-    sut.version = "1.3.1"
-    with pytest.raises(Unsupported, match=r"^loopx 1\.3\.1 has no loopx\.cli_commands\.turn_post_writeback \(LoopX 1\.4\.0 on\)"):
+    sut.version = "0.9.0"
+    with pytest.raises(Unsupported, match=r"^loopx 0\.9\.0 has no loopx\.cli_commands\.post_writeback, its todo complete path"):
         sut.writeback_boundary()
+    made: list[dict[str, bool]] = []
+    boundary_module = types.ModuleType("pwh._suts.loopx.writeback")
+    boundary_module.LoopxWritebackBoundary = lambda **kw: made.append(kw) or kw  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pwh._suts.loopx.writeback", boundary_module)
+    (package / "cli_commands" / "post_writeback.py").write_text("")
+    assert ships(WRITEBACK_ENTRY) and not ships(TURN_DRAIN)
+    sut.writeback_boundary()
     (package / "cli_commands" / "turn_post_writeback.py").write_text("")
-    assert ships(WRITEBACK_ENTRY) and not ships("loopx.cli_commands.turn_run_once")
+    sut.writeback_boundary()
+    assert made == [{"turn_drain": False, "canonical_authority": False}, {"turn_drain": True, "canonical_authority": True}]
+    assert adapter.WRITEBACK_ENTRY == "loopx.cli_commands.post_writeback"
     (package / "cli_commands" / "turn_run_once").mkdir()
     (package / "cli_commands" / "turn_run_once" / "__init__.py").write_text("")
     assert ships("loopx.cli_commands.turn_run_once")
+
+
+@NETWORK
+def test_a_release_before_1_4_is_judged_at_its_own_todo_complete() -> None:
+    """1.2.4 commits a completion through its own todo complete (state-file authority), dispatches
+    the test hook there, replays it LoopX's way and recovers from a SIGKILL inside a provider; its
+    Turn paths are Unsupported with the reason."""
+    releases.ensure("1.2.4")
+    script = """
+import json
+from pwh._suts.loopx.releases import activate
+activate("1.2.4")
+from fakes._packets import intent_for, proposed, registration
+from pwh._suts.loopx.writeback import LoopxWritebackBoundary
+from pwh._suts.seam import Unsupported
+b = LoopxWritebackBoundary(turn_drain=False, canonical_authority=False)
+try:
+    b.prepare(todos=2, phase_enabled=True, report_capability=False)
+    b.install(registration("a.reporter", event_kinds=["todo_completed"]), lambda i: proposed(intent_for(i)))
+    first = b.commit_completion(1)
+    again = b.replay(1)
+    crash = b.commit_completion(2, crash="inside_provider")
+    b.recover()
+    out = {"first": first.receipt_id, "again": again.receipt_id, "replayed": [h["replayed"] for h in again.dispatch["hooks"]],
+           "crash": crash.raised, "records": len(b.sidecar_records()), "receipt": json.loads(b.primary_receipt(1))}
+    try:
+        b.prepare(todos=1, phase_enabled=True, report_capability=True)
+        b.commit_replan()
+    except Unsupported as exc:
+        out["turn"] = str(exc)
+    print(json.dumps(out))
+finally:
+    b.close()
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["first"].startswith("rollout_event:") and out["again"] == out["first"] and out["replayed"] == [True]
+    assert out["crash"] == "killed" and out["records"] == 2
+    assert out["receipt"]["state_file_todo"]["status"] == "done" and out["receipt"]["state_file_todo"]["completed_at"] == "<wall clock>"
+    assert "turn run-once dispatches no post-writeback hook" in out["turn"]
+
+
+def test_a_state_file_todo_is_read_from_its_metadata_comment() -> None:
+    from pwh._suts.loopx.writeback.boundary import _masked, _receipt_id_of, _state_file_todo
+
+    text = (
+        "- [x] Task\n  <!-- loopx:todo todo_id=t1 status=done completed_at=2026-01-01T00:00:00%2B00:00 evidence=a%20b -->\n"
+        "- [ ] Other\n  <!-- loopx:todo todo_id=t2 status=open -->\n"
+    )
+    assert _state_file_todo(text, "t1") == {
+        "todo_id": "t1",
+        "status": "done",
+        "completed_at": "2026-01-01T00:00:00+00:00",
+        "evidence": "a b",
+    }
+    assert _state_file_todo(text, "t2")["status"] == "open" and _state_file_todo(text, "t3") == {}
+    masked = _masked({"state_file_todo": _state_file_todo(text, "t1")})
+    assert masked["state_file_todo"]["completed_at"] == "<wall clock>" and masked["state_file_todo"]["evidence"] == "a b"
+    answer = {"completion_receipt_id": None, "rollout_event": {"event_kind": "todo_complete", "event_id": "e1"}}
+    assert _receipt_id_of(answer, "todo_completed", legacy=True) == "rollout_event:e1"
+    assert _receipt_id_of(answer, "todo_completed") is None  # a canonical-authority release names its own
+    assert _receipt_id_of({**answer, "completion_receipt_id": "tcw_1"}, "todo_completed", legacy=True) == "tcw_1"
+    other = {"rollout_event": {"event_kind": "refresh_state", "event_id": "e2"}}
+    assert _receipt_id_of(other, "todo_completed", legacy=True) is None

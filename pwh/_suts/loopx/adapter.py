@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
@@ -34,7 +33,14 @@ from pwh._core.journal import TAMPERED_VALUE
 from pwh._core.outcome import DispatchOutcome, HookOutcome
 from pwh._core.profile import CORE_CEILINGS, Profile
 from pwh._core.registry import IntentKindCatalog, RegistrationRejected
-from pwh._suts.loopx.crossing import budget_sides_differ, contract_edits, is_private, probe_source, with_contract_edits
+from pwh._suts.loopx.crossing import (
+    budget_sides_differ,
+    contract_edits,
+    is_private,
+    probe_source,
+    receipt_id_in_source,
+    with_contract_edits,
+)
 from pwh._suts.loopx.map import (
     CARRIED,
     ENVELOPE,
@@ -64,11 +70,14 @@ from pwh._suts.seam import PrimaryAccess, Producer, SUTLoadError, Unsupported
 
 # The first release whose source packet has a ``receipt_id`` (its decoder refuses a field it does
 # not know, so an older one is sent the packet without it).
-SOURCE_RECEIPT_ID_SINCE = (1, 3, 0)
 
 # The module through which the writeback boundary drives LoopX's real ``todo complete`` path (its
 # post-writeback CLI wiring, from 1.4.0): a release without it offers no writeback seam.
-WRITEBACK_ENTRY = "loopx.cli_commands.turn_post_writeback"
+# The post-writeback wiring of ``todo complete`` and ``refresh-state`` (every release from 1.0.0);
+# ``turn run-once``'s drain of the same hooks is :data:`TURN_DRAIN` (1.4.0 on), the release that
+# also made the canonical authority store the Todo authority (before it, the Goal's state file).
+WRITEBACK_ENTRY = "loopx.cli_commands.post_writeback"
+TURN_DRAIN = "loopx.cli_commands.turn_post_writeback"
 
 # How long past its own timeout_ms the adapter watches a producer before concluding that LoopX,
 # which has no timeout, would keep waiting for it.
@@ -159,7 +168,7 @@ class LoopxSUT:
         self._lx = capability_hooks
         self._source_rejected: type[Exception] = getattr(capability_hooks, "PostWritebackSourceRejected", _NoSourceRejection)
         self.version = _installed_version("loopx")
-        self._receipt_id_in_source = release_tuple(self.version) >= SOURCE_RECEIPT_ID_SINCE
+        self._receipt_id_in_source = receipt_id_in_source(self.version)
         self._own_dir = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="pwh-loopx-sut-")) if workdir is None else Path(workdir)
         self.root = (self.workdir / "runtime_root").resolve()
@@ -179,16 +188,15 @@ class LoopxSUT:
         return LoopxTurn(self.workdir / "turn")
 
     def writeback_boundary(self) -> Any:
-        """LoopX's real ``todo complete`` path with its post-writeback wiring (:mod:`.writeback`): a
-        fresh private installation and warm LoopX interpreter per call; its ``close`` stops them."""
+        """LoopX's real command paths with their post-writeback wiring (:mod:`.writeback`): a fresh
+        private installation per call, its commands forked by the process's one warm LoopX
+        interpreter; its ``close`` stops what it started. A release without ``turn run-once``'s
+        drain offers ``todo complete`` and ``refresh-state`` only."""
         if not ships(WRITEBACK_ENTRY):
-            raise Unsupported(
-                f"loopx {self.version} has no {WRITEBACK_ENTRY} (LoopX 1.4.0 on), through which the adapter's writeback "
-                "boundary drives its todo complete path"
-            )
+            raise Unsupported(f"loopx {self.version} has no {WRITEBACK_ENTRY}, its todo complete path's post-writeback wiring")
         from pwh._suts.loopx.writeback import LoopxWritebackBoundary
 
-        return LoopxWritebackBoundary()
+        return LoopxWritebackBoundary(turn_drain=ships(TURN_DRAIN), canonical_authority=ships(TURN_DRAIN))
 
     def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Rejection]:
         """LoopX has no catalog: the kind is kept for the adapter's RFC checks, and a case only a
@@ -566,13 +574,6 @@ def ships(module: str) -> bool:
 
     where = Path(next(iter(loopx.__path__)), *module.split(".")[1:])
     return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
-
-
-def release_tuple(version: str | None) -> tuple[int, ...]:
-    """``1.2.4`` as ``(1, 2, 4)``; a version that is not plain numbers (or none) counts as the
-    newest, so an unknown build is driven as today's LoopX is."""
-    parts = (version or "").split(".")
-    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else (sys.maxsize,)
 
 
 def _read(path: Path) -> bytes:

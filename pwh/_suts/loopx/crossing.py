@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,18 @@ from pwh._core.canonical import canonical_bytes
 from pwh._core.schemas import load_schema
 from pwh._suts.loopx.map import SCHEMAS, get_path, put_path
 
-__all__ = ["budget_sides_differ", "contract_edits", "is_private", "probe_source", "with_contract_edits"]
+__all__ = [
+    "budget_sides_differ",
+    "contract_edits",
+    "is_private",
+    "probe_source",
+    "receipt_id_in_source",
+    "release_tuple",
+    "with_contract_edits",
+]
+
+# Before 1.3.0 LoopX's source packet has no ``receipt_id`` (its decoder refuses one it does not know).
+SOURCE_RECEIPT_ID_SINCE = (1, 3, 0)
 
 
 # Registration flaws LoopX's Python type cannot hold but its TypeScript validator judges: the
@@ -77,9 +89,22 @@ def budget_sides_differ(rfc_result: Any, loopx_result: Any, budget: Any) -> bool
     return (rfc > budget) != (loopx > budget)
 
 
-def probe_source(kind: str) -> dict[str, Any]:
-    """The committed source packet of an install-time probe (runtime_root=None: nothing persists)."""
-    return {
+def release_tuple(version: str | None) -> tuple[int, ...]:
+    """``1.2.4`` as ``(1, 2, 4)``; a version that is not plain numbers (or none) counts as the
+    newest, so an unknown build is driven as today's LoopX is."""
+    parts = (version or "").split(".")
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else (sys.maxsize,)
+
+
+def receipt_id_in_source(version: str | None) -> bool:
+    """Whether release ``version``'s post-writeback source packet carries a ``receipt_id``."""
+    return release_tuple(version) >= SOURCE_RECEIPT_ID_SINCE
+
+
+def probe_source(kind: str, *, receipt_id: bool = True) -> dict[str, Any]:
+    """The committed source packet of an install-time probe (runtime_root=None: nothing persists);
+    without its ``receipt_id`` for a release that has none (:func:`receipt_id_in_source`)."""
+    packet = {
         "schema_version": SCHEMAS["pwh_primary_receipt_v0"],
         "event_kind": kind,
         "status": "committed",
@@ -96,3 +121,6 @@ def probe_source(kind: str) -> dict[str, Any]:
         "committed_at": "1970-01-01T00:00:00Z",
         "projection": {},
     }
+    if not receipt_id:
+        del packet["receipt_id"]
+    return packet

@@ -121,12 +121,27 @@ class LoopxWritebackBoundary:
     for the one Turn, its ``refresh_state`` writeback and the terminal ``todo_complete``.
 
     ``templates=False`` promotes the Goal in every :meth:`prepare` instead of copying a kept
-    promotion of the same fixture (:mod:`.shared`)."""
+    promotion of the same fixture (:mod:`.shared`).
+
+    ``turn_drain=False`` is a release whose ``turn run-once`` dispatches no post-writeback hook
+    (before 1.4.0): what only that path reaches is :class:`Unsupported` there.
+    ``canonical_authority=False`` is a release whose Todo authority is still the Goal's state file
+    (before 1.4.0): nothing is promoted, and a completion is read back from that file."""
 
     operations = WRITEBACK_OPERATIONS  # every operation; a case one cannot express raises Unsupported
 
-    def __init__(self, *, workdir: str | Path | None = None, completions: Literal["todo", "turn"] = "todo", templates: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        workdir: str | Path | None = None,
+        completions: Literal["todo", "turn"] = "todo",
+        templates: bool = True,
+        turn_drain: bool = True,
+        canonical_authority: bool = True,
+    ) -> None:
         self._completions = completions
+        self._turn_drain = turn_drain
+        self._canonical_authority = canonical_authority
         self._templates = templates
         self.promoted = False  # whether prepare promoted the Goal (False: it copied a kept promotion)
         self._own_dir = workdir is None
@@ -223,7 +238,10 @@ class LoopxWritebackBoundary:
         return json.dumps([GOAL_ID, self.layout.state_file.read_text("utf-8"), registry])
 
     def _promote(self) -> None:
-        """Make the Goal's Todo authority canonical, LoopX's way (the server's ``promote``)."""
+        """Make the Goal's Todo authority canonical, LoopX's way (the server's ``promote``); a
+        release whose authority is the state file has nothing to promote."""
+        if not self._canonical_authority:
+            return
         self.promoted = True
         request: dict[str, Any] = {
             "registry": str(self.layout.registry),
@@ -288,6 +306,11 @@ class LoopxWritebackBoundary:
         return failures
 
     def commit_completion(self, todo: int, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
+        if fail == "writeback" and not self._canonical_authority:
+            raise Unsupported(
+                f"loopx {loopx_version()} has no way from outside to make its Goal state-file write fail "
+                "(this process runs as a user the file mode does not stop)"
+            )
         if fail == "writeback":
             raise Unsupported(
                 f"loopx {loopx_version()} has no way from outside to make its canonical authority write fail "
@@ -326,6 +349,11 @@ class LoopxWritebackBoundary:
             record["receipt_id"] = self._durable_completion(todo)
             return self._crashed_commit(record, done=todo)
         commit = self._commit_of(answer)
+        if fail is None and not commit.committed and get_path(answer.get("json"), "settlement_result.failure.kind") == "writeback_missing":
+            raise Unsupported(
+                f"loopx {loopx_version()}'s todo complete commits only after a Turn-bound refresh-state of the same Turn "
+                "(its settlement found no durable writeback), and that refresh would itself dispatch the hooks: not wired in this boundary"
+            )
         if commit.committed:
             record["receipt_id"], record["output"] = commit.receipt_id, answer.get("json")
             self._commits.append(record)
@@ -429,6 +457,7 @@ class LoopxWritebackBoundary:
         orchestrator-owned Turn (``turn run-once``), which plans itself onto that obligation and
         the open Todo; the fake host answers a material replan with an active successor Vision
         (:mod:`.turn`). After it the successor Vision is open, so a later segment closes again."""
+        self._turn_drain_offered()
         if not self._vision_closed:
             self._close_vision()
         self._turns += 1
@@ -461,6 +490,7 @@ class LoopxWritebackBoundary:
         """Todo ``todo`` completed by LoopX's orchestrator-owned Turn: the fake host answers a
         validated completion of the Todo the Turn is asked for (``--todo-id``). A Turn cannot also
         close the Vision (only a material replan carries one), so this path closes no segment."""
+        self._turn_drain_offered()
         if fail is not None:
             raise Unsupported("a Turn completion refused by LoopX's independent validator is not wired in this boundary")
         self._turns += 1
@@ -471,6 +501,13 @@ class LoopxWritebackBoundary:
         if self._turn_receipt(record["journal"]):
             self._done.add(todo)
         return commit
+
+    def _turn_drain_offered(self) -> None:
+        if not self._turn_drain:
+            raise Unsupported(
+                f"loopx {loopx_version()}'s turn run-once dispatches no post-writeback hook (its drain, "
+                "cli_commands/turn_post_writeback.py, ships from 1.4.0), and LoopX's own report replan is planned only there"
+            )
 
     def _fake_host(self) -> Path:
         if self._host is None:
@@ -554,14 +591,31 @@ class LoopxWritebackBoundary:
             for receipt in entry.get("receipts") or ():
                 if receipt.get("todo_id") == todo_id(todo) and isinstance(get_path(receipt, "result.completion_receipt_id"), str):
                     return str(get_path(receipt, "result.completion_receipt_id"))
-        return None
+        if self._canonical_authority:
+            return None
+        record = _state_file_todo(_read(self.layout.state_file), todo_id(todo))
+        if record.get("status") != "done":
+            return None
+        if record.get("completion_receipt_id"):
+            return record["completion_receipt_id"]
+        events = [e for e in _json_lines(_read(self.layout.rollout_log)) if e.get("event_kind") == "todo_complete"]
+        done = [e for e in events if e.get("todo_id") == todo_id(todo) and e.get("status") == "done" and isinstance(e.get("event_id"), str)]
+        return f"rollout_event:{done[-1]['event_id']}" if done else None
 
     def _stored_receipt(self, commit_number: int) -> dict[str, Any]:
-        receipt_id = self._commit(commit_number).get("receipt_id")
+        """The completion as LoopX stored it: the canonical authority store's committed receipt,
+        or, for a release whose Todo authority is still the Goal's state file (before 1.4.0),
+        that Todo's record there (its metadata comment, decoded)."""
+        record = self._commit(commit_number)
+        receipt_id = record.get("receipt_id")
         for entry in self._authority_entries():
             for receipt in entry.get("receipts") or ():
                 if get_path(receipt, "result.completion_receipt_id") == receipt_id:
                     return dict(receipt)
+        if not self._canonical_authority and isinstance(record.get("todo"), int):
+            todo = _state_file_todo(_read(self.layout.state_file), todo_id(record["todo"]))
+            if todo.get("status") == "done":
+                return {"state_file_todo": todo, "result": {"completed_at": todo.get("completed_at")}}
         raise LookupError(f"no committed authority entry holds completion {receipt_id}")
 
     def spend_eligibility(self, commit_number: int) -> Mapping[str, Any]:
@@ -893,7 +947,7 @@ class LoopxWritebackBoundary:
         """The committed receipt's id a command answered: a Turn's from its journal, else :func:`_receipt_id_of`."""
         if lxturn.is_turn(output):
             return self._turn_receipt(lxturn.key_of(output))
-        return _receipt_id_of(output, kind)
+        return _receipt_id_of(output, kind, legacy=not self._canonical_authority)
 
     def _inputs_size(self) -> int:
         with contextlib.suppress(OSError):
@@ -991,12 +1045,18 @@ _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}(?:\.\d+)?(?:
 _EVENT_REF = re.compile(r"(rollout_event:|\"event_id\": \")[0-9a-f]{12,32}")
 
 
-def _receipt_id_of(output: Mapping[str, Any], kind: str) -> str | None:
-    """The committed receipt's id: a completion's ``completion_receipt_id`` (tcw_...), a refresh's
-    durable-writeback settlement receipt reference (``rollout_event:<id>``)."""
+def _receipt_id_of(output: Mapping[str, Any], kind: str, *, legacy: bool = False) -> str | None:
+    """The committed receipt's id: a completion's ``completion_receipt_id`` (tcw_...; ``legacy``,
+    a release before it, its completion's rollout event, ``rollout_event:<id>``, which a replay
+    answers again), a refresh's durable-writeback settlement receipt reference (``rollout_event:<id>``)."""
     if kind == COMPLETION:
         value = output.get("completion_receipt_id")
-        return value if isinstance(value, str) else None
+        if isinstance(value, str):
+            return value
+        event = output.get("rollout_event")
+        if legacy and isinstance(event, Mapping) and event.get("event_kind") == "todo_complete" and isinstance(event.get("event_id"), str):
+            return f"rollout_event:{event['event_id']}"
+        return None
     for receipt in get_path(output, "settlement_result.receipts") or ():
         if isinstance(receipt, Mapping) and receipt.get("step_kind") == "durable_writeback" and isinstance(receipt.get("source_ref"), str):
             return str(receipt["source_ref"])
@@ -1052,7 +1112,31 @@ def _masked(receipt: Mapping[str, Any]) -> dict[str, Any]:
     result = out.get("result")
     if isinstance(result, dict) and "completed_at" in result:
         result["completed_at"] = "<wall clock>"
+    todo = out.get("state_file_todo")
+    if isinstance(todo, dict):
+        for field in ("completed_at", "updated_at"):
+            if field in todo:
+                todo[field] = "<wall clock>"
     return out
+
+
+_TODO_METADATA = re.compile(r"<!--\s*loopx:todo\s+(?P<fields>[^>]*?)\s*-->")
+
+
+def _state_file_todo(text: str, wanted: str) -> dict[str, str]:
+    """The metadata comment of Todo ``wanted`` in a Goal state file, as its fields (values
+    percent-decoded, as LoopX writes them); empty when the Todo is not there."""
+    from urllib.parse import unquote
+
+    for match in _TODO_METADATA.finditer(text):
+        fields = dict(part.split("=", 1) for part in match["fields"].split() if "=" in part)
+        if fields.get("todo_id") == wanted:
+            return {k: unquote(v) for k, v in fields.items()}
+    return {}
+
+
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    return [value for value in (_json(line) for line in text.splitlines()) if value]
 
 
 def _kill(pid: int) -> None:

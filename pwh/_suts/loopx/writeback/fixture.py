@@ -61,6 +61,10 @@ class Layout:
         return self.goal_dir / "post_writeback_hooks"
 
     @property
+    def rollout_log(self) -> Path:
+        return self.goal_dir / "rollout-event-log.jsonl"
+
+    @property
     def authority_dir(self) -> Path:
         return self.runtime_root / "authority" / "file-v0"
 

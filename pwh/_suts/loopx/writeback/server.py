@@ -3,8 +3,8 @@
 Run as ``python -m pwh._suts.loopx.writeback.server`` once per process (:mod:`.shared`), with a
 HOME and TMPDIR of its own; each request carries its boundary's private environment (HOME,
 TMPDIR, PATH with the wheel's Node, ``LOOPX_USAGE_PING=0``), which the forked child takes before
-it runs the command. Before ``loopx.cli`` and ``loopx.cli_commands.turn_post_writeback`` are
-imported (both copy the name at import), it re-binds LoopX's one composition-root function (found
+it runs the command. Before ``loopx.cli`` and LoopX's wiring modules (:data:`WIRING_MODULES`) are
+imported (they copy the name at import), it re-binds LoopX's one composition-root function (found
 by its shape, :func:`composition_roots`), to :func:`composed`: LoopX's own answer (its report
 capability's hook, its producer wrapped to log its input) plus the test hooks of the current
 command. That is the adapter's one monkeypatch; the command path is otherwise LoopX's own
@@ -20,6 +20,7 @@ decoded by a fixed table of plain data types. Nothing received chooses code to r
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -181,10 +182,12 @@ def _probe(request: Mapping[str, Any]) -> int:
     """LoopX's own verdict on test registrations: a dispatch of a probe source that persists nothing."""
     from loopx.control_plane.capability_hooks import dispatch_post_writeback_hooks
 
-    from pwh._suts.loopx.crossing import probe_source
+    from pwh._suts.loopx.crossing import probe_source, receipt_id_in_source
+    from pwh._suts.loopx.map import loopx_version
 
     registrations = [replace(r, producer=lambda _i: {}) for r in _test_registrations(request.get("hooks") or [])]
-    result = dispatch_post_writeback_hooks(registrations, source=probe_source(request["event_kind"]), runtime_root=None)
+    source = probe_source(request["event_kind"], receipt_id=receipt_id_in_source(loopx_version()))
+    result = dispatch_post_writeback_hooks(registrations, source=source, runtime_root=None)
     sys.stdout.write(json.dumps({"failures": result.get("failures", [])}, default=repr))
     return 0
 
@@ -195,9 +198,14 @@ def _promote(request: Mapping[str, Any]) -> int:
     import subprocess
 
     import loopx
-    from loopx.control_plane.coordination.authority_source_capture import build_runtime_shadow_source_snapshot
-    from loopx.control_plane.projects.registry_codec import load_project_registry
-    from loopx.registry import find_registry_goal
+
+    try:
+        from loopx.control_plane.coordination.authority_source_capture import build_runtime_shadow_source_snapshot
+        from loopx.control_plane.projects.registry_codec import load_project_registry
+        from loopx.registry import find_registry_goal
+    except ImportError:  # a release whose Todo authority is still the Goal's state file (before 1.4.0)
+        sys.stdout.write(json.dumps({"legacy_authority": True}))
+        return 0
 
     registry_path, runtime_root = Path(request["registry"]), Path(request["runtime_root"])
     goal = find_registry_goal(load_project_registry(registry_path), request["goal_id"])
@@ -339,6 +347,10 @@ def composition_roots() -> list[tuple[Any, str, str]]:
 
 ROOT_SUFFIX = "_post_writeback_hooks_for_goal"
 
+# LoopX's modules that copy the composition root's name at import: ``todo complete`` and
+# ``refresh-state``'s dispatch (every release), ``turn run-once``'s drain (1.4.0 on).
+WIRING_MODULES = ("loopx.cli_commands.post_writeback", "loopx.cli_commands.turn_post_writeback")
+
 # What a command imports on first use, imported once here so no forked child pays for it: the
 # todo, quota and rollout handlers, and everything ``turn run-once`` reaches only when it runs.
 WARM_MODULES = (
@@ -369,15 +381,19 @@ def warm() -> tuple[float, list[str]]:
     if tmp:
         tempfile.tempdir = tmp
     roots = composition_roots()
-    if len(roots) != 1 or "loopx.cli" in sys.modules or "loopx.cli_commands.turn_post_writeback" in sys.modules:
-        raise SystemExit("pwh: LoopX's post-writeback composition root is not where loopx 2.1.1 has it")
+    copied = [name for name in ("loopx.cli", *WIRING_MODULES) if name in sys.modules]
+    if len(roots) != 1 or copied:
+        raise SystemExit("pwh: LoopX's post-writeback composition root is not where loopx 1.0.0 to 2.1.1 have it")
     module, attr, package = roots[0]
     _ORIGINAL = getattr(module, attr)
     setattr(module, attr, composed)
     import loopx.cli
-    import loopx.cli_commands.turn_post_writeback
     import loopx.cli_runtime
     import loopx.entrypoint  # noqa: F401
+
+    for name in WIRING_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            __import__(name)
 
     for name in WARM_MODULES:
         try:
