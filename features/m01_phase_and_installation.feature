@@ -57,3 +57,48 @@ Feature: M01 — a disabled phase or an absent capability calls no provider
     When the orchestrator commits a todo_completed writeback
     Then hook "a.reporter" was called 1 time
     And hook "a.reporter" has exactly one recorded intent
+
+  @M01
+  Scenario Outline: with the phase disabled, a committed writeback of either event kind calls no provider
+    Given the post-writeback phase is disabled
+    And hook "a.reporter" is installed and proposes one intent
+    When the orchestrator commits a <kind> writeback
+    Then no provider was called
+    And the sidecar journal holds no intent
+    And the primary receipt and the quota-spend eligibility are unchanged
+
+    Examples:
+      | kind            |
+      | todo_completed  |
+      | replan_recorded |
+
+  @M01
+  Scenario Outline: the allowlist admits only the hook it names, for either event kind
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And hook "a.second" is installed and proposes one intent
+    And hook "b.reporter" is installed and proposes one intent
+    And only hook "a.reporter" is on the profile allowlist
+    When the orchestrator commits a <kind> writeback
+    Then hook "a.second" was never called
+    And hook "b.reporter" was never called
+    And hook "a.reporter" has exactly one recorded intent
+
+    Examples:
+      | kind            |
+      | todo_completed  |
+      | replan_recorded |
+
+  @M01
+  Scenario Outline: an empty allowlist admits no hook, for either event kind
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And the profile allowlist is empty
+    When the orchestrator commits a <kind> writeback
+    Then hook "a.reporter" was never called
+    And the sidecar journal holds no intent
+
+    Examples:
+      | kind            |
+      | todo_completed  |
+      | replan_recorded |

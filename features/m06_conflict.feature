@@ -41,3 +41,13 @@ Feature: M06 — same identity, different payload: the conflict is rejected and 
     Then hook "a.reporter" was called 2 times, as pwh reads that delivery
     And hook "a.reporter" ends with status "proposed"
     And the journal still holds the original intent for hook "a.reporter"
+
+  # A conflict is judged on the whole canonical result (RFC §9), not on its first intent.
+  @M06
+  Scenario: a second delivery whose later intent differs is an intent conflict
+    Given the post-writeback phase is enabled
+    And hook "a.drifter" is installed and proposes two intents, only the second different on every call
+    When the orchestrator commits a replan_recorded writeback
+    And a second dispatcher delivers the same dispatch again
+    Then hook "a.drifter" ends with failure code "intent_conflict"
+    And the journal still holds the original intent for hook "a.drifter"

@@ -70,3 +70,22 @@ Feature: M13 — the public boundary: nothing private is recorded or reported
       | an absolute path         |
       | a private e-mail address |
       | task prose               |
+
+  @M13
+  Scenario Outline: an input whose boundary cannot be proven reaches no hook, for either event kind and every hook
+    Given private values made by Faker are planted in the run
+    And the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    And hook "b.reporter" is installed and proposes one intent
+    And hook "c.reporter" is installed and proposes one intent
+    When a committed <kind> receipt whose Todo identity is <value> is dispatched
+    Then hook "a.reporter" was never handed the unprovable input
+    And hook "b.reporter" was never handed the unprovable input
+    And hook "c.reporter" was never handed the unprovable input
+    And nothing the dispatcher recorded, reported or handed a hook carries a private value
+
+    Examples:
+      | kind            | value                    |
+      | todo_completed  | an absolute path         |
+      | replan_recorded | an absolute path         |
+      | replan_recorded | a private e-mail address |

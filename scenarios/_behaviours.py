@@ -124,6 +124,11 @@ def _differs(i: Mapping[str, Any], c: CallContext) -> Any:
     return proposed(intent_for(i, {"note_ref": f"call_{c.call_number}"}))
 
 
+def _later_differs(i: Mapping[str, Any], c: CallContext) -> Any:
+    """The same first intent on every call; only the second one changes."""
+    return proposed(intent_for(i, {"note_ref": "steady"}), intent_for(i, {"note_ref": f"call_{c.call_number}"}))
+
+
 def _first_fails(i: Mapping[str, Any], c: CallContext) -> Any:
     if c.call_number == 1:
         raise RuntimeError("transient")
@@ -237,6 +242,15 @@ def _scope(scope: str) -> Body:
     return body
 
 
+def _scopes(*scopes: str) -> Body:
+    """One intent per scope, in that order (an empty name: an intent requesting none)."""
+
+    def body(i: Mapping[str, Any], c: CallContext) -> Any:
+        return proposed(*(intent_for(i, {"note_ref": f"n{k}"}, requested_write_scope=[s] if s else []) for k, s in enumerate(scopes)))
+
+    return body
+
+
 BEHAVIOURS: dict[str, Behaviour] = {
     b.phrase: b
     for b in (
@@ -256,6 +270,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("proposes an intent that claims an external write", _external_write),
         Behaviour("proposes an intent that claims new action authority", _authority),
         Behaviour("proposes a different intent on every call", _differs),
+        Behaviour("proposes two intents, only the second different on every call", _later_differs),
         Behaviour("fails on its first call only", _first_fails),
         Behaviour("tries to change its input", _mutates),
         Behaviour("returns NaN inside its intent", _nan),
@@ -282,5 +297,6 @@ BEHAVIOURS: dict[str, Behaviour] = {
         Behaviour("proposes an intent carrying a credential", _leak("credential")),
         Behaviour("proposes an intent requesting write scope report.publish", _scope("report.publish")),
         Behaviour("proposes an intent requesting write scope repo.push", _scope("repo.push")),
+        Behaviour("proposes two intents, only the second requesting write scope report.publish", _scopes("", "report.publish")),
     )
 }

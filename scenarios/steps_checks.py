@@ -46,6 +46,17 @@ def hook_never_called(world: World, hook_id: str) -> None:
     )
 
 
+@then(parsers.parse('hook "{hook_id}" was never handed the unprovable input'))
+def hook_never_handed_input(world: World, hook_id: str) -> None:
+    calls = _calls(world, hook_id)
+    expect(
+        calls == 0,
+        f"hook {hook_id} never called with an input whose boundary cannot be proven",
+        f"{calls} calls",
+        rfc=("§7.unproven-boundary", "§7.input-excludes", "§12.M13"),
+    )
+
+
 def _calls(world: World, hook_id: str) -> int:
     probe = world.hooks.get(hook_id)
     return probe.calls if probe else 0
@@ -587,6 +598,29 @@ def admission_verdict(world: World, verdict: str, code: str | None) -> None:
     expect(d.admitted == (verdict == "admitted"), f"the intent {verdict}", f"admitted={d.admitted} ({d.code})", rfc=clause, about="testbed")
     if code:
         expect_equal(d.code, code, "admission code", profile="the fake admission's code names", about="testbed")
+
+
+@then(
+    parsers.re(
+        r'the governed admission decided on (?P<n>\d+) intents and denied only the one requesting a scope, with code "(?P<code>[a-z_]+)"'
+    )
+)
+def admission_verdicts(world: World, n: str, code: str) -> None:
+    """Several recorded intents, one of them requesting a scope: each reaches the admission as
+    its hook proposed it (the SUT's part), and only the scoped one is denied (the fake's part)."""
+    decisions = world.admission.decisions
+    expect(
+        len(decisions) == int(n),
+        f"{n} admission decisions, one per recorded intent",
+        f"{len(decisions)}",
+        rfc=("§1.journaled", "§6.scope-is-request", "§8.scope-declared", "§12.M09"),
+    )
+    if len(decisions) != int(n) or not _admission_input_as_proposed(world):
+        return
+    denied = [d for d in decisions if not d.admitted]
+    expect(len(denied) == 1, "exactly one intent denied", f"{len(denied)} denied", rfc="§1.no-effect", about="testbed")
+    if len(denied) == 1:
+        expect_equal(denied[0].code, code, "admission code", profile="the fake admission's code names", about="testbed")
 
 
 @then(parsers.parse('the granted scope is exactly "{scope}"'))

@@ -138,12 +138,15 @@ _IDENTITY_VALUES = {
 
 
 @when(
-    parsers.re(r"a committed receipt whose Todo identity is (?P<value>an absolute path|a private e-mail address|task prose) is dispatched")
+    parsers.re(
+        r"a committed (?:(?P<kind>todo_completed|replan_recorded) )?receipt whose Todo identity is "
+        r"(?P<value>an absolute path|a private e-mail address|task prose) is dispatched"
+    )
 )
-def private_identity(world: World, value: str) -> None:
+def private_identity(world: World, value: str, kind: str | None) -> None:
     from fakes._packets import source
 
-    world.dispatch_direct(source(1, todo_id=_IDENTITY_VALUES[value](world)))
+    world.dispatch_direct(source(1, todo_id=_IDENTITY_VALUES[value](world), **({"event_kind": kind} if kind else {})))
 
 
 @when("a committed receipt whose own receipt id is a credential is dispatched")

@@ -9,10 +9,13 @@ by the rule it breaks and where; the gate (or the soak) must catch every one.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Mapping
 from typing import Any
 
 from pwh import Dispatcher, ReferenceSUT, canonical_bytes
+from pwh._core import dispatcher as _dispatcher_module
 from pwh._core.canonical import to_plain
 from pwh._core.contracts import judge_validated_result
 from pwh._core.registry import InstalledHook
@@ -156,3 +159,209 @@ class _FirstIntentValidatedOnly(Dispatcher):
 @mutant("first_intent_validated_only", "M07", "§8: only the first intent of a result is validated against its contract")
 def first_intent_validated_only(**kw: Any) -> ReferenceSUT:
     return _adapter("first_intent_validated_only", _FirstIntentValidatedOnly)(**kw)
+
+
+# -- a rule kept for the first hook of a dispatch only ----------------------------------------------
+
+
+class _PerDispatchCount(Dispatcher):
+    """Counts the calls of one rule's step within one dispatch (reset by each dispatch)."""
+
+    def dispatch(self, source: Any, *, consult_journal: bool = True) -> Any:
+        self.__dict__["_step_calls"] = 0
+        return super().dispatch(source, consult_journal=consult_journal)
+
+    def _first_in_dispatch(self) -> bool:
+        self.__dict__["_step_calls"] = self.__dict__.get("_step_calls", 0) + 1
+        return bool(self.__dict__["_step_calls"] == 1)
+
+
+class _InputScannedForFirstHookOnly(_PerDispatchCount):
+    """INP (§7): the first admitted hook's input is scanned for private values; the later hooks of
+    the same dispatch are handed theirs unread (the same projection, so "already checked")."""
+
+    def _boundary_rejection(self, hook_input: dict[str, Any]) -> Any:
+        return super()._boundary_rejection(hook_input) if self._first_in_dispatch() else None
+
+
+@mutant("input_scanned_for_first_hook_only", "M13", "§7: only the first hook's input is scanned; later hooks get a private value")
+def input_scanned_for_first_hook_only(**kw: Any) -> ReferenceSUT:
+    return _adapter("input_scanned_for_first_hook_only", _InputScannedForFirstHookOnly)(**kw)
+
+
+class _CeilingsForFirstHookOnly(_PerDispatchCount):
+    """REG/BUD (§6, §10): the profile's current ceilings are re-checked for the first hook of a
+    dispatch; a later hook over them is called as installed."""
+
+    def _registration_over_ceilings(self, hook: InstalledHook) -> Any:
+        return super()._registration_over_ceilings(hook) if self._first_in_dispatch() else []
+
+
+@mutant("ceilings_for_first_hook_only", "M02", "§6/§10: a later hook over the profile's lowered ceilings is still called")
+def ceilings_for_first_hook_only(**kw: Any) -> ReferenceSUT:
+    return _adapter("ceilings_for_first_hook_only", _CeilingsForFirstHookOnly)(**kw)
+
+
+class _DispatchBudgetCountsFirstHookOnly(Dispatcher):
+    """BUD (§10): the per-dispatch intent and byte ceilings count the first accepted hook; the
+    results of later hooks are admitted without being added to the tally."""
+
+    def _finish_hook(self, pending: Any, verdict: Any, tally: Any) -> Any:
+        before = (tally.hooks, tally.intents, tally.result_bytes)
+        done = super()._finish_hook(pending, verdict, tally)
+        if before[0] >= 1:  # not the first accepted: undo what it added
+            tally.intents, tally.result_bytes = before[1], before[2]
+        return done
+
+
+@mutant("dispatch_budget_counts_first_hook_only", "M08", "§10: per-dispatch intent and byte ceilings count only the first hook's result")
+def dispatch_budget_counts_first_hook_only(**kw: Any) -> ReferenceSUT:
+    return _adapter("dispatch_budget_counts_first_hook_only", _DispatchBudgetCountsFirstHookOnly)(**kw)
+
+
+# -- a rule kept on the first delivery only ----------------------------------------------------------
+
+
+class _RecordedSlotsNotHeld(Dispatcher):
+    """BUD (§10, recovery): on a later delivery the hooks already recorded do not hold their
+    slots, so the hooks still to run get the receipt's whole ceiling again."""
+
+    def _take_slots(self, tally: Any, receipt: Mapping[str, Any]) -> None:
+        return None
+
+
+@mutant(
+    "recorded_slots_not_held",
+    "M08",
+    "§10: a redelivery gives the unrecorded hooks every slot again, past the dispatch ceiling",
+    caught_by=("models",),
+)
+def recorded_slots_not_held(**kw: Any) -> ReferenceSUT:
+    return _adapter("recorded_slots_not_held", _RecordedSlotsNotHeld)(**kw)
+
+
+class _ReplayFromMemory(Dispatcher):
+    """JNL-1/JNL-5 (§9): a receipt dispatched before by this dispatcher is answered from what it
+    remembers, not from the journal's stored record."""
+
+    def dispatch(self, source: Any, *, consult_journal: bool = True) -> Any:
+        seen = self.__dict__.setdefault("_answers", {})
+        key = source.get("receipt_id") if isinstance(source, Mapping) else None
+        if isinstance(key, str) and key in seen:
+            return seen[key]
+        outcome = super().dispatch(source, consult_journal=consult_journal)
+        if isinstance(key, str) and outcome.admitted and outcome.journal_error is None:
+            seen[key] = outcome
+        return outcome
+
+
+@mutant("replay_from_memory", "M05", "§9: a second delivery is answered from memory, not from the stored record")
+def replay_from_memory(**kw: Any) -> ReferenceSUT:
+    return _adapter("replay_from_memory", _ReplayFromMemory)(**kw)
+
+
+# -- a rule kept for one event kind only ----------------------------------------------------------
+
+
+class _PhaseOffForCompletionsOnly(Dispatcher):
+    """ADM (§5.1, §10): a disabled phase stops completions; a replan is dispatched anyway."""
+
+    def dispatch(self, source: Any, *, consult_journal: bool = True) -> Any:
+        if isinstance(source, Mapping) and source.get("event_kind") == "replan_recorded" and not self.profile.phase_enabled:
+            self.profile.phase_enabled = True
+            try:
+                return super().dispatch(source, consult_journal=consult_journal)
+            finally:
+                self.profile.phase_enabled = False
+        return super().dispatch(source, consult_journal=consult_journal)
+
+
+@mutant("phase_off_for_completions_only", "M01", "§5.1/§10: a disabled phase still dispatches replans")
+def phase_off_for_completions_only(**kw: Any) -> ReferenceSUT:
+    return _adapter("phase_off_for_completions_only", _PhaseOffForCompletionsOnly)(**kw)
+
+
+class _AllowlistForCompletionsOnly(Dispatcher):
+    """§10 allowlist: applied to completions; a replan goes to every installed hook."""
+
+    def _admitted_hooks(self, event_kind: str) -> list[InstalledHook]:
+        if event_kind == "replan_recorded":
+            return [h for h in self.registry.hooks() if event_kind in h.registration["event_kinds"]]
+        return super()._admitted_hooks(event_kind)
+
+
+@mutant("allowlist_for_completions_only", "M01", "§10 allowlist: a replan reaches hooks the allowlist leaves out")
+def allowlist_for_completions_only(**kw: Any) -> ReferenceSUT:
+    return _adapter("allowlist_for_completions_only", _AllowlistForCompletionsOnly)(**kw)
+
+
+class _InputScannedForCompletionsOnly(Dispatcher):
+    """INP (§7): a completion's hook input is scanned for private values; a replan's is not."""
+
+    def _prepare_hook(self, hook: InstalledHook, did: str, source: Mapping[str, Any], prior: Any, tally: Any) -> Any:
+        self.__dict__["_kind"] = source.get("event_kind")
+        return super()._prepare_hook(hook, did, source, prior, tally)
+
+    def _boundary_rejection(self, hook_input: dict[str, Any]) -> Any:
+        return None if self.__dict__.get("_kind") == "replan_recorded" else super()._boundary_rejection(hook_input)
+
+
+@mutant("input_scanned_for_completions_only", "M13", "§7: a replan's hook input is handed over unscanned")
+def input_scanned_for_completions_only(**kw: Any) -> ReferenceSUT:
+    return _adapter("input_scanned_for_completions_only", _InputScannedForCompletionsOnly)(**kw)
+
+
+# -- an identity or comparison at less than full strength -------------------------------------------
+
+
+class _ConflictJudgedOnFirstIntent(Dispatcher):
+    """JNL-2 (§9): a result is compared with the stored one by its status and first intent only,
+    so a different later intent under the same identity passes as a replay."""
+
+    def _finish_hook(self, pending: Any, verdict: Any, tally: Any) -> Any:
+        outcome, receipt = super()._finish_hook(pending, verdict, tally)
+        if receipt is not None and receipt.get("result_digest"):
+            part = {"status": receipt["status"], "intents": receipt["intents"][:1]}
+            receipt = {**receipt, "result_digest": "sha256:" + hashlib.sha256(canonical_bytes(part)).hexdigest()}
+        return outcome, receipt
+
+
+@mutant("conflict_judged_on_first_intent", "M06", "§9: a changed later intent under the same identity is taken as a replay")
+def conflict_judged_on_first_intent(**kw: Any) -> ReferenceSUT:
+    return _adapter("conflict_judged_on_first_intent", _ConflictJudgedOnFirstIntent)(**kw)
+
+
+class _IdentitySaltedPerProcess(Dispatcher):
+    """§9 dispatch_id: a digest salted per dispatcher (as a per-process ``hash()`` would be), so a
+    restarted dispatcher names a recorded dispatch anew and runs it again."""
+
+    def dispatch(self, source: Any, *, consult_journal: bool = True) -> Any:
+        salt = self.__dict__.setdefault("_salt", os.urandom(4).hex())
+        exact = _dispatcher_module.plain_dispatch_id
+        _dispatcher_module.plain_dispatch_id = lambda receipt_id, *rest: exact(f"{receipt_id}\x00{salt}", *rest)
+        try:
+            return super().dispatch(source, consult_journal=consult_journal)
+        finally:
+            _dispatcher_module.plain_dispatch_id = exact
+
+
+@mutant("identity_salted_per_process", "M05", "§9: a dispatch identity that changes when the dispatcher restarts")
+def identity_salted_per_process(**kw: Any) -> ReferenceSUT:
+    return _adapter("identity_salted_per_process", _IdentitySaltedPerProcess)(**kw)
+
+
+class _ScopeKeptOnFirstIntentOnly(Dispatcher):
+    """RES (§8, M09): the first intent's requested write scope is recorded; later intents' are dropped."""
+
+    def _finish_hook(self, pending: Any, verdict: Any, tally: Any) -> Any:
+        outcome, receipt = super()._finish_hook(pending, verdict, tally)
+        if receipt is not None and len(receipt.get("intents") or ()) > 1:
+            intents = [receipt["intents"][0], *({**i, "requested_write_scope": []} for i in receipt["intents"][1:])]
+            receipt = {**receipt, "intents": intents}
+            outcome = self._from_receipt(receipt, replayed=False, recorded=False)
+        return outcome, receipt
+
+
+@mutant("scope_kept_on_first_intent_only", "M09", "§8: a later intent's requested write scope is not recorded")
+def scope_kept_on_first_intent_only(**kw: Any) -> ReferenceSUT:
+    return _adapter("scope_kept_on_first_intent_only", _ScopeKeptOnFirstIntentOnly)(**kw)

@@ -59,6 +59,7 @@ CAUGHT_BY: dict[str, tuple[str, int]] = {
     "one_hook_only": ("valid_registration_installs", 1),
     "ignores_crash_points": ("crash_point_reached", 8),
     "replay_under_new_profile": ("replay_identical", 3),
+    "recorded_slots_not_held": ("independent_budgets", 1),
 }
 # Whose counterexample is shrunk and exported too, its .feature checked (each export runs the
 # scenario's lines twice in-process; the rest are found, not written, to keep the profile quick).
