@@ -137,6 +137,9 @@ def _side_gap(reason: str) -> Cell:
 
 # ADM, M01, M03
 PHASE_OFF = _s("m01_phase_and_installation", "with the phase disabled, a committed completion calls no provider")
+PHASE_OFF_EITHER_KIND = _s(
+    "m01_phase_and_installation", "with the phase disabled, a committed writeback of either event kind calls no provider"
+)
 NOT_COMMITTED = _s("m03_primary_failure", "a receipt whose step is not committed dispatches nothing")
 NOT_DURABLE = _s("m03_primary_failure", "a receipt without a durable checkpoint dispatches nothing")
 OTHER_EFFECT = _s("m03_primary_failure", "a receipt for another effect than the active plan's dispatches nothing")
@@ -157,13 +160,21 @@ LOWERED_TO_EXACTLY = _s("m02_limits", "a profile ceiling lowered to exactly an i
 LOWERED_BELOW = _s("m02_limits", "a profile ceiling lowered to one below an installed hook's timeout rejects it before any call")
 PAST_CORE_CEILING = _s("m02_limits", "a budget one past its core ceiling, or zero, is rejected before any call")
 REFUSED_FREES_SLOT = _s("m08_slots", "a hook refused before its call leaves its slot to the next hook")
+CEILINGS_ANY_POSITION = _s(
+    "m02_survivors", "after the ceilings drop, the hook over them is refused at any position and for either event kind"
+)
 # INP
 RFC_INPUT = _s("m04_limits", "a hook is given exactly the RFC input, all six boundary flags false")
 NOTHING_OF_EARLIER = _s("m08_limits", "no hook is given anything of an earlier hook's result")
 OWN_COPY = _s("m08_several_hooks", "no hook sees another hook's result and each gets its own copy of the input")
 UNPROVABLE = _s("m13_public_boundary", "an input whose boundary cannot be proven is never handed to the hook")
 CLEAN_RUN = _s("m13_public_boundary", "a clean run records and reports nothing private")
+UNPROVABLE_EVERY_HOOK = _s(
+    "m13_public_boundary", "an input whose boundary cannot be proven reaches no hook, for either event kind and every hook"
+)
 CREDENTIAL_TODO = _s("m13_kept_out", "a credential as a receipt's Todo identity is never handed to a hook nor journaled")
+SCOPE_LATER = _s("m09_write_scope", "a later intent's requested write scope is recorded as it was proposed")
+LATER_INTENT_CONFLICT = _s("m06_conflict", "a second delivery whose later intent differs is an intent conflict")
 # RES, ISO
 MISBEHAVING = _s("m07_isolation", "a misbehaving hook is isolated and the primary writeback stands")
 WELL_BEHAVED = _s("m07_isolation", "a well-behaved hook leaves the primary writeback exactly as without hooks")
@@ -274,7 +285,8 @@ RULE_PATHS: tuple[RulePaths, ...] = (
                 "replan_recorded",
                 EITHER_KIND_REFUSED,
                 REPLAN_WRITEBACK_FAILS,
-                note="committed and durable only; an empty identity or another plan's effect is offered as a completion alone",
+                PHASE_OFF_EITHER_KIND,
+                note="committed, durable and the phase switch; an empty identity or another plan's effect is offered as a completion alone",
             ),
             _cov(POSITION, "first hook", NOT_COMMITTED, "bad_receipt_dispatches_nothing"),
             _cov(
@@ -317,9 +329,10 @@ RULE_PATHS: tuple[RulePaths, ...] = (
             _cov(
                 KIND,
                 "replan_recorded",
+                CEILINGS_ANY_POSITION,
                 "bad_registration_rejected",
                 "profile_governs_dispatch",
-                note="every M02 scenario commits a completion; only the model's replans meet a rejected registration",
+                note="a lowered ceiling on a replan in the scenarios; a registration rejected at installation meets replans in the model alone",
             ),
             _cov(
                 POSITION,
@@ -329,18 +342,8 @@ RULE_PATHS: tuple[RulePaths, ...] = (
                 "profile_governs_dispatch",
                 note="a registration re-checked against a lowered ceiling at dispatch",
             ),
-            _cov(
-                POSITION,
-                "middle hook",
-                "profile_governs_dispatch",
-                note="the model's lowered timeout ceiling is under every drawn hook's timeout; the scenarios refuse only the first hook",
-            ),
-            _cov(
-                POSITION,
-                "last hook",
-                "profile_governs_dispatch",
-                note="the model's lowered timeout ceiling is under every drawn hook's timeout; the scenarios refuse only the first hook",
-            ),
+            _cov(POSITION, "middle hook", CEILINGS_ANY_POSITION, "profile_governs_dispatch"),
+            _cov(POSITION, "last hook", CEILINGS_ANY_POSITION, "profile_governs_dispatch"),
             _na(POSITION, "first intent", "a registration is judged before any result exists; an intent against its registration is RES's"),
             _na(POSITION, "later intent", "a registration is judged before any result exists; an intent against its registration is RES's"),
             *_limit(
@@ -397,26 +400,10 @@ RULE_PATHS: tuple[RulePaths, ...] = (
             ),
             _cov(ENTRY, "profile or registry change", "input_unchanged", note="source identities only"),
             _cov(KIND, "todo_completed", NOTHING_OF_EARLIER, OWN_COPY, UNPROVABLE, "input_unchanged"),
-            _cov(
-                KIND,
-                "replan_recorded",
-                RFC_INPUT,
-                CLEAN_RUN,
-                "input_unchanged",
-                note="no receipt whose input cannot be proven is offered as a replan",
-            ),
+            _cov(KIND, "replan_recorded", RFC_INPUT, CLEAN_RUN, UNPROVABLE_EVERY_HOOK, "input_unchanged"),
             _cov(POSITION, "first hook", RFC_INPUT, UNPROVABLE, "input_unchanged"),
-            _cov(
-                POSITION, "middle hook", "input_unchanged", note="source identities only; the unprovable-input scenarios install one hook"
-            ),
-            _cov(
-                POSITION,
-                "last hook",
-                NOTHING_OF_EARLIER,
-                OWN_COPY,
-                "input_unchanged",
-                note="the unprovable-input scenarios install one hook",
-            ),
+            _cov(POSITION, "middle hook", UNPROVABLE_EVERY_HOOK, "input_unchanged"),
+            _cov(POSITION, "last hook", NOTHING_OF_EARLIER, OWN_COPY, UNPROVABLE_EVERY_HOOK, "input_unchanged"),
             _na(POSITION, "first intent", "the input is built before the hook answers; the intents are RES's"),
             _na(POSITION, "later intent", "the input is built before the hook answers; the intents are RES's"),
         ),
@@ -464,7 +451,8 @@ RULE_PATHS: tuple[RulePaths, ...] = (
                 POSITION,
                 "later intent",
                 MISBEHAVING,
-                note="a duplicate identity and the result's byte budget in the second intent; no scenario breaks a later intent's schema, kind, hook or dispatch binding",
+                SCOPE_LATER,
+                note="a duplicate identity, the result's byte budget and a requested scope in the second intent; no scenario breaks a later intent's schema, kind, hook or dispatch binding",
             ),
             *_limit(
                 "result bytes against the hook's max_result_bytes",
@@ -536,11 +524,7 @@ RULE_PATHS: tuple[RulePaths, ...] = (
             _cov(POSITION, "middle hook", "replay_identical", "history_kept", note="no scenario puts the conflicting hook after another"),
             _cov(POSITION, "last hook", "replay_identical", "history_kept", note="no scenario puts the conflicting hook after another"),
             _cov(POSITION, "first intent", CONFLICT, "replay_identical"),
-            _gap(
-                POSITION,
-                "later intent",
-                "no hook answers a second delivery with the same first intent and a different later one: a conflict check reading only the first intent passes",
-            ),
+            _cov(POSITION, "later intent", LATER_INTENT_CONFLICT),
         ),
     ),
     RulePaths(
