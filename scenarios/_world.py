@@ -169,9 +169,15 @@ class HookProbe:
         self.behaviour = behaviour
         self.log = log
         self._base = 0  # calls made before this world's log began (a model's real-crash child)
+        self.token = id(self)  # marks this installation's calls in the log (another may share its hook_id)
 
     def _calls(self) -> list[dict[str, Any]]:
         return self.log.calls(self.hook_id) if self.log is not None else []
+
+    @property
+    def own_calls(self) -> int:
+        """Calls of this installation's producer alone (a rejected duplicate shares its hook_id)."""
+        return sum(1 for c in self._calls() if c.get("t") == self.token)
 
     @property
     def calls(self) -> int:
@@ -351,6 +357,8 @@ class World:
         self.private_values: dict[str, str] = {}
         self.hooks: dict[str, HookProbe] = {}
         self.install_rejections: dict[str, list[Rejection]] = {}
+        # The probes of registrations the SUT rejected: none of them may ever be called (§6).
+        self.rejected_probes: dict[str, list[HookProbe]] = {}
         self.script: list[tuple[str, dict[str, Any]]] = []
         self.script_results: list[TurnResult] = []  # parallel to ``script``
         self.turns: list[TurnResult] = []
@@ -441,9 +449,7 @@ class World:
         reg = registration(hook_id, budget=budget, **reg_changes)
         probe = HookProbe(hook_id, behaviour, self.log)
         rejections = self.sut.install(reg, self._producer(probe, spec.body))
-        self.install_rejections[hook_id] = rejections
-        if not rejections:
-            self.hooks[hook_id] = probe
+        self._installed(hook_id, probe, rejections)
         return rejections
 
     def install_body(
@@ -454,10 +460,15 @@ class World:
         self.ensure_generic_kind()
         probe = HookProbe(hook_id, description, self.log)
         rejections = self.sut.install(reg if reg is not None else registration(hook_id), self._producer(probe, body))
-        self.install_rejections[hook_id] = rejections
-        if not rejections:
-            self.hooks[hook_id] = probe
+        self._installed(hook_id, probe, rejections)
         return rejections
+
+    def _installed(self, hook_id: str, probe: HookProbe, rejections: list[Rejection]) -> None:
+        self.install_rejections[hook_id] = rejections
+        if rejections:
+            self.rejected_probes.setdefault(hook_id, []).append(probe)
+        else:
+            self.hooks[hook_id] = probe
 
     def install_registration(self, hook_id: str, reg: Mapping[str, Any]) -> list[Rejection]:
         """Install a hand-made registration with a probe that proposes one intent."""
@@ -465,6 +476,8 @@ class World:
         probe = HookProbe(hook_id, "proposes one intent", self.log)
         rejections = self.sut.install(reg, self._producer(probe, BEHAVIOURS["proposes one intent"].body))
         self.install_rejections[hook_id] = rejections
+        if rejections:
+            self.rejected_probes.setdefault(hook_id, []).append(probe)
         self.hooks.setdefault(hook_id, probe)
         return rejections
 
@@ -475,13 +488,13 @@ class World:
         self.periodic_report = True
 
     def _producer(self, probe: HookProbe, body: Callable[..., Any]) -> Callable[[Mapping[str, Any]], Any]:
-        log, hook_id, orch, host, recipes = self.log, probe.hook_id, self, os.getpid(), self.id_recipes
+        log, hook_id, orch, host, recipes, token = self.log, probe.hook_id, self, os.getpid(), self.id_recipes, probe.token
 
         def produce(hook_input: Mapping[str, Any]) -> Any:
             number = probe.calls + 1
             inside = orch.inside_append()
             seen, unreadable = _plain_input(hook_input)
-            entry = {"e": "call", "h": hook_id, "i": seen, "r": inside, "p": os.getpid()}
+            entry = {"e": "call", "h": hook_id, "i": seen, "r": inside, "p": os.getpid(), "t": token}
             if unreadable is not None:
                 entry["u"] = unreadable
             log.note(entry)

@@ -57,6 +57,18 @@ def hook_never_handed_input(world: World, hook_id: str) -> None:
     )
 
 
+def never_called_once_rejected(world: World, hook_id: str) -> None:
+    """Whether a registration had to be rejected may be pwh's reading (a bound's number); once an
+    implementation has rejected it, that no provider of it runs is the RFC's (§6)."""
+    calls = sum(probe.own_calls for probe in world.rejected_probes.get(hook_id, ()))
+    expect(
+        calls == 0,
+        f"no call of hook {hook_id}, whose registration was rejected",
+        f"{calls} calls",
+        rfc=("§6.validated-before-call", "§12.M02"),
+    )
+
+
 def _calls(world: World, hook_id: str) -> int:
     probe = world.hooks.get(hook_id)
     return probe.calls if probe else 0
@@ -415,6 +427,7 @@ def registration_rejected(world: World, hook_id: str) -> None:
     expect(bool(rejections), "the registration rejected before any provider call", "the registration was accepted", **judged)
     if not rejections:
         return
+    never_called_once_rejected(world, hook_id)
     expect_code(
         rejections[0].code,
         "registration_rejected",

@@ -34,7 +34,7 @@ from pwh._core.contracts import BOUNDARY_FLAGS
 from ._behaviours import CallContext
 from ._expect import expect, expect_code, expect_equal
 from ._world import World
-from .steps_checks import SOURCE_IDENTITY, SOURCE_OPAQUE, _nothing_dispatched, plain
+from .steps_checks import SOURCE_IDENTITY, SOURCE_OPAQUE, _nothing_dispatched, never_called_once_rejected, plain
 
 # Parameterised steps use parsers.parse; parsers.re is kept only where a parameter is a closed
 # list of phrases (which `pwh scenarios steps` lists) or a part is optional ("times?").
@@ -705,6 +705,8 @@ def long_segment_verdict(world: World, n: str, verdict: str) -> None:
         expect(not rejections, f"a {n}-character segment accepted", [r.path for r in rejections], profile=BOUND_READING)
     else:
         expect(bool(rejections), f"a {n}-character segment rejected", "installed", profile=BOUND_READING)
+        if rejections:
+            never_called_once_rejected(world, hook_id)
         expect(
             any(r.path == "$.hook_id" for r in rejections),
             "a rejection naming $.hook_id",

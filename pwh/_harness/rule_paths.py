@@ -159,6 +159,7 @@ PAST_PROFILE_TIMEOUT = _s("m02_limits", "a timeout one past the profile's ceilin
 LOWERED_TO_EXACTLY = _s("m02_limits", "a profile ceiling lowered to exactly an installed hook's timeout still admits the hook")
 LOWERED_BELOW = _s("m02_limits", "a profile ceiling lowered to one below an installed hook's timeout rejects it before any call")
 PAST_CORE_CEILING = _s("m02_limits", "a budget one past its core ceiling, or zero, is rejected before any call")
+INTENT_KINDS_BOUNDED = _s("m02_limits", "the intent-kind array is bounded on both sides")
 REFUSED_FREES_SLOT = _s("m08_slots", "a hook refused before its call leaves its slot to the next hook")
 CEILINGS_ANY_POSITION = _s(
     "m02_survivors", "after the ceilings drop, the hook over them is refused at any position and for either event kind"
@@ -375,8 +376,9 @@ RULE_PATHS: tuple[RulePaths, ...] = (
                 "intent-kind array length",
                 _side(WELL_FORMED, note="one intent kind, as every registration of the scenarios"),
                 _side_na("the bound's number (8) is pwh's (P-ceilings): m02_limits judges the registration at it as profile"),
-                _side_gap(
-                    "m02_limits judges the rejection of 9 intent kinds as profile alone and, unlike the budget rows, never asks that a rejected registration's provider stays uncalled"
+                _side(
+                    INTENT_KINDS_BOUNDED,
+                    note="that 9 must be rejected is pwh's number (profile); once rejected, that its provider is never called is RFC",
                 ),
             ),
         ),

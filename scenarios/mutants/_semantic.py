@@ -267,13 +267,14 @@ class _PhaseOffForCompletionsOnly(Dispatcher):
     """ADM (§5.1, §10): a disabled phase stops completions; a replan is dispatched anyway."""
 
     def dispatch(self, source: Any, *, consult_journal: bool = True) -> Any:
-        if isinstance(source, Mapping) and source.get("event_kind") == "replan_recorded" and not self.profile.phase_enabled:
-            self.profile.phase_enabled = True
-            try:
-                return super().dispatch(source, consult_journal=consult_journal)
-            finally:
-                self.profile.phase_enabled = False
-        return super().dispatch(source, consult_journal=consult_journal)
+        if not (isinstance(source, Mapping) and source.get("event_kind") == "replan_recorded"):
+            return super().dispatch(source, consult_journal=consult_journal)
+        exact = _dispatcher_module.admissibility
+        _dispatcher_module.admissibility = lambda source, phase_enabled: exact(source, True)
+        try:
+            return super().dispatch(source, consult_journal=consult_journal)
+        finally:
+            _dispatcher_module.admissibility = exact
 
 
 @mutant("phase_off_for_completions_only", "M01", "§5.1/§10: a disabled phase still dispatches replans")
