@@ -27,6 +27,8 @@ Feature: M02 — an invalid or over-budget registration is rejected before any p
       | a read scope for the full writeback payload |
       | duplicate event kinds                      |
       | no event kinds                             |
+      | an unknown field                           |
+      | an unknown budget field                    |
 
   @M02
   Scenario: a second registration with the same hook id is rejected and the first stays

@@ -23,3 +23,13 @@ Feature: M04 limits — identities that move with their inputs, and the whole in
     And hook "a.reporter" is installed and proposes one intent
     When the orchestrator commits a replan_recorded writeback
     Then hook "a.reporter" was given exactly the RFC input for that writeback
+
+  # A dispatch identity digests the whole receipt identity (RFC §9): receipts whose ids share a
+  # long prefix are two receipts.
+  @M04
+  Scenario: two receipts whose ids differ only in their last character get one identity each
+    Given the post-writeback phase is enabled
+    And hook "a.reporter" is installed and proposes one intent
+    When two committed receipts whose ids differ only in their last character are dispatched
+    Then the sidecar journal holds 2 records
+    And hook "a.reporter" ends with status "proposed"

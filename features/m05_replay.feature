@@ -86,3 +86,18 @@ Feature: M05 — replaying the primary writeback returns the same dispatch recei
     And the dispatch reports the journal error "journal_record_corrupt"
     And hook "a.reporter" was called 1 time
     And the quota was spent exactly once for each committed receipt
+
+  # What a restart recovers is what was committed (RFC §9, §14): the record a dispatch left
+  # survives it for either event kind, whatever the provider would answer now.
+  @M05
+  Scenario Outline: a recorded dispatch of either event kind survives a restart as it was
+    Given the post-writeback phase is enabled
+    And hook "a.drifter" is installed and proposes a different intent on every call
+    When the orchestrator commits a <kind> writeback
+    And the process restarts
+    Then the record of hook "a.drifter" is still the one its first dispatch left
+
+    Examples:
+      | kind            |
+      | todo_completed  |
+      | replan_recorded |

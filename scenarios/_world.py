@@ -642,6 +642,11 @@ class World:
             self.script.pop()  # the crashed action has no result; the baseline is now moot
         else:
             raise AssertionError(f"expected the process to crash at {point}, but the Turn completed")
+        self.restart()
+
+    def restart(self) -> None:
+        """Come back from durable storage (the orchestrator restarts the SUT and runs its recovery
+        queue); every recovered dispatch is remembered like a Turn's."""
         calls_before = self.total_calls()
         for result in self.orch.restart():
             self.turns.append(result)

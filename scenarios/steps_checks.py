@@ -344,6 +344,18 @@ def original_kept(world: World, hook_id: str) -> None:
         expect_equal(records[0], original, f"the record of {hook_id} (whole)", rfc=clause)
 
 
+@then(parsers.parse('the record of hook "{hook_id}" is still the one its first dispatch left'))
+def record_survives(world: World, hook_id: str) -> None:
+    """A restart recovers from what was committed: the record, and so the intent, its first
+    dispatch left is what the journal still holds, whatever the provider answers again."""
+    clause = ("§9.replay-noop", "§14.atomic-dedupe", "§12.M05")
+    records = world.records_for(hook_id)
+    original = _first_record(world, hook_id)
+    expect(len(records) == 1 and original is not None, f"one record for {hook_id}, as first left", f"{len(records)} records", rfc=clause)
+    if len(records) == 1 and original is not None:
+        expect_equal(records[0].get("intents"), original.get("intents"), f"the intents on record for {hook_id}", rfc=clause)
+
+
 # How long past the registered timeout a dispatch may take to give up on a hung hook. The RFC
 # says "shortly after its limit"; the reference stops within a few milliseconds, and this slack
 # absorbs a loaded CI machine without letting an implementation that ignores the limit pass.

@@ -141,6 +141,8 @@ BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | tuple[str, ...] | None]] = {
         "$.requested_read_scope[0]",
         "§7.bounded-projection",
     ),
+    "an unknown field": ({"notes": "set by hand"}, "$.notes", "§6.validated-before-call"),
+    "an unknown budget field": ({"budget": {"max_cost_usd": 1}}, "$.budget.max_cost_usd", "§6.validated-before-call"),
     "duplicate event kinds": ({"event_kinds": ["todo_completed", "todo_completed"]}, "$.event_kinds", None),
     "no event kinds": ({"event_kinds": []}, "$.event_kinds", None),
 }

@@ -108,6 +108,20 @@ def crash_and_restart(world: World, point: str, what: str) -> None:
     world.act_crashing("complete_todo" if what == "completion" else "replan", point)
 
 
+@when("the process restarts")
+def restart(world: World) -> None:
+    world.restart()
+
+
+@when(parsers.parse("two committed receipts whose ids differ only in their last character are dispatched"))
+def receipts_sharing_a_prefix(world: World) -> None:
+    from fakes._packets import source
+
+    stem = "receipt_2026-12-03T10:00:00.00000"  # longer than any prefix an identity could stop at
+    for n in (1, 2):
+        world.dispatch_direct(source(n, receipt_id=f"{stem}{n}"))
+
+
 @when("the diagnostic rollout-event log fails on every append")
 def rollout_fails(world: World) -> None:
     world.orch.rollout.fail_appends = True

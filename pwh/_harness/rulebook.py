@@ -36,9 +36,17 @@ NAMED_RULES: tuple[NamedRule, ...] = (
     NamedRule(
         "ADM",
         "A dispatch is admissible only from a committed, durably checkpointed writeback receipt with non-empty goal, agent, "
-        "Todo, Turn and effect identities, the plan's effect identity, and the phase enabled; a diagnostic rollout event "
-        "is never the authority.",
-        ("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§5.1.enabled", "§5.1.rollout-not-authority"),
+        "Todo, Turn and effect identities, the plan's effect identity, and the phase enabled; where the profile keeps an "
+        "allowlist, only the hooks it names are admitted; a diagnostic rollout event is never the authority.",
+        (
+            "§5.1.identity",
+            "§5.1.same-effect",
+            "§5.1.committed",
+            "§5.1.durable",
+            "§5.1.enabled",
+            "§10.profile-gates",
+            "§5.1.rollout-not-authority",
+        ),
     ),
     NamedRule(
         "REG",

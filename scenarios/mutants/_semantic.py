@@ -18,6 +18,7 @@ from pwh import Dispatcher, ReferenceSUT, canonical_bytes
 from pwh._core import dispatcher as _dispatcher_module
 from pwh._core.canonical import to_plain
 from pwh._core.contracts import judge_validated_result
+from pwh._core.journal import RecordResult, SQLiteJournal
 from pwh._core.registry import InstalledHook
 
 from ._registry import mutant
@@ -366,3 +367,144 @@ class _ScopeKeptOnFirstIntentOnly(Dispatcher):
 @mutant("scope_kept_on_first_intent_only", "M09", "§8: a later intent's requested write scope is not recorded")
 def scope_kept_on_first_intent_only(**kw: Any) -> ReferenceSUT:
     return _adapter("scope_kept_on_first_intent_only", _ScopeKeptOnFirstIntentOnly)(**kw)
+
+
+# -- a durability or identity rule kept for one kind or one length only -----------------------------
+
+
+class _ReplanRecordsInMemory(SQLiteJournal):
+    """JNL-4/JNL-1 (§9): completions' sidecar records are committed durably; a replan's are kept
+    in this process's memory only, so a restart forgets them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._volatile: dict[str, dict[str, Any]] = {}
+
+    def commit(self, receipts: list[dict[str, Any]]) -> list[RecordResult]:
+        replans = [r for r in receipts if r.get("event_kind") == "replan_recorded"]
+        results = super().commit([r for r in receipts if r.get("event_kind") != "replan_recorded"]) if len(replans) < len(receipts) else []
+        for receipt in replans:
+            outcome, stored = self.merge(self._volatile.get(receipt["dispatch_id"]), receipt)
+            self._volatile[receipt["dispatch_id"]] = stored
+            results.append(RecordResult(receipt["dispatch_id"], outcome, stored))
+        return results
+
+    def get_many(self, dispatch_ids: Any) -> dict[str, dict[str, Any]]:
+        wanted = list(dispatch_ids)
+        found = super().get_many(wanted)
+        found.update({d: self._volatile[d] for d in wanted if d in self._volatile})
+        return found
+
+    def records(self) -> list[dict[str, Any]]:
+        return [*super().records(), *self._volatile.values()]
+
+
+@mutant("replan_records_in_memory", "M05", "§9: a replan's sidecar record is not durable; after a restart its dispatch is answered anew")
+def replan_records_in_memory(**kw: Any) -> ReferenceSUT:
+    return type(
+        "Semantic_replan_records_in_memory",
+        (ReferenceSUT,),
+        {"name": "semantic:replan_records_in_memory", "sqlite_journal_class": _ReplanRecordsInMemory},
+    )(**kw)
+
+
+class _IdentityOverReceiptPrefix(Dispatcher):
+    """JNL-3 (§9 dispatch_id): the identity digests the first 16 characters of the receipt id, so
+    two receipts whose ids share them (a common prefix, a timestamp to the second) share an identity."""
+
+    def dispatch(self, source: Any, *, consult_journal: bool = True) -> Any:
+        exact = _dispatcher_module.plain_dispatch_id
+        _dispatcher_module.plain_dispatch_id = lambda receipt_id, *rest: exact(receipt_id[:16], *rest)
+        try:
+            return super().dispatch(source, consult_journal=consult_journal)
+        finally:
+            _dispatcher_module.plain_dispatch_id = exact
+
+
+@mutant("identity_over_receipt_prefix", "M04", "§9: two receipts whose ids share their first 16 characters get one dispatch identity")
+def identity_over_receipt_prefix(**kw: Any) -> ReferenceSUT:
+    return _adapter("identity_over_receipt_prefix", _IdentityOverReceiptPrefix)(**kw)
+
+
+class _BlocksSpendOnReplans(ReferenceSUT):
+    """ISO (§5.2, §10): a failed hook leaves a completion's spend alone but blocks a replan's."""
+
+    name = "semantic:blocks_spend_on_replans"
+
+    def dispatch(self, source: Mapping[str, Any], *, primary: Any = None) -> Any:
+        outcome = super().dispatch(source, primary=primary)
+        if primary is not None and outcome.event_kind == "replan_recorded" and any(h.status == "failed" for h in outcome.hooks):
+            primary.block_spend()
+        return outcome
+
+
+@mutant("blocks_spend_on_replans", "M07", "§5.2/§10: a hook failure on a replan blocks the quota spend")
+def blocks_spend_on_replans(**kw: Any) -> ReferenceSUT:
+    return _BlocksSpendOnReplans(**kw)
+
+
+# -- normalising instead of rejecting ----------------------------------------------------------------
+
+
+def _known_only(registration: Any) -> Any:
+    """The registration with every field the RFC's registration does not name left out, at the
+    top level and in its budget."""
+    from pwh._core.schemas import load_schema
+
+    schema = load_schema("registration")
+    if not isinstance(registration, Mapping):
+        return registration
+    kept = {k: v for k, v in registration.items() if k in schema["properties"]}
+    budget = kept.get("budget")
+    known_budget = schema["properties"].get("budget", {}).get("properties")
+    if isinstance(budget, Mapping) and isinstance(known_budget, Mapping):
+        kept["budget"] = {k: v for k, v in budget.items() if k in known_budget}
+    return kept
+
+
+class _DropsUnknownRegistrationFields(ReferenceSUT):
+    """REG (§6 exact fields): a registration's unknown fields are silently dropped and the rest
+    installed, instead of the registration being rejected."""
+
+    name = "semantic:drops_unknown_registration_fields"
+
+    def install(self, registration: Mapping[str, Any], producer: Any) -> list[Any]:
+        return super().install(_known_only(registration), producer)
+
+
+@mutant("drops_unknown_registration_fields", "M02", "§6: unknown registration fields are dropped instead of rejected")
+def drops_unknown_registration_fields(**kw: Any) -> ReferenceSUT:
+    return _DropsUnknownRegistrationFields(**kw)
+
+
+# -- the library by rule ---------------------------------------------------------------------------
+
+# Each semantic mutant under the RFC named rule it breaks (docs/rules.md); every such rule has at
+# least one, each caught by the matrix or the models (tests/campaigns/test_semantic_library.py).
+# JNL-7 has none: deduplicating again on intent_id is the executor's job, which the implementation
+# under the dispatcher seam does not hold (pwh's fake scheduler plays it).
+RULE_OF: dict[str, str] = {
+    "durable_for_completions_only": "ADM",
+    "committed_for_completions_only": "ADM",
+    "committed_on_first_delivery_only": "ADM",
+    "phase_off_for_completions_only": "ADM",
+    "allowlist_by_capability": "ADM",
+    "empty_allowlist_is_none": "ADM",
+    "allowlist_for_completions_only": "ADM",
+    "ceilings_for_first_hook_only": "REG",
+    "drops_unknown_registration_fields": "REG",
+    "input_scanned_for_first_hook_only": "INP",
+    "input_scanned_for_completions_only": "INP",
+    "first_intent_validated_only": "RES",
+    "scope_kept_on_first_intent_only": "RES",
+    "replan_records_in_memory": "JNL-1",
+    "conflict_judged_on_first_intent": "JNL-2",
+    "identity_over_receipt_prefix": "JNL-3",
+    "identity_salted_per_process": "JNL-4",
+    "replay_from_memory": "JNL-5",
+    "first_intent_scanned_only": "JNL-6",
+    "blocks_spend_on_replans": "ISO",
+    "dispatch_budget_counts_first_hook_only": "BUD",
+    "recorded_slots_not_held": "BUD",
+}
+NO_SEMANTIC_MUTANT = {"JNL-7": "deduplicating again on intent_id is the executor's, not the implementation's under the dispatcher seam"}
