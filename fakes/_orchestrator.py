@@ -228,10 +228,15 @@ class FakeOrchestrator:
         """Come back from durable storage: reopen the primary store, restart the SUT, then run
         the recovery queue: every committed receipt is dispatched again (a no-op where recorded)
         and spent if its spend is missing."""
+        self.reopen()
+        return self.recover()
+
+    def reopen(self) -> None:
+        """The durable state a crashed process left, opened again by a fresh process: the primary
+        store reopened and the SUT restarted, with no recovery run (what another dispatcher sees)."""
         self.store.close()
         self.store = PrimaryStore(self.workdir / "primary.sqlite3")
         self.sut.restart()
-        return self.recover()
 
     def recover(self) -> list[TurnResult]:
         results = []

@@ -385,6 +385,18 @@ def crash_without_recovery(world: World, point: str) -> None:
         expect(False, f"the process to crash at {point}", "the Turn completed", rfc="§9.crash-retry", about="testbed")
 
 
+@when("a second dispatcher delivers every committed receipt again, with no recovery run")
+def second_dispatcher_after_crash(world: World) -> None:
+    """Another dispatcher (a fresh SUT over the same durable storage) is handed the committed
+    receipts the crashed process left, instead of the crashed process's own recovery queue."""
+    from fakes._orchestrator import TurnResult
+
+    world.orch.reopen()
+    for receipt in world.orch.receipts():
+        outcome = world.dispatch_direct(dict(receipt), redeliver=True)
+        world.turns.append(TurnResult("committed", "", receipt=receipt, dispatch=outcome))
+
+
 @when("the sidecar journal is noted")
 def note_journal(world: World) -> None:
     _state(world)["noted"] = copy.deepcopy(world.journal())

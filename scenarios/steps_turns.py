@@ -108,11 +108,6 @@ def crash_and_restart(world: World, point: str, what: str) -> None:
     world.act_crashing("complete_todo" if what == "completion" else "replan", point)
 
 
-@when("the process restarts")
-def restart(world: World) -> None:
-    world.restart()
-
-
 @when(parsers.parse("two committed receipts whose ids differ only in their last character are dispatched"))
 def receipts_sharing_a_prefix(world: World) -> None:
     from fakes._packets import source

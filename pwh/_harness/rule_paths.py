@@ -174,6 +174,11 @@ UNPROVABLE_EVERY_HOOK = _s(
     "m13_public_boundary", "an input whose boundary cannot be proven reaches no hook, for either event kind and every hook"
 )
 CREDENTIAL_TODO = _s("m13_kept_out", "a credential as a receipt's Todo identity is never handed to a hook nor journaled")
+SECOND_DISPATCHER_AFTER_CRASH = _s("m05_limits", "a second dispatcher handed the receipt a crash left retries the same dispatch")
+PROFILE_CHANGED_AFTER_RECORD = _s(
+    "m05_limits", "a profile changed between a crash and its recovery keeps the records made and one identity per hook"
+)
+PROFILE_CHANGED_BEFORE_RECOVERY = _s("m05_limits", "a profile changed before a crashed dispatch is recovered leaves one identity per hook")
 SCOPE_LATER = _s("m09_write_scope", "a later intent's requested write scope is recorded as it was proposed")
 LATER_INTENT_CONFLICT = _s("m06_conflict", "a second delivery whose later intent differs is an intent conflict")
 # RES, ISO
@@ -581,16 +586,14 @@ RULE_PATHS: tuple[RulePaths, ...] = (
                 "replay",
                 "after a crash the process restarts and its recovery queue retries the dispatch first; a replay then meets JNL-1",
             ),
-            _gap(
-                ENTRY,
-                "redelivery",
-                "in the scenarios and the model a crash is always followed by its restart's recovery: a second dispatcher delivering a receipt whose dispatch died is never tried",
-            ),
+            _cov(ENTRY, "redelivery", SECOND_DISPATCHER_AFTER_CRASH),
             _cov(ENTRY, "recovery", CRASH_POINTS, BEFORE_COMMIT, SEAM_KILLED, REPLAN_CRASH, "crash_point_reached", "one_outcome_per_hook"),
-            _gap(
+            _cov(
                 ENTRY,
                 "profile or registry change",
-                "a model crash step ends recovered and no scenario changes the profile between a crash and its restart: which profile governs the retried dispatch is judged nowhere",
+                PROFILE_CHANGED_AFTER_RECORD,
+                PROFILE_CHANGED_BEFORE_RECOVERY,
+                note="which profile governs the retry is left open; what holds under either reading is judged: the records made stay, one identity per hook",
             ),
             _cov(KIND, "todo_completed", CRASH_POINTS, BEFORE_COMMIT, "one_outcome_per_hook"),
             _cov(
@@ -778,8 +781,10 @@ RULE_PATHS: tuple[RulePaths, ...] = (
                 "retry bound over deliveries (profile max_attempts)",
                 _side_na("a retry below the bound is allowed, not required (§10 'may'); pwh's retry is judged as profile (P-retry-cap)"),
                 _side_na("the bound's number is pwh's (P-retry-cap)"),
-                _side_gap(
-                    "past the bound the hook stays failed (RFC), but that no further call is made is judged only as profile (retry_cap, 'retried, called N times'): a policy with no bound at all passes the RFC verdict"
+                _side_na(
+                    "the RFC asks for a bounded policy but names no bound and no way to set one: from outside, a policy with no bound "
+                    "cannot be told from one whose bound lies past the deliveries tried; past pwh's own number the hook stays failed "
+                    "(RFC) and no further call is made (profile, P-retry-cap)"
                 ),
             ),
         ),
