@@ -125,3 +125,13 @@ def test_the_step_modules_listed_are_the_ones_the_matrix_imports() -> None:
     imported = {n.module for n in tree.body if isinstance(n, ast.ImportFrom) and n.level == 1 and any(a.name == "*" for a in n.names)}
     assert imported == set(scenarios.STEP_MODULES)
     assert len(scenarios.STEP_MODULES) == len(set(scenarios.STEP_MODULES))
+
+
+def test_no_two_step_definitions_of_one_kind_share_their_text() -> None:
+    """pytest-bdd picks one of two same-text steps without a word, so the other never runs."""
+    from collections import Counter
+
+    from pwh._harness.scenarios_check import load_step_modules, step_contexts
+
+    texts = Counter((c.type, getattr(c.parser, "name", None) or repr(c.parser)) for c in step_contexts(load_step_modules("scenarios")))
+    assert [key for key, n in texts.items() if n > 1] == []
