@@ -261,6 +261,9 @@ def run_gate(
         payload = json.loads(results.read_text("utf-8"))
         if payload.get("matrix_problems"):
             raise GateError(matrix_refusal(payload["matrix_problems"]))
+        if payload.get("protocol_errors"):  # the adapter's fault: no verdict on the RFC from this run
+            errors = payload["protocol_errors"]
+            raise GateError(f"the implementation broke the stdio seam protocol ({len(errors)} time(s)); the first: {errors[0]}")
         cov = _coverage_summary(data_file, root) if coverage else None
     selection = None
     if keyword or tags or scenarios:

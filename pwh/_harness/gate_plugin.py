@@ -87,6 +87,7 @@ class _Recorder:
         self.scanner = BoundaryScanner()
         self.collection_errors: list[str] = []
         self.matrix_problems: list[str] = []
+        self.protocol_errors: list[str] = []  # the implementation answered outside the stdio protocol
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -180,7 +181,12 @@ class _Recorder:
         for nodeid in self.order:
             meta = self.meta.get(nodeid, {})
             scenarios.append({"id": _short_id(nodeid), **meta, **self.results.get(nodeid, {"outcome": "passed"})})
-        payload = {"scenarios": scenarios, "collection_errors": self.collection_errors, "matrix_problems": self.matrix_problems}
+        payload = {
+            "scenarios": scenarios,
+            "collection_errors": self.collection_errors,
+            "matrix_problems": self.matrix_problems,
+            "protocol_errors": self.protocol_errors,
+        }
         self.out.write_text(json.dumps(payload, indent=1, sort_keys=True), "utf-8")
 
     def _failure(self, excinfo: Any) -> dict[str, Any]:
@@ -196,6 +202,8 @@ class _Recorder:
             if about in ("sut", "testbed"):
                 out["failed_about"] = about
             return out
+        if type(exc).__name__ == "ProtocolError" and type(exc).__module__.startswith("pwh._suts.stdio"):
+            self.protocol_errors.append(self._safe(str(exc)))
         out = {"expected": "the step to complete", "seen": f"it raised {type(exc).__name__}"}
         where = _adapter_frame(excinfo)
         if where:  # for `pwh smoke`: where in the adapter it raised (a module and line, never a path)

@@ -23,6 +23,7 @@ from pwh._core.codes import Rejection
 from pwh._core.outcome import DispatchOutcome
 from pwh._core.profile import Profile
 from pwh._core.registry import Producer
+from pwh._suts.errors import SUTLoadError, Unsupported  # noqa: F401  (adapters import both from the seam)
 from pwh._suts.faults import (
     INJECTED_FAULT_NAMES,
     adapter_location,
@@ -32,23 +33,6 @@ from pwh._suts.faults import (
     sigint_count,
     track_user_interrupts,
 )
-
-
-class Unsupported(Exception):
-    """The implementation under test cannot express this case; ``reason`` says what is missing.
-
-    Raised from any seam method (a fault or crash point it cannot place, an intent kind its
-    catalog cannot hold, a profile it has no switch for), it ends that scenario as *skipped*, "not
-    applicable to this SUT", with the reason in every report: never a pass, never a failure. A
-    row with a skipped scenario is not passed, so the verdict is then ``incomplete``, not ``pass``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class SUTLoadError(Exception):
-    """``--sut`` named something that is not an adapter."""
 
 
 @runtime_checkable
@@ -149,6 +133,11 @@ def load_sut(spec: str, **options: Any) -> SUT:
     Ctrl-C stays a ``KeyboardInterrupt``. A factory that does not take ``options`` still raises
     ``TypeError`` (callers probe which options an adapter takes).
     """
+    if spec.startswith("stdio:"):  # an implementation of any language behind the stdio protocol
+        from pwh._suts.stdio.client import StdioSUT
+
+        track_user_interrupts()
+        return StdioSUT(spec.removeprefix("stdio:"), **{k: v for k, v in options.items() if k == "workdir"})
     target = _release_target(spec) or BUILTIN_SUTS.get(spec, spec)
     if ":" not in target:
         known = ", ".join(sorted(BUILTIN_SUTS))

@@ -67,6 +67,7 @@ from pwh._suts.loopx.map import (
 )
 from pwh._suts.loopx.runtime import node_bin_dir, pid_alive
 from pwh._suts.seam import Unsupported
+from pwh._suts.wire import encode
 from pwh._suts.writeback_seam import WRITEBACK_OPERATIONS, Commit, HookSeen, PrimaryFailure
 
 from . import turn as lxturn
@@ -90,26 +91,6 @@ UNSUPPORTED_CRASHES = {
         "its Node transaction (post_writeback_hook_transaction.ts), which no Python entry reaches"
     ),
 }
-
-
-def encode(value: Any, depth: int = 0) -> Any:
-    """A producer's answer as JSON the fork server's fixed decoder turns back into the same data
-    (sets, non-string keys; NaN and infinities cross as JSON's NaN/Infinity tokens)."""
-    if depth > 400:
-        return None
-    if isinstance(value, Mapping):
-        items = list(value.items())
-        if all(isinstance(k, str) for k, _ in items):
-            inner = {k: encode(v, depth + 1) for k, v in items}
-            return {"$dict": inner} if len(inner) == 1 and next(iter(inner)) in ("$set", "$pairs", "$dict") else inner
-        return {"$pairs": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in items]}
-    if isinstance(value, (list, tuple)):
-        return [encode(v, depth + 1) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return {"$set": [encode(v, depth + 1) for v in value]}
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return {"$set": []}  # no other object crosses a process: the nearest non-JSON value
 
 
 class LoopxWritebackBoundary:

@@ -33,6 +33,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pwh._suts.wire import decode
+
 # Set by the forked child from its request, read by ``composed`` when LoopX composes its hooks.
 CURRENT: dict[str, Any] = {"hooks": (), "inputs": None, "callback": None}
 _ORIGINAL: Any = None
@@ -80,29 +82,6 @@ RAISABLE: dict[str, type[BaseException]] = {
 
 class AbortCommand(BaseException):
     """The boundary cannot put the provider's answer to LoopX: end the command (LoopX isolates only Exception)."""
-
-
-def decode(value: Any) -> Any:
-    """Plain data from the boundary's encoding: ``{"$set": [...]}`` and ``{"$pairs": [[k, v], ...]}``
-    stand for a set and a mapping with non-string keys (a producer's non-JSON answers); ``{"$str": ...}``
-    for a dict that happens to use one of these keys. Only data types are built."""
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if isinstance(value, dict):
-        if len(value) == 1:
-            ((key, inner),) = value.items()
-            if key == "$set" and isinstance(inner, list):
-                return {_hashable(decode(v)) for v in inner}
-            if key == "$pairs" and isinstance(inner, list):
-                return {_hashable(decode(k)): decode(v) for k, v in inner}
-            if key == "$dict" and isinstance(inner, dict):
-                return {k: decode(v) for k, v in inner.items()}
-        return {k: decode(v) for k, v in value.items()}
-    return value
-
-
-def _hashable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
 
 
 def _exchange(message: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,72 @@
+"""The stdio seam protocol: its version, its operations, and the checks every message passes.
+
+Each message is one JSON object on one line. The harness sends requests ``{"id", "op", ...}``;
+the implementation answers each with ``{"id", "ok": ...}``, ``{"id", "unsupported": reason}``,
+``{"id", "crashed": point}`` or ``{"id", "error": {"type", "message"}}``. While a request is open
+it may ask the harness to call a provider, ``{"call", "hook", "input"}``, and the harness answers
+``{"reply", "value"}`` or ``{"reply", "raised"}``. Every answer is checked against the protocol's
+JSON Schema (``pwh/schemas/seam_protocol.json``) before anything reads it: one that does not fit
+is a :class:`ProtocolError`, the adapter's fault, never a verdict on the RFC.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pwh._core.schemas import load_schema
+
+__all__ = ["OPERATIONS", "PROTOCOL", "ProtocolError", "check"]
+
+PROTOCOL = "pwh-seam-stdio/1"
+OPERATIONS = (
+    "register_intent_kind",
+    "install",
+    "set_profile",
+    "dispatch",
+    "redeliver",
+    "arm_crash",
+    "restart",
+    "journal_records",
+    "inject_fault",
+    "close",
+)
+# How a provider failure crosses back: the exception class the implementation's proxy raises
+# (a fixed table: a message never names a class to build).
+RAISED = ("exception", "base_exception")
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+class ProtocolError(Exception):
+    """The implementation answered outside the protocol: the adapter broke it, the RFC is not judged."""
+
+
+_SCHEMA: dict[str, Any] | None = None
+
+
+def check(message: Any, what: str) -> Any:
+    """``message`` if it is a valid ``what`` (a ``$defs`` name of the protocol schema), else
+    :class:`ProtocolError` naming the first field at fault."""
+    import jsonschema
+
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = load_schema("seam_protocol")
+    validator = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{what}", "$defs": _SCHEMA["$defs"]})
+    error = jsonschema.exceptions.best_match(validator.iter_errors(message))
+    if error is not None:
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        raise ProtocolError(f"{what} at {where}: {error.message[:200]}")
+    return message
+
+
+def parse_line(line: bytes) -> dict[str, Any]:
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(f"a line of {len(line)} bytes, over the protocol's {MAX_LINE_BYTES}")
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        raise ProtocolError("a line that is not JSON") from None
+    if not isinstance(value, dict):
+        raise ProtocolError("a line that is not a JSON object")
+    return value

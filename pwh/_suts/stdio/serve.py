@@ -1,0 +1,193 @@
+"""An in-process adapter served over the stdio seam protocol: ``python -m pwh._suts.stdio.serve
+SUT`` (a built-in name or ``module:factory``), for ``--sut 'stdio:python -m pwh._suts.stdio.serve
+reference'``. It is the protocol's own conformance test: served this way, the reference must earn
+the verdict it earns in-process.
+
+The protocol owns this process's stdout (whatever else writes there goes to stderr). Providers
+live in the harness: each installed hook's producer here is a proxy that sends a ``call`` and
+waits for its ``reply``, so the implementation's own runner (the thread runner: ``PWH_RUNNER``
+is set here) enforces its limits as it would on a provider of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import sys
+import threading
+from collections.abc import Mapping
+from typing import IO, Any
+
+from pwh._suts.stdio.protocol import OPERATIONS, PROTOCOL, parse_line
+from pwh._suts.wire import decode, encode
+
+__all__ = ["main"]
+
+CALL_WAIT_SECONDS = 3600.0
+
+
+class ProviderBaseException(BaseException):
+    """What a proxy raises when the harness's provider raised a ``BaseException``."""
+
+
+class _Channel:
+    def __init__(self, out: IO[bytes]) -> None:
+        self._out = out
+        self._lock = threading.Lock()
+        self._calls: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._next = 0
+        self.requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, allow_nan=True, separators=(",", ":")).encode("utf-8") + b"\n"
+        with self._lock:
+            self._out.write(line)
+            self._out.flush()
+
+    def read(self, stream: IO[bytes]) -> None:
+        """The reader thread: requests queue for the main thread, replies wake their proxy."""
+        for line in stream:
+            try:
+                message = parse_line(line)
+            except Exception:
+                continue
+            if "reply" in message:
+                waiting = self._calls.pop(message["reply"], None) if isinstance(message["reply"], int) else None
+                if waiting is not None:
+                    waiting[1].append(message)
+                    waiting[0].set()
+            else:
+                self.requests.put(message)
+        self.requests.put(None)
+
+    def call(self, token: str, hook_input: Any) -> Any:
+        with self._lock:
+            self._next += 1
+            number = self._next
+        done: threading.Event = threading.Event()
+        box: list[dict[str, Any]] = []
+        self._calls[number] = (done, box)
+        self.send({"call": number, "hook": token, "input": encode(hook_input)})
+        if not done.wait(CALL_WAIT_SECONDS):
+            raise TimeoutError("the harness never answered the provider call")
+        reply = box[0]
+        if reply.get("raised") == "base_exception":
+            raise ProviderBaseException("the provider raised a BaseException")
+        if "raised" in reply:
+            raise RuntimeError("the provider raised")
+        return decode(reply.get("value"))
+
+
+def _proxy(channel: _Channel, token: str) -> Any:
+    def provider(hook_input: Mapping[str, Any]) -> Any:
+        return channel.call(token, hook_input)
+
+    return provider
+
+
+def _outcome(outcome: Any) -> dict[str, Any]:
+    value = outcome.to_json()
+    for hook in value["hooks"]:
+        hook["intents"] = [encode(i) for i in hook["intents"]]
+    return value
+
+
+def _rejections(found: Any) -> list[dict[str, Any]]:
+    return [r.to_json() for r in found or ()]
+
+
+def _serve(sut: Any, channel: _Channel, request: dict[str, Any]) -> Any:
+    from pwh._core.profile import Profile
+
+    op = request.get("op")
+    if op == "register_intent_kind":
+        return _rejections(sut.register_intent_kind(request["kind"], decode(request["payload_schema"])))
+    if op == "install":
+        token = request.get("provider")
+        producer = _proxy(channel, token) if isinstance(token, str) else "not callable"
+        return _rejections(sut.install(decode(request["registration"]), producer))
+    if op == "set_profile":
+        sut.set_profile(Profile(**decode(request["profile"])))
+        return None
+    if op == "dispatch":
+        return _outcome(sut.dispatch(decode(request["source"])))
+    if op == "redeliver":
+        return _outcome(sut.redeliver(decode(request["source"])))
+    if op == "arm_crash":
+        sut.arm_crash(request["point"])
+        return None
+    if op == "restart":
+        sut.restart()
+        return None
+    if op == "journal_records":
+        return [encode(r) for r in sut.journal_records()]
+    if op == "inject_fault":
+        sut.inject_fault(request["fault"])
+        return None
+    if op == "close":
+        sut.close()
+        return None
+    raise LookupError("unknown operation")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.stderr.write("usage: python -m pwh._suts.stdio.serve SUT\n")
+        return 2
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything else printed goes to stderr, never into the protocol
+    sys.stdout = sys.stderr
+    os.environ["PWH_RUNNER"] = "thread"  # providers are proxies: they must run in this process
+    from pwh._core.crash import SimulatedCrash
+    from pwh._suts.seam import FAULTS, Unsupported, load_sut
+
+    channel = _Channel(protocol_out)
+    threading.Thread(target=channel.read, args=(sys.stdin.buffer,), daemon=True).start()
+    workdir = os.environ.get("PWH_SEAM_WORKDIR")
+    sut = load_sut(args[0], **({"workdir": workdir} if workdir else {}))
+    while True:
+        request = channel.requests.get()
+        if request is None:
+            break
+        ident = request.get("id")
+        if request.get("op") == "start":
+            channel.send(
+                {
+                    "id": ident,
+                    "ok": {
+                        "protocol": PROTOCOL,
+                        "name": str(getattr(sut, "name", args[0]))[:64],
+                        "version": str(getattr(sut, "version", ""))[:64],
+                        "language": "python",
+                        "operations": [op for op in OPERATIONS if hasattr(sut, op)],
+                        "crash_points": list(getattr(sut, "crash_points", ())),
+                        "faults": list(FAULTS),
+                    },
+                }
+            )
+            continue
+        try:
+            answer: dict[str, Any] = {"id": ident, "ok": _serve(sut, channel, request)}
+        except Unsupported as exc:
+            answer = {"id": ident, "unsupported": exc.reason}
+        except SimulatedCrash as crash:
+            answer = {"id": ident, "crashed": crash.point}
+        except Exception as exc:
+            answer = {"id": ident, "error": {"type": type(exc).__name__}}
+        channel.send(answer)
+        if request.get("op") == "close":
+            break
+    with contextlib.suppress(Exception):
+        sut.close()
+    # A provider call the implementation gave up on may still wait for its reply on a thread the
+    # runner abandoned: the process ends now rather than waiting for it.
+    with contextlib.suppress(Exception):
+        protocol_out.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
