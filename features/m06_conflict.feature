@@ -48,6 +48,7 @@ Feature: M06 — same identity, different payload: the conflict is rejected and 
     Given the post-writeback phase is enabled
     And hook "a.drifter" is installed and proposes two intents, only the second different on every call
     When the orchestrator commits a replan_recorded writeback
-    And a second dispatcher delivers the same dispatch again
+    Then hook "a.drifter" has exactly two recorded intents
+    When a second dispatcher delivers the same dispatch again
     Then hook "a.drifter" ends with failure code "intent_conflict"
     And the journal still holds the original intent for hook "a.drifter"

@@ -47,6 +47,7 @@ Feature: M09 — an intent's requested write scope is a proposal only
     Given the post-writeback phase is enabled
     And hook "a.publisher" is installed and proposes two intents, only the second requesting write scope report.publish
     When the orchestrator commits a replan_recorded writeback
-    And the fake scheduler consumes the intent receipts
+    Then hook "a.publisher" has exactly two recorded intents
+    When the fake scheduler consumes the intent receipts
     Then the governed admission decided on 2 intents and denied only the one requesting a scope, with code "write_scope_not_admitted"
     And the sink was never called
