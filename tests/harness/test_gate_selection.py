@@ -204,3 +204,14 @@ def test_a_row_only_skipped_at_the_turn_seam_is_not_labelled_judged_through_it()
     assert not any(TURN_LABEL in line for line in summary_lines(verdict("skipped")))
     assert f"{TURN_LABEL} (seed 003's primary-Turn code): FT-3" in summary_lines(verdict("passed"))
     assert f"{TURN_LABEL} (seed 003's primary-Turn code): FT-3" in summary_lines(verdict("failed"))
+
+
+def test_failed_in_never_starts_a_command_a_verdict_names(saved: dict[str, Any], tmp_path: Path) -> None:
+    """A verdict naming ``stdio:COMMAND`` (a program to start) is refused like ``module:factory``:
+    only the user's own --sut starts a command."""
+    marker = tmp_path / "STARTED"
+    failed = failed_verdict(saved, f"stdio:touch {marker}", tmp_path / "failed.json")
+    out = tmp_path / "again.json"
+    done = pwh("gate", "--failed-in", str(failed), "--quiet", "--json", str(out), cwd=tmp_path)
+    assert_one_line_refusal(done, "--failed-in", "not built in", unwritten=out)
+    assert not marker.exists()
