@@ -101,3 +101,36 @@ def test_the_reference_served_over_stdio_earns_its_in_process_verdict(tmp_path: 
     verdict = json.loads(out.read_text())
     assert verdict["summary"]["verdict"] == "pass"
     assert {r: verdict["rows"][r]["status"] for r in ("M04", "M05", "M06", "M08")} == dict.fromkeys(("M04", "M05", "M06", "M08"), "pass")
+
+
+def _node() -> str | None:
+    import shutil
+
+    try:
+        from pwh._suts.loopx.runtime import node_bin_dir
+
+        where = node_bin_dir()
+    except Exception:
+        where = None
+    found = shutil.which("node", path=str(where)) if where else None
+    return found or shutil.which("node")
+
+
+def test_an_implementation_in_another_language_passes_smoke() -> None:
+    """tests/suts/stdio_impls/tiny_dispatcher.mjs, a small dispatcher written in JavaScript from
+    the RFC and docs/seam-protocol.md alone, is driven through every smoke scenario: no Python."""
+    node = _node()
+    if node is None:
+        pytest.skip("no Node.js here (the loopx extra ships one: pip install -e '.[loopx]')")
+    script = ROOT / "tests" / "suts" / "stdio_impls" / "tiny_dispatcher.mjs"
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "smoke", "--sut", f"stdio:{node} {script}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "smoke: ok" in done.stdout and "0 FAIL" in done.stdout
+    assert "dispatch                  ok" in done.stdout
