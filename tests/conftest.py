@@ -47,6 +47,7 @@ SLOW_FIRST = (
     "tests/harness/test_verdict_commands.py",
     "tests/harness/test_smoke.py",
     "tests/suts/test_loopx_writeback.py",
+    "tests/suts/test_stdio_seam.py",
     "tests/campaigns/test_differential.py",
     "tests/harness/test_hostile_packets.py",
     "tests/suts/test_adapter_author.py",
