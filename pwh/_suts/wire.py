@@ -3,19 +3,22 @@
 A producer's answer may be anything (a set, a mapping with integer keys, NaN); the rules judge
 exactly that, so a value crossing to another process must arrive as it was sent. JSON carries
 most of it; the rest is tagged: ``{"$set": [...]}`` a set, ``{"$pairs": [[k, v], ...]}`` a mapping
-with a key that is not a string, ``{"$dict": {...}}`` a one-key dict whose key is one of these
-tags. NaN and the infinities cross as JSON's ``NaN``/``Infinity`` tokens (``allow_nan``). The
-decoder builds plain data types only, from a fixed table: nothing received chooses code to run.
+with a key that is not a string, ``{"$float": "NaN" | "Infinity" | "-Infinity"}`` a number JSON
+cannot hold, ``{"$dict": {...}}`` a one-key dict whose key is one of these tags. So every line is
+strict JSON that any language's parser reads. The decoder builds plain data types only, from a
+fixed table: nothing received chooses code to run.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "decode", "encode"]
 
-TAGS = ("$set", "$pairs", "$dict")
+TAGS = ("$set", "$pairs", "$dict", "$float")
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 MAX_DEPTH = 400
 
 
@@ -35,6 +38,8 @@ def encode(value: Any, depth: int = 0) -> Any:
         return [encode(v, depth + 1) for v in value]
     if isinstance(value, (set, frozenset)):
         return {"$set": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$float": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return {"$set": []}
@@ -51,6 +56,8 @@ def decode(value: Any) -> Any:
                 return {_hashable(decode(v)) for v in inner}
             if key == "$pairs" and isinstance(inner, list):
                 return {_hashable(decode(k)): decode(v) for k, v in inner}
+            if key == "$float" and isinstance(inner, str) and inner in NON_FINITE:
+                return NON_FINITE[inner]
             if key == "$dict" and isinstance(inner, dict):
                 return {k: decode(v) for k, v in inner.items()}
         return {k: decode(v) for k, v in value.items()}

@@ -166,7 +166,7 @@ class StdioSUT:
             self._send(reply)
 
     def _send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, allow_nan=True, separators=(",", ":")).encode("utf-8") + b"\n"
+        line = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8") + b"\n"
         with self._write_lock:
             try:
                 self._in.write(line)

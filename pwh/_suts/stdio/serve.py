@@ -41,7 +41,7 @@ class _Channel:
         self.requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
     def send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, allow_nan=True, separators=(",", ":")).encode("utf-8") + b"\n"
+        line = json.dumps(message, allow_nan=False, separators=(",", ":")).encode("utf-8") + b"\n"
         with self._lock:
             self._out.write(line)
             self._out.flush()
