@@ -256,6 +256,9 @@ def _fake_loopx(monkeypatch: pytest.MonkeyPatch, **effect_runtime: object) -> ty
     vars(er).update(effect_runtime)
     modules["loopx.control_plane"].effect_runtime = er  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "loopx.control_plane.runtime", None)
+    # A test before this one in the same worker may have imported the real probe: an entry of
+    # its own in sys.modules would be found before the parent's None is ever read.
+    monkeypatch.setitem(sys.modules, "loopx.control_plane.runtime.node_probe", None)
     return er
 
 
