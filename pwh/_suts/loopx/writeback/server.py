@@ -177,14 +177,9 @@ def _promote(request: Mapping[str, Any]) -> int:
     import subprocess
 
     import loopx
-
-    try:
-        from loopx.control_plane.coordination.authority_source_capture import build_runtime_shadow_source_snapshot
-        from loopx.control_plane.projects.registry_codec import load_project_registry
-        from loopx.registry import find_registry_goal
-    except ImportError:  # a release whose Todo authority is still the Goal's state file (before 1.4.0)
-        sys.stdout.write(json.dumps({"legacy_authority": True}))
-        return 0
+    from loopx.control_plane.coordination.authority_source_capture import build_runtime_shadow_source_snapshot
+    from loopx.control_plane.projects.registry_codec import load_project_registry
+    from loopx.registry import find_registry_goal
 
     registry_path, runtime_root = Path(request["registry"]), Path(request["runtime_root"])
     goal = find_registry_goal(load_project_registry(registry_path), request["goal_id"])
