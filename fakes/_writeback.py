@@ -7,7 +7,7 @@ here; another implementation offers its own boundary from its adapter's ``writeb
 A crash is the orchestrator's simulated one (:class:`pwh.SimulatedCrash` out of the command),
 and recovery is a restart from the durable primary store and the dispatcher's durable journal.
 
-``orchestrator_class`` lets a deliberately miswired boundary (scenarios/mutants/_writeback.py) put
+``orchestrator_class`` lets a deliberately miswired boundary (pwh/_suts/mutants/_writeback.py) put
 the dispatch where it does not belong, so that the scenarios can be seen to catch it.
 """
 

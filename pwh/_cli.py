@@ -247,14 +247,13 @@ def _tag_command_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...])
                 _tag_command_parsers(command, here)
 
 
-MODELS_PACKAGE = "scenarios.models"  # loaded by name: core never imports the models
-
-
 def _add_model_commands(sub: argparse._SubParsersAction) -> None:
     """``pwh soak`` / ``pwh replay`` come from the models package; ``pwh soak --campaign
     reliability`` runs the reliability campaign (core) instead of the models."""
     try:
-        importlib.import_module(MODELS_PACKAGE).add_model_commands(sub)
+        from pwh._campaigns.commands import add_model_commands
+
+        add_model_commands(sub)
     except ImportError:
         soak = sub.add_parser("soak", help="run the reliability campaign (the models are not installed)")
         soak.add_argument("--campaign", default=None)
@@ -300,8 +299,8 @@ def _add_model_commands(sub: argparse._SubParsersAction) -> None:
 
     soak.set_defaults(handler=handler)
     replay = sub.choices.get("replay")
-    if replay is not None:  # the trace is read here, as data: it never chooses code to run (pwh._harness.replay)
-        from pwh._harness.replay import replay_command
+    if replay is not None:  # the trace is read here, as data: it never chooses code to run (pwh._campaigns.counterexamples.reader)
+        from pwh._campaigns.commands import replay_command
 
         replay.set_defaults(handler=replay_command)
 
@@ -340,7 +339,9 @@ def _soak_benchmark(args: argparse.Namespace) -> int:
             f"--benchmark measures fixed modes, seeds and budgets (the reference, then each mutant the models catch): drop {given[0]}"
         )
     _check_outputs(args, "json")
-    return int(importlib.import_module(f"{MODELS_PACKAGE}._commands").benchmark_command(args))
+    from pwh._campaigns.commands import benchmark_command
+
+    return int(benchmark_command(args))
 
 
 def _soak(args: argparse.Namespace) -> int:
@@ -348,11 +349,11 @@ def _soak(args: argparse.Namespace) -> int:
     generated histories. An adapter named with ``--sut`` (or ``$PWH_SUT``, the user's own
     environment) may come from the working directory, searched last; a built-in SUT imports
     nothing from it."""
+    from pwh._campaigns.models.errors import ModelError as model_error
+    from pwh._campaigns.soak import soak
     from pwh._harness.gate import searchable_cwd
     from pwh._suts.seam import BUILTIN_SUTS, SUTLoadError
 
-    models = importlib.import_module(MODELS_PACKAGE)
-    model_error = importlib.import_module(f"{MODELS_PACKAGE}._system").ModelError
     examples = getattr(args, "examples", None)
     if args.minutes is not None and not args.minutes > 0:
         raise UsageError("--minutes must be positive")
@@ -367,7 +368,7 @@ def _soak(args: argparse.Namespace) -> int:
         searchable_cwd()
     _check_outputs(args, "json")
     if against:
-        return _soak_against(args, models, sut, against, model_error)
+        return _soak_against(args, sut, against, model_error)
     options = {
         "examples": examples,
         "campaign": args.campaign,
@@ -384,9 +385,10 @@ def _soak(args: argparse.Namespace) -> int:
         if cluster:
             summary = _soak_cluster(cluster, args, sut, options)
         elif workers == 1:  # today's path: one soak in this process
-            summary = models.soak(args.minutes, sut, args.seed, **options)
+            summary = soak(args.minutes, sut, args.seed, **options)
         else:
-            soak_workers = importlib.import_module(f"{MODELS_PACKAGE}._workers").soak_workers
+            from pwh._campaigns.distribute.workers import soak_workers
+
             summary = soak_workers(args.minutes, sut, args.seed, workers, **options)
     except (SUTLoadError, model_error) as exc:
         raise UsageError(str(exc)) from None
@@ -397,9 +399,10 @@ def _soak(args: argparse.Namespace) -> int:
 
 
 def _soak_cluster(address: str, args: argparse.Namespace, sut: str, options: dict[str, Any]) -> dict[str, Any]:
-    """``pwh soak --cluster ADDRESS``: the soaks on a Dask cluster (``scenarios.models._cluster``);
+    """``pwh soak --cluster ADDRESS``: the soaks on a Dask cluster (``pwh._campaigns.distribute.cluster``);
     a cluster that cannot be used, or a task that failed there, is one line and exit 2."""
-    cluster = importlib.import_module(f"{MODELS_PACKAGE}._cluster")
+    from pwh._campaigns.distribute import cluster
+
     try:
         summary: dict[str, Any] = cluster.soak_cluster(address, args.minutes, sut, args.seed, **options)
     except (cluster.ClusterUnavailable, cluster.TaskFailed) as exc:
@@ -407,8 +410,8 @@ def _soak_cluster(address: str, args: argparse.Namespace, sut: str, options: dic
     return summary
 
 
-def _soak_against(args: argparse.Namespace, models: Any, sut: str, against: str, model_error: type[Exception]) -> int:
-    """``pwh soak --sut A --against B``: the differential soak (``scenarios.models._differential``).
+def _soak_against(args: argparse.Namespace, sut: str, against: str, model_error: type[Exception]) -> int:
+    """``pwh soak --sut A --against B``: the differential soak (``pwh._campaigns.differential``).
     Exit 1 when the two answered a step differently in RFC terms; 0 when only in profile terms."""
     from pwh._suts.seam import SUTLoadError
 
@@ -417,7 +420,8 @@ def _soak_against(args: argparse.Namespace, models: Any, sut: str, against: str,
         raise UsageError(f"{refused[0]} does not apply to a differential soak (--against): one process, no example database")
     if against == sut:
         raise UsageError("--against must name another SUT than --sut")
-    differential_soak = importlib.import_module(f"{MODELS_PACKAGE}._differential").differential_soak
+    from pwh._campaigns.differential import differential_soak
+
     try:
         summary = differential_soak(
             args.minutes,
@@ -440,7 +444,7 @@ def _soak_against(args: argparse.Namespace, models: Any, sut: str, against: str,
 def _models_missing(args: argparse.Namespace) -> int:
     if args.campaign == "reliability":
         return _reliability(args)
-    raise UsageError("the stateful models (scenarios.models) are not installed beside pwh")
+    raise UsageError("the stateful models (pwh._campaigns) are not installed beside pwh")
 
 
 def _reliability(args: argparse.Namespace) -> int:
@@ -542,7 +546,7 @@ def _gate_sut(args: argparse.Namespace, saved: dict[str, Any] | None) -> str:
     else the reference. Its failures are that SUT's, so another ``--sut`` is refused; and since a
     file never chooses code to run, a verdict naming ``module:factory`` (not a built-in name) is
     run only when the user names that SUT too (as ``pwh replay`` does with a trace)."""
-    from pwh._harness.replay import shown_sut
+    from pwh._campaigns.counterexamples.reader import shown_sut
     from pwh._suts.seam import BUILTIN_SUTS
 
     given = args.sut or []

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from fakes._world import World
 from pwh import RULES, Unsupported, load_sut
 from pwh._harness.network_guard import refuse_outbound
 from pwh._suts.guard import AdapterGuard, guarded_close
 
 from ._step_lookup import remember_step_lookups
-from ._world import World
 from .steps_checks import *  # noqa: F403
 from .steps_corpus import *  # noqa: F403
 from .steps_isolation import *  # noqa: F403

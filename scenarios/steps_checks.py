@@ -10,11 +10,10 @@ from typing import Any
 from pytest_bdd import parsers, then
 
 from fakes import snapshot_difference
+from fakes._world import World
 from pwh import RFC_FAILURE_CODES, BoundaryScanner
 from pwh._core.journal import TAMPERED_VALUE
-
-from ._expect import expect, expect_code, expect_equal, require
-from ._world import World
+from pwh._harness.expect import expect, expect_code, expect_equal, require
 
 # Parameterised steps use parsers.parse; parsers.re is kept only where a parameter is a closed
 # list of phrases (which `pwh scenarios steps` lists) or a part is optional ("times?").

@@ -31,12 +31,12 @@ from typing import Any
 from pytest_bdd import given, parsers, then, when
 
 from fakes._packets import intent_for, proposed, registration, source
+from fakes._world import World
 from pwh._core.boundary.secrets import certain_credential
 from pwh._core.boundary.text import forms
 from pwh._harness.boundary_corpus import load_corpus
+from pwh._harness.expect import expect
 
-from ._expect import expect
-from ._world import World
 from .steps_checks import ends_with_code as _rfc_ends_with_code
 from .steps_checks import hook_never_called as _rfc_never_called
 from .steps_checks import journal_no_intent as _rfc_no_intent

@@ -10,10 +10,10 @@ from typing import Any
 from pytest_bdd import given, parsers, then
 
 from fakes._packets import registration
+from fakes._world import World
 from pwh import CORE_CEILINGS
+from pwh._harness.expect import expect
 
-from ._expect import expect
-from ._world import World
 from .steps_checks import registration_rejected
 
 # §9 JNL-6 bars host names from the journal, and every record carries its hook's id; but the

@@ -2,16 +2,16 @@
 
 A model replays or re-delivers any earlier writeback (not only the last), restarts without a
 crash, and moves a hook's policy version (JNL-3). Each step calls the same function the model
-ran (``scenarios.models._actions``), so a pasted counterexample does exactly what was found.
+ran (``fakes._actions``), so a pasted counterexample does exactly what was found.
 """
 
 from __future__ import annotations
 
 from pytest_bdd import given, parsers, when
 
-from ._expect import expect
-from ._world import World
-from .models import _actions as actions
+from fakes import _actions as actions
+from fakes._world import World
+from pwh._harness.expect import expect
 
 
 @given(parsers.parse('hook "{hook_id}" is installed and proposes one intent under policy version "{version}"'))

@@ -14,85 +14,9 @@ from typing import Any
 from pytest_bdd import given, parsers, then, when
 
 from fakes._packets import intent_for, proposed
-
-from ._expect import expect
-from ._world import World
-
-# Texts that carry something that must never cross the public boundary (§7, §9 JNL-6, §12 M13),
-# each with the kind of private value the reference names for it first.
-PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
-    "an ftp address": ("fetched from ftp://files/export", "url"),
-    "a schema address beside a private address": ("per https://json-schema.org/draft and gopher://h/x", "url"),
-    "a www address": ("visit www.acme-widgets.zz today", "url"),
-    "an upper-case www address": ("VISIT WWW.ACME-WIDGETS.ZZ", "url"),
-    "an e-mail address": ("write to ann.lee@acme-widgets.net", "email"),
-    "a posix path": ("open /srv/data/x.db", "absolute path"),
-    "a windows path": ("open D:\\data\\x", "absolute path"),
-    "a windows share": ("\\\\fileserver\\share", "absolute path"),
-    "a home directory by tilde": ("cd ~/notes", "home dir"),
-    # A home directory is an absolute path too; since issue 16 a path after any non-path character
-    # (";" included) is found as one, and that category comes first (home_dir is still found).
-    "a home directory after a semicolon": ("x;/home/alice", "absolute path"),
-    "a mac home directory after a semicolon": ("x;/Users/bob", "absolute path"),
-    "the root home after a semicolon": ("x;/root", "absolute path"),
-    "an AWS access key": ("key AKIAABCDEFGHIJKLMNOP", "credential"),
-    "an AWS session key": ("key ASIAABCDEFGHIJKLMNOP", "credential"),
-    "a GitHub token": ("ghp_" + "a1" * 16, "credential"),
-    "a Slack token": ("xoxb-1234567890abc", "credential"),
-    "an API secret key": ("sk-abcdefghij0123456789", "credential"),
-    "a Google API key": ("AIza" + "B1" * 17 + "c", "credential"),
-    "a JSON web token": ("eyJhbGciOi.eyJzdWIiOi.c2ln", "credential"),
-    "a private key block": ("-----BEGIN RSA PRIVATE KEY-----", "credential"),
-    "a bearer token": ("Bearer abcdef123456789", "credential"),
-    "an upper-case bearer token": ("BEARER ABCDEF123456789", "credential"),
-    "an authorization header": ("Authorization: Basic", "credential"),
-    "an upper-case authorization header": ("AUTHORIZATION: Bearer", "credential"),
-    "a password assignment": ("password=hunter", "credential"),
-    "an api key field with a symbol": ("api_key: s3cr3t!", "credential"),
-    "a quoted token field": ('"token": "abcdef"', "credential"),
-    "an IPv4 address": ("connect 10.1.2.3 now", "ip address"),
-    "a link-local IPv6 address": ("via fe80::1", "ip address"),
-    "a full IPv6 address": ("via 2001:db8:0:0:0:0:0:1", "ip address"),
-    "an internal host name": ("db.acme-widgets.internal", "hostname"),
-    "an internal host name in a sentence": ("connect to db.acme-widgets.internal now", "hostname"),
-    "a bare IPv4 address": ("10.1.2.3", "ip address"),
-    "a bare www address": ("www.acme-widgets.zz", "url"),
-    "a mixed-case www address": ("see Www.acme-widgets.zz", "url"),
-    "a bare loopback host name": ("local" + "host", "hostname"),  # never spelled out in a public file
-    "a bare GitHub token in a dotted id": ("ghp_" + "a1" * 16 + ".x", "credential"),
-    "a bare AWS access key": ("AKIAABCDEFGHIJKLMNOP", "credential"),
-    "a bare Google API key": ("AIza" + "B1" * 17 + "c", "credential"),
-    "a Slack token in a sentence": ("use xoxb-1234567890abc now", "credential"),
-    "an API secret key in a sentence": ("use sk-abcdefghij0123456789 now", "credential"),
-    "a GitHub token in a sentence": ("use ghp_" + "a1" * 16 + " now", "credential"),
-    "a JSON web token in a sentence": ("use eyJhbGciOi.eyJzdWIiOi.c2ln now", "credential"),
-    "a client secret assignment": ("client_secret=abcdef", "credential"),
-    "a passphrase field with a symbol": ("passphrase: open-sesame!", "credential"),
-    "a human line": ("Human: hello there", "transcript"),
-    "an AI line": ("AI: hello there", "transcript"),
-    "a system line": ("System: be brief", "transcript"),
-    "a tool role field": ('{"role": "tool"}', "transcript"),
-    "an end-of-turn marker": ("done<|eot_id|>", "transcript"),
-    "a user line": ("User: please run it", "transcript"),
-    "an assistant line": ("Assistant: done", "transcript"),
-    "a role field": ('{"role": "user"}', "transcript"),
-    "chat markup": ("<|im_start|>system", "transcript"),
-    "an instruction marker": ("[INST] hi", "transcript"),
-    "a system prompt marker": ("<<SYS>> be nice", "transcript"),
-    "a traceback header": ("Traceback (most recent call last)", "raw log"),
-    "a traceback frame": ('File "x.py", line 3', "raw log"),
-    "an exception message": ("ValueError: bad input", "raw log"),
-    "a Java exception message": ("IllegalStateException: queue is closed", "raw log"),
-    "a timestamped log line": ("2024-01-01 12:00:00 ERROR boom", "raw log"),
-    "a bracketed log level": ("[WARN] low disk", "raw log"),
-    "a shell prompt": ("$ make test", "raw log"),
-    "a root shell prompt": ("root@box:~# ls", "email"),  # root@box, an account on a machine, comes first
-    "a python prompt": (">>> import os", "raw log"),
-    "an environment assignment": ("export MY_VAR=1", "environment value"),  # a bare MY_VAR=1 is configuration (issue 16)
-    "an environment expansion": ("uses $HOME_DIR", "environment value"),
-    "a braced environment expansion": ("uses ${HOME}", "environment value"),
-    "a windows environment expansion": ("in %USERPROFILE%", "environment value"),
-}
+from fakes._private_samples import PRIVATE_SAMPLES
+from fakes._world import World
+from pwh._harness.expect import expect
 
 # Texts the reference reads as public (pwh's reading where the RFC is silent: §7 forbids private
 # values, it does not list which words are harmless).

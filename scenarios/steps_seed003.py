@@ -30,10 +30,9 @@ from fakes._sink import (
     recover_effect,
 )
 from fakes._turn import TestbedTurn
+from fakes._world import World
+from pwh._harness.expect import expect, expect_equal
 from pwh._suts.turn_seam import PLAN_BOUNDS
-
-from ._expect import expect, expect_equal
-from ._world import World
 
 FLAGS = ("declared", "installed", "enabled", "ready")
 

@@ -6,11 +6,10 @@ import re
 
 from pytest_bdd import given, parsers, when
 
-from fakes._packets import registration
-
-from ._behaviours import BEHAVIOURS
-from ._expect import expect, require
-from ._world import World
+from fakes._behaviours import BEHAVIOURS
+from fakes._packets import BAD_REGISTRATIONS, registration
+from fakes._world import World
+from pwh._harness.expect import expect, require
 
 _BEHAVIOUR_RE = "|".join(re.escape(p) for p in sorted(BEHAVIOURS, key=len, reverse=True))
 
@@ -118,34 +117,6 @@ def timeout_ceiling(world: World, n: int) -> None:
     world.set_profile(budget_ceilings={**world.profile.budget_ceilings, "timeout_ms": n})
 
 
-# Registrations that break one REG rule each: the JSON path the rejection must name (profile),
-# and the clause that makes the rejection itself required (None: only pwh's reading forbids it).
-BAD_REGISTRATIONS: dict[str, tuple[dict, str, str | tuple[str, ...] | None]] = {
-    "an unknown event kind": ({"event_kinds": ["progress_recorded"]}, "$.event_kinds[0]", "§6.validated-before-call"),
-    "an unknown intent kind": ({"intent_kinds": ["nobody.knows"]}, "$.intent_kinds[0]", "§6.validated-before-call"),
-    "a phase other than post_writeback": (
-        {"phase": "interaction_projection"},
-        "$.phase",
-        "§6.validated-before-call",
-    ),
-    "a command field": ({"command": "make report"}, "$.command", ("§3.2.no-shell-hooks", "§6.no-command-no-scope")),
-    "an import string": ({"import_string": "reports.hooks:run"}, "$.import_string", ("§3.2.no-shell-hooks", "§6.validated-before-call")),
-    "a callback name": ({"callback": "on_written"}, "$.callback", ("§3.2.no-shell-hooks", "§6.validated-before-call")),
-    "a write scope": ({"write_scope": ["report.publish"]}, "$.write_scope", "§6.no-command-no-scope"),
-    "a failure policy other than isolate": ({"failure_policy": "retry"}, "$.failure_policy", "§6.validated-before-call"),
-    "a timeout over the core ceiling": ({"budget": {"timeout_ms": 60000}}, "$.budget.timeout_ms", None),
-    "a result budget over the core ceiling": ({"budget": {"max_result_bytes": 10_000_000}}, "$.budget.max_result_bytes", None),
-    "a zero invocation budget": ({"budget": {"max_invocations_per_dispatch": 0}}, "$.budget.max_invocations_per_dispatch", None),
-    "a read scope for the full writeback payload": (
-        {"requested_read_scope": ["full_writeback_payload"]},
-        "$.requested_read_scope[0]",
-        "§7.bounded-projection",
-    ),
-    "an unknown field": ({"notes": "set by hand"}, "$.notes", "§6.validated-before-call"),
-    "an unknown budget field": ({"budget": {"max_cost_usd": 1}}, "$.budget.max_cost_usd", "§6.validated-before-call"),
-    "duplicate event kinds": ({"event_kinds": ["todo_completed", "todo_completed"]}, "$.event_kinds", None),
-    "no event kinds": ({"event_kinds": []}, "$.event_kinds", None),
-}
 _BAD_RE = "|".join(re.escape(k) for k in sorted(BAD_REGISTRATIONS, key=len, reverse=True))
 
 

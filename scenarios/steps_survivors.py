@@ -13,10 +13,9 @@ from typing import Any
 from pytest_bdd import given, parsers, then
 
 from fakes._packets import registration
+from fakes._world import World
 from pwh import BoundaryScanner
-
-from ._expect import expect
-from ._world import World
+from pwh._harness.expect import expect
 
 # Parameterised steps use parsers.parse; parsers.re is kept only where a parameter is a closed
 # list of phrases (which `pwh scenarios steps` lists) or a part is optional ("times?").
@@ -127,7 +126,7 @@ def every_rejection_explained(world: World) -> None:
 
 @given(parsers.parse('hook "{hook_id}" is registered with an extra field named by the private sample "{name}"'))
 def registered_with_private_field(world: World, hook_id: str, name: str) -> None:
-    from .steps_mutation import PRIVATE_SAMPLES
+    from fakes._private_samples import PRIVATE_SAMPLES
 
     world.ensure_generic_kind()
     reg = dict(registration(hook_id))
@@ -137,7 +136,7 @@ def registered_with_private_field(world: World, hook_id: str, name: str) -> None
 
 @then(parsers.parse('the installation of hook "{hook_id}" is rejected with a path that spells out no private key'))
 def install_rejection_path_public(world: World, hook_id: str) -> None:
-    from .steps_mutation import PRIVATE_SAMPLES
+    from fakes._private_samples import PRIVATE_SAMPLES
 
     rejections = list(world.install_rejections.get(hook_id) or ())
     expect(
@@ -171,8 +170,7 @@ def open_kind_private_key(world: World, hook_id: str, name: str) -> None:
     key, so only the public-boundary scan of the result can refuse it, and the path it names must
     withhold the key."""
     from fakes._packets import intent_for, proposed
-
-    from .steps_mutation import PRIVATE_SAMPLES
+    from fakes._private_samples import PRIVATE_SAMPLES
 
     key = PRIVATE_SAMPLES[name][0]
     world.sut.register_intent_kind(OPEN_KIND, OPEN_SCHEMA)

@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
+from fakes._behaviours import CallContext
 from fakes._packets import (
     GENERIC_INTENT_KIND,
     GENERIC_PAYLOAD_SCHEMA,
@@ -28,12 +29,11 @@ from fakes._packets import (
     proposed,
     registration,
 )
+from fakes._world import World
 from pwh import RFC_FAILURE_CODES, SimulatedCrash
 from pwh._core.contracts import BOUNDARY_FLAGS
+from pwh._harness.expect import expect, expect_code, expect_equal
 
-from ._behaviours import CallContext
-from ._expect import expect, expect_code, expect_equal
-from ._world import World
 from .steps_checks import SOURCE_IDENTITY, SOURCE_OPAQUE, _nothing_dispatched, never_called_once_rejected, plain
 
 # Parameterised steps use parsers.parse; parsers.re is kept only where a parameter is a closed

@@ -7,9 +7,8 @@ from pytest_bdd import parsers, when
 
 from fakes._host import make_host_result
 from fakes._orchestrator import completion_output
-
-from ._expect import require
-from ._world import World
+from fakes._world import World
+from pwh._harness.expect import require
 
 
 @when("the orchestrator commits a todo_completed writeback")

@@ -17,12 +17,12 @@ from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
+from fakes._behaviours import BEHAVIOURS, Body, CallContext
 from fakes._packets import GENERIC_INTENT_KIND, TEST_INTENT_KINDS, registration
+from fakes._world import HookProbe, World, json_view
 from pwh import RFC_FAILURE_CODES
+from pwh._harness.expect import expect, expect_equal, require
 
-from ._behaviours import BEHAVIOURS, Body, CallContext
-from ._expect import expect, expect_equal, require
-from ._world import HookProbe, World, json_view
 from .steps_checks import judge_requested_scope
 
 # -- set-up -------------------------------------------------------------------------------------

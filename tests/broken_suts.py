@@ -1,11 +1,11 @@
 """Kept for old command lines (``--sut tests.broken_suts:NAME``): the mutants now live in
-:mod:`scenarios.mutants`."""
+:mod:`pwh._suts.mutants`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from scenarios.mutants import MUTANTS, caught_by
+from pwh._suts.mutants import MUTANTS, caught_by
 
 BROKEN: dict[str, str] = caught_by("matrix")
 

@@ -1,4 +1,4 @@
-"""Test-wide settings: the Hypothesis profile (scenarios/models/_profiles.py; quick for CI, deeper ones by name)."""
+"""Test-wide settings: the Hypothesis profile (pwh/_campaigns/models/profiles.py; quick for CI, deeper ones by name)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 from hypothesis import settings
 
-from scenarios.models._profiles import DEFAULT_PROFILE, register_hypothesis_profiles
+from pwh._campaigns.models.profiles import DEFAULT_PROFILE, register_hypothesis_profiles
 
 register_hypothesis_profiles()  # ci, dev, deep: the table `pwh soak --profile` reads too
 settings.load_profile(os.environ.get("PWH_HYPOTHESIS_PROFILE", DEFAULT_PROFILE))

@@ -241,10 +241,10 @@ def _operation_names(value: Any) -> list[str]:
 def _adapter_frame(excinfo: Any) -> str | None:
     """``module:line`` of the innermost frame of the SUT's own adapter module in a raised
     exception's traceback (``PWH_SUT`` names it; a built-in name is mapped to its module)."""
-    from pwh._suts.seam import BUILTIN_SUTS
+    from pwh._suts.seam import adapter_target
 
     spec = os.environ.get("PWH_SUT", "")
-    module = BUILTIN_SUTS.get(spec, spec).partition(":")[0]
+    module = adapter_target(spec).partition(":")[0]
     if not module:
         return None
     found = None

@@ -3,11 +3,11 @@
 
 A wrong implementation rarely breaks a rule everywhere: it keeps it where it was first written and
 forgets it elsewhere (on a replay, for replans, for the later hooks or intents, past a profile
-change; see ``scenarios/mutants/_semantic.py``). So a rule being judged somewhere says little; this
+change; see ``pwh/_suts/mutants/_semantic.py``). So a rule being judged somewhere says little; this
 table says, for every RFC named rule of the rulebook, where it is judged: by entry path, event
 kind, position and each side of each numeric limit the rule has. A cell is either covered, naming
 the Gherkin scenarios (feature file and title, judged by ``pwh gate``) and the model invariants
-(``scenarios/models/_invariants.py``, judged by ``pwh soak``) that judge that rule there, or it says
+(``pwh/_campaigns/models/invariants.py``, judged by ``pwh soak``) that judge that rule there, or it says
 in one line why it is not applicable or not yet covered. A covered cell may carry a note saying
 which part of the rule is judged there when it is not all of it.
 
@@ -866,7 +866,7 @@ def paths_markdown(says: Mapping[str, str] | None = None) -> str:
         "",
         "For every RFC named rule (`pwh rules`), each entry path, event kind, position and side of a",
         "numeric limit the rule has: the scenarios (feature file and title; judged by `pwh gate`) and",
-        "the model invariants (`scenarios/models/_invariants.py`; judged by `pwh soak`) that judge the",
+        "the model invariants (`pwh/_campaigns/models/invariants.py`; judged by `pwh soak`) that judge the",
         "rule there, or why the cell is not applicable or not yet covered. A note on a covered cell says",
         "which part of the rule is judged there when it is not all of it.",
         "",

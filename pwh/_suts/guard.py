@@ -101,8 +101,8 @@ def _as_failure(exc: BaseException, since: int) -> BaseException:
 def _sut_roots() -> list[Path]:
     """The adapter's code in the scenario process: the module ``PWH_SUT`` names (a built-in name
     is pwh's own code, whose frames are then the ones named)."""
-    from pwh._suts.seam import BUILTIN_SUTS
+    from pwh._suts.seam import adapter_target
 
-    spec = BUILTIN_SUTS.get(os.environ.get("PWH_SUT", "reference"), os.environ.get("PWH_SUT", ""))
+    spec = adapter_target(os.environ.get("PWH_SUT", "reference"))
     module_name = spec.partition(":")[0]
     return module_roots(module_name) if module_name else []

@@ -122,6 +122,16 @@ BUILTIN_SUTS: dict[str, str] = {
     "reference-memory": "pwh._suts.reference:memory_sut",
     "loopx": "pwh._suts.loopx.adapter:LoopxSUT",
 }
+# ``mutant:NAME``: one of the mutant library's deliberately broken adapters (pwh._suts.mutants).
+MUTANT_PREFIX = "mutant:"
+
+
+def adapter_target(spec: str) -> str:
+    """The ``module:factory`` a SUT name stands for: a built-in name or ``mutant:NAME`` mapped, any
+    other spec as given."""
+    if spec.startswith(MUTANT_PREFIX):
+        return "pwh._suts.mutants:" + spec.removeprefix(MUTANT_PREFIX)
+    return BUILTIN_SUTS.get(spec, spec)
 
 
 def load_sut(spec: str, **options: Any) -> SUT:
@@ -138,10 +148,10 @@ def load_sut(spec: str, **options: Any) -> SUT:
 
         track_user_interrupts()
         return StdioSUT(spec.removeprefix("stdio:"), **{k: v for k, v in options.items() if k == "workdir"})
-    target = _release_target(spec) or BUILTIN_SUTS.get(spec, spec)
+    target = _release_target(spec) or adapter_target(spec)
     if ":" not in target:
         known = ", ".join(sorted(BUILTIN_SUTS))
-        raise SUTLoadError(f"unknown SUT {spec!r}: use one of {known}, loopx@VERSION, or module:factory")
+        raise SUTLoadError(f"unknown SUT {spec!r}: use one of {known}, loopx@VERSION, mutant:NAME, stdio:COMMAND or module:factory")
     module_name, _, attr = target.partition(":")
     track_user_interrupts()
     module = _import_adapter(spec, module_name)
@@ -179,7 +189,7 @@ def close_sut(sut: SUT, spec: str) -> None:
     except BaseException as exc:
         if is_user_interrupt(exc, since):
             raise
-        raise _fault(spec, "close", exc, BUILTIN_SUTS.get(spec, spec).partition(":")[0]) from None
+        raise _fault(spec, "close", exc, adapter_target(spec).partition(":")[0]) from None
 
 
 def _import_adapter(spec: str, module_name: str) -> Any:

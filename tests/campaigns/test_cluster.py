@@ -1,4 +1,4 @@
-"""`pwh soak --cluster ADDRESS` (scenarios/models/_cluster.py, the `cluster` extra): soaks spread
+"""`pwh soak --cluster ADDRESS` (pwh/_campaigns/distribute/cluster.py, the `cluster` extra): soaks spread
 over a Dask distributed cluster, here a two-worker LocalCluster on loopback (no dashboard).
 
 Each test starts and closes its own cluster and checks that no process it started is left. Skips
@@ -24,12 +24,12 @@ import pytest
 
 distributed = pytest.importorskip("distributed", reason="the cluster extra (Dask distributed) is not installed: pip install 'pwh[cluster]'")
 
+from pwh._campaigns.counterexamples.trace import replay_trace  # noqa: E402
+from pwh._campaigns.distribute import cluster as _cluster  # noqa: E402
+from pwh._campaigns.distribute.cluster import TASK_DIR_PREFIX, ClusterUnavailable, TaskFailed, read_entries, soak_cluster  # noqa: E402
+from pwh._campaigns.distribute.workers import worker_seed  # noqa: E402
+from pwh._campaigns.soak import example_database_dir, soak  # noqa: E402
 from pwh._harness.interrupt import descendants  # noqa: E402
-from scenarios.models import _cluster  # noqa: E402
-from scenarios.models._cluster import TASK_DIR_PREFIX, ClusterUnavailable, TaskFailed, read_entries, soak_cluster  # noqa: E402
-from scenarios.models._soak import example_database_dir, soak  # noqa: E402
-from scenarios.models._trace import replay_trace  # noqa: E402
-from scenarios.models._workers import worker_seed  # noqa: E402
 
 QUIET = {"real_crashes": False, "database": True}
 
@@ -114,7 +114,7 @@ def test_findings_and_database_entries_come_back_to_the_client(cluster: Any, tmp
     """A mutant the tasks find: its traces are written on the client (and replay there), its
     failing examples land in the client's example database, and the next cluster soak sends them
     with its task, which finds the failure at its very first example (it would not without them)."""
-    sut, address = "scenarios.mutants:out_of_order", cluster.scheduler_address
+    sut, address = "mutant:out_of_order", cluster.scheduler_address
     lines: list[str] = []
     # long enough for a first example on a loaded machine: the soak ends at its first round past it
     first = soak_cluster(address, 0.1, sut, seed=5, out=lines.append, **QUIET)
@@ -234,7 +234,7 @@ def _listener(mode: str) -> tuple[socket.socket, str]:
 _AS_PWH = """
 import sys
 import pwh._cli as cli
-from scenarios.models import _cluster
+from pwh._campaigns.distribute import cluster as _cluster
 _cluster.CONNECT_TIMEOUT_S = 1.0
 sys.argv = ["pwh", "soak", "--minutes", "0.05", "--sut", "reference-memory", "--no-database", "--cluster", sys.argv[1]]
 sys.exit(cli.main())

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from scenarios.models import _trace as trace_module
-from scenarios.models._names import sut_slug
-from scenarios.models._trace import counterexample_dir, make_trace, run_steps, write_counterexample
+from pwh._campaigns.counterexamples import trace as trace_module
+from pwh._campaigns.counterexamples.trace import counterexample_dir, make_trace, run_steps, write_counterexample
+from pwh._campaigns.models.names import sut_slug
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def shared_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return shared
 
 
-SUT = "scenarios.mutants:admits_uncommitted"
+SUT = "mutant:admits_uncommitted"
 
 
 def _a_trace() -> dict[str, Any]:

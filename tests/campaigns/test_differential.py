@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.models._answers import EpisodeAnswer, HookAnswer, StepAnswer, compare
-from scenarios.models._differential import (
+from pwh._campaigns.answers import EpisodeAnswer, HookAnswer, StepAnswer, compare
+from pwh._campaigns.counterexamples.gherkin import StepLibrary
+from pwh._campaigns.differential import (
     DIFF_TRACE_SCHEMA,
     diff_steps,
     run_differential,
     shrink_divergence,
     write_divergence,
 )
-from scenarios.models._gherkin import StepLibrary
 
 ROOT = Path(__file__).resolve().parents[2]
 UNCOMMITTED = "tests.broken_suts:admits_uncommitted"  # dispatches a receipt whose step is not committed (M03)
@@ -166,7 +166,7 @@ def test_a_step_one_sut_refuses_is_never_compared() -> None:
     script = textwrap.dedent(
         """
         import json
-        from scenarios.models._differential import NotComparable, diff_steps, run_differential
+        from pwh._campaigns.differential import NotComparable, diff_steps, run_differential
         steps = [{"op": "setup", "ceiling": None, "segment": 3}, {"op": "profile", "setting": "allowlist", "value": "a.alpha"}]
         try:
             diff_steps("reference", "loopx", steps)
@@ -239,7 +239,7 @@ def test_findings_never_go_to_an_adapters_private_temp_dir(monkeypatch: pytest.M
     written there by default would be lost with it."""
     import tempfile
 
-    from scenarios.models._trace import counterexample_dir
+    from pwh._campaigns.counterexamples.trace import counterexample_dir
 
     monkeypatch.delenv("PWH_COUNTEREXAMPLES", raising=False)
     before = counterexample_dir()

@@ -1,6 +1,6 @@
-"""The models' invariants are RFC or profile, as the Gherkin checks are (scenarios/_expect.py).
+"""The models' invariants are RFC or profile, as the Gherkin checks are (pwh/_harness/expect.py).
 
-Every invariant of ``scenarios/models/_invariants.py`` is declared once, next to its check, with its
+Every invariant of ``pwh/_campaigns/models/invariants.py`` is declared once, next to its check, with its
 kind: RFC, citing the clauses of pwh's clause table that require it, or profile, with pwh's reading.
 A broken RFC invariant is a counterexample and fails the soak; a broken profile invariant is a
 profile divergence: counted and reported apart, never a counterexample, never the soak's exit code.
@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 
 from pwh import DispatchOutcome, ReferenceSUT
-from pwh._harness.clauses import CLAUSES_BY_ID, UnknownClause, citation_ids
-from scenarios.models._commands import add_model_commands
-from scenarios.models._coverage import Coverage
-from scenarios.models._invariants import (
+from pwh._campaigns.commands import add_model_commands
+from pwh._campaigns.counterexamples.trace import run_steps
+from pwh._campaigns.distribute.workers import merge_summaries
+from pwh._campaigns.models.coverage import Coverage
+from pwh._campaigns.models.invariants import (
     CHECKS,
     DECLARED,
     INVARIANTS,
@@ -41,11 +42,10 @@ from scenarios.models._invariants import (
     registration_clauses,
     rfc,
 )
-from scenarios.models._steps import DUPLICATE, bad_registration_flaws
-from scenarios.models._trace import run_steps
-from scenarios.models._workers import merge_summaries
-from scenarios.mutants import MUTANTS
-from scenarios.mutants._classic import _ReplayCallsProvider
+from pwh._campaigns.models.language import DUPLICATE, bad_registration_flaws
+from pwh._harness.clauses import CLAUSES_BY_ID, UnknownClause, citation_ids
+from pwh._suts.mutants import MUTANTS
+from pwh._suts.mutants._classic import _ReplayCallsProvider
 
 HERE = "tests.campaigns.test_invariant_kinds"
 SETUP: dict[str, Any] = {"op": "setup", "ceiling": None, "segment": 3}
@@ -277,7 +277,7 @@ PROFILE_MUTANTS: dict[str, tuple[str, list[dict[str, Any]]]] = {
 
 
 def test_every_profile_mutant_of_the_models_is_here() -> None:
-    from scenarios.mutants import _models
+    from pwh._suts.mutants import _models
 
     ours = {name for name, m in MUTANTS.items() if m.caught_by == ("profile",) and m.factory.__module__ == _models.__name__}
     assert ours == set(PROFILE_MUTANTS)
@@ -288,7 +288,7 @@ def test_a_profile_mutant_breaks_its_reading_and_no_rfc_invariant(name: str) -> 
     invariant, steps = PROFILE_MUTANTS[name]
     seen: list[Violation] = []
     assert run_steps("reference", steps, divergences=seen) == (len(steps), None) and seen == []
-    ran, violation = run_steps(f"scenarios.mutants:{name}", steps, divergences=seen)
+    ran, violation = run_steps(f"mutant:{name}", steps, divergences=seen)
     assert (ran, violation) == (len(steps), None), violation
     assert seen and {d.invariant for d in seen} == {invariant} and all(d.kind == PROFILE for d in seen), seen
 
@@ -312,7 +312,7 @@ def test_a_hook_installed_against_pwhs_rules_only_is_a_divergence_and_nothing_af
     # A registration breaking a clause, accepted, is still an RFC violation.
     command = [*TWO_HOOKS, {"op": "bad_register", "hook": "c.charlie", "flaw": "a command field"}]
     _, violation = run_steps(
-        "scenarios.mutants:registry_replaces_duplicates", [*TWO_HOOKS, {"op": "bad_register", "hook": "a.alpha", "flaw": DUPLICATE}]
+        "mutant:registry_replaces_duplicates", [*TWO_HOOKS, {"op": "bad_register", "hook": "a.alpha", "flaw": DUPLICATE}]
     )
     assert violation is not None and violation.invariant == "bad_registration_rejected" and violation.kind == RFC
     assert run_steps("reference", command) == (len(command), None)

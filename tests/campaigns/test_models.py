@@ -17,18 +17,19 @@ from typing import Any
 
 import pytest
 
-from pwh._harness.replay import ReplayError
+from pwh._campaigns.commands import add_model_commands
+from pwh._campaigns.counterexamples.reader import ReplayError
+from pwh._campaigns.counterexamples.trace import TraceError, load_trace, replay_trace, run_steps
+from pwh._campaigns.models.catalog import HANG, HANG_WEIGHTS
+from pwh._campaigns.models.machine import run_model
+from pwh._campaigns.models.system import ModelSystem, StepNotApplicable
+from pwh._campaigns.soak import soak
 from pwh._harness.scenarios_check import check, load_step_modules, step_definitions
-from scenarios.models import replay_trace, run_model, soak
-from scenarios.models._catalog import HANG, HANG_WEIGHTS
-from scenarios.models._commands import add_model_commands
-from scenarios.models._system import ModelSystem, StepNotApplicable
-from scenarios.models._trace import TraceError, load_trace, run_steps
-from scenarios.mutants import MUTANTS, caught_by
+from pwh._suts.mutants import MUTANTS, caught_by
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Each mutant of the library (scenarios/mutants) the models must catch, the RFC invariant that must
+# Each mutant of the library (pwh/_suts/mutants) the models must catch, the RFC invariant that must
 # catch it, and a seed (runs are deterministic given a seed; each of these finds its bug within
 # the CI profile's first examples). test_caught_by_is_the_registry holds this table to the
 # registry: a mutant registered for the models with no entry here fails, and so does an entry
@@ -142,13 +143,11 @@ class _Finds:
         if name not in self.runs:
             invariant, seed = CAUGHT_BY[name]
             if name == "no_timeout":  # every hung call costs the adapter's 1.5 s: find it, no more
-                self.runs[name] = run_model(
-                    f"scenarios.mutants:{name}", seed=seed, weights=HANG_WEIGHTS, steps=3, shrink="none", export=False
-                )
+                self.runs[name] = run_model(f"mutant:{name}", seed=seed, weights=HANG_WEIGHTS, steps=3, shrink="none", export=False)
             elif name in EXPORTED:
-                self.runs[name] = run_model(f"scenarios.mutants:{name}", seed=seed, directory=self.root / name)
+                self.runs[name] = run_model(f"mutant:{name}", seed=seed, directory=self.root / name)
             else:
-                self.runs[name] = run_model(f"scenarios.mutants:{name}", seed=seed, shrink="none", export=False)
+                self.runs[name] = run_model(f"mutant:{name}", seed=seed, shrink="none", export=False)
         return self.runs[name]
 
 
@@ -213,7 +212,7 @@ def test_an_exported_scenario_fails_on_its_adapter_and_passes_on_the_reference(t
         return proc.returncode, json.loads(out.read_text())
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        (broken_rc, broken), (ref_rc, ref) = pool.map(gate, ["scenarios.mutants:conflict_overwrites", "reference"])
+        (broken_rc, broken), (ref_rc, ref) = pool.map(gate, ["mutant:conflict_overwrites", "reference"])
     mine = lambda verdict: [s["outcome"] for s in verdict["scenarios"] if s["feature"].endswith(feature.name)]  # noqa: E731
     assert broken_rc == 1 and broken["rows"]["M06"]["status"] == "fail" and mine(broken) == ["failed"]
     assert ref_rc == 0 and ref["rows"]["M06"]["status"] == "pass" and mine(ref) == ["passed"]
@@ -409,7 +408,7 @@ EXPLICIT: dict[str, list[dict]] = {  # type: ignore[type-arg]
 def test_each_invariant_fails_when_its_rule_is_broken(name: str) -> None:
     steps = EXPLICIT[name]
     assert run_steps("reference", steps) == (len(steps), None)
-    _, violation = run_steps(f"scenarios.mutants:{name}", steps)
+    _, violation = run_steps(f"mutant:{name}", steps)
     assert violation is not None and (violation.row, violation.invariant) == (MUTANTS[name].row, CAUGHT_BY[name][0]), violation
 
 
@@ -442,7 +441,7 @@ def test_profile_changes_govern_later_dispatches_and_leave_history_alone() -> No
     ]
     system = ModelSystem("reference")
     try:
-        from scenarios.models._invariants import Judge
+        from pwh._campaigns.models.invariants import Judge
 
         judge = Judge()
         seen: list[dict[tuple[str, str], tuple[str, str | None]]] = []  # after each step: (receipt, hook) -> status, code
@@ -514,7 +513,7 @@ def test_the_retry_cap_holds_across_redeliveries_and_crashes(extra: list) -> Non
 def test_a_counterexample_with_the_new_actions_exports_and_replays(tmp_path: Path) -> None:
     """Bad receipts, bad registrations, profile changes and sibling hooks write as Gherkin lines
     the step library knows, and the JSON trace re-runs."""
-    from scenarios.models._trace import make_trace, write_counterexample
+    from pwh._campaigns.counterexamples.trace import make_trace, write_counterexample
 
     steps = EXPLICIT["admits_uncommitted"][:3] + [
         {"op": "install", "hook": "a.sibling", "behaviour": "tries to change its input"},
@@ -529,9 +528,9 @@ def test_a_counterexample_with_the_new_actions_exports_and_replays(tmp_path: Pat
         {"op": "profile", "setting": "timeout_cap", "value": 100},
         *({"op": "bad_receipt", "flaw": f} for f in ("not_durable", "effect_mismatch", "empty_todo_id", "inferred")),
     ]
-    n, violation = run_steps("scenarios.mutants:admits_uncommitted", steps)
+    n, violation = run_steps("mutant:admits_uncommitted", steps)
     assert violation is not None and violation.invariant == "bad_receipt_dispatches_nothing" and n == len(steps)
-    trace = make_trace(0, "scenarios.mutants:admits_uncommitted", {}, steps, violation)
+    trace = make_trace(0, "mutant:admits_uncommitted", {}, steps, violation)
     trace_file, feature_file = write_counterexample(trace, tmp_path / "out")
     features = tmp_path / "features"
     shutil.copytree(ROOT / "features", features)
@@ -577,7 +576,7 @@ def test_a_soak_given_examples_runs_the_same_histories_however_fast_it_runs() ->
     """``--examples N``: a soak ends when N histories are drawn, so one seed runs the same histories
     on a quiet or a loaded machine (what it exercised is the same); given minutes too, whichever
     budget is spent first ends it."""
-    from scenarios.models._soak import ROUND_EXAMPLES
+    from pwh._campaigns.soak import ROUND_EXAMPLES
 
     quiet = lambda line: None  # noqa: E731
     # Three examples long before a minute: the examples end it (a soak that ignored them would run
@@ -600,7 +599,7 @@ def test_pwh_soak_profile_sets_how_long_each_history_is() -> None:
     """``pwh soak --profile``: the tests' profile names, read from one table; ``dev`` histories are
     50 steps where ``ci``'s are 20, so a dev soak averages more than 20 steps an example (three
     examples from seed 4: 156 steps)."""
-    from scenarios.models._profiles import PROFILES
+    from pwh._campaigns.models.profiles import PROFILES
 
     done = subprocess.run(
         [sys.executable, "-m", "pwh", "soak", "--examples", "3", "--profile", "dev", "--no-real-crashes", "--no-database", "--seed", "4"],
@@ -622,7 +621,7 @@ def test_pwh_soak_profile_sets_how_long_each_history_is() -> None:
 
 
 def _swarm_coverage(seed: int) -> dict[str, Any]:
-    from scenarios.models._coverage import Coverage
+    from pwh._campaigns.models.coverage import Coverage
 
     coverage = Coverage()
     run = run_model("reference-memory", seed=seed, max_examples=6, steps=10, swarm=True, coverage=coverage, shrink="none", export=False)
@@ -631,7 +630,7 @@ def _swarm_coverage(seed: int) -> dict[str, Any]:
 
 
 def test_swarm_examples_leave_out_a_subset_and_what_is_left_out_never_runs() -> None:
-    from scenarios.models._machine import SWARM_RULES, ModelMachine
+    from pwh._campaigns.models.machine import SWARM_RULES, ModelMachine
 
     assert {r.function.__name__ for r in ModelMachine.setup_state().rules} == {"turn", *SWARM_RULES}  # every rule but turn
     first, again, other = _swarm_coverage(1), _swarm_coverage(1), _swarm_coverage(2)
@@ -646,8 +645,8 @@ def test_swarm_examples_leave_out_a_subset_and_what_is_left_out_never_runs() -> 
 
 
 def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
-    from scenarios.models._coverage import Coverage
-    from scenarios.models._machine import SWARM_RULES
+    from pwh._campaigns.models.coverage import Coverage
+    from pwh._campaigns.models.machine import SWARM_RULES
 
     path = tmp_path / "soak.json"
     done = subprocess.run(
@@ -687,7 +686,7 @@ def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
     assert (cov["examples"], cov["steps"]) == (summary["examples"], summary["steps"]) and cov["invariants_counted"]
     assert set(cov["actions"]) == {"setup", "turn", *SWARM_RULES}
     assert all(cov["actions"][a] > 0 for a in ("setup", "turn", "install", "profile", "restart")), cov["actions"]
-    from scenarios.models._invariants import INVARIANTS
+    from pwh._campaigns.models.invariants import INVARIANTS
 
     # Every RFC invariant has a mutant the models catch but these (retry_bounded's and
     # progress_dispatches_nothing's: tests/campaigns/test_invariant_kinds.py plants adapters for them).
@@ -726,10 +725,10 @@ def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
 def test_a_soak_remembers_its_failures_and_tries_them_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure a soak found is in the example database, and the next soak of that SUT, from another
     seed, finds it at its very first example; the same soak without the database does not."""
-    from scenarios.models._soak import example_database_dir
+    from pwh._campaigns.soak import example_database_dir
 
     monkeypatch.setenv("PWH_COUNTEREXAMPLES", str(tmp_path))
-    sut, quiet = "scenarios.mutants:out_of_order", lambda line: None
+    sut, quiet = "mutant:out_of_order", lambda line: None
     database = example_database_dir(sut)
 
     def hook_order(summary: dict[str, Any]) -> dict[str, Any]:
@@ -757,7 +756,7 @@ def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path
     """``pwh soak --benchmark --quick --json PATH`` (a few seconds): steps/s in the three modes and
     each quick mutant's time to find, every target on the terminal with met or MISSED, and JSON of
     the same; options that choose what a soak runs are refused (exit 2) before anything runs."""
-    from scenarios.models._benchmark import MODES, QUICK_MUTANTS, SCHEMA
+    from pwh._campaigns.search_bench import MODES, QUICK_MUTANTS, SCHEMA
 
     out = tmp_path / "bench" / "models.json"
     done = subprocess.run(
@@ -806,7 +805,7 @@ def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path
 def test_the_benchmark_reports_missed_when_a_target_is_not_met() -> None:
     """The benchmark's target check can fail: a mutant not found within its cap is "not found" and
     misses every mutant target; a mode below its rate misses its target, one at it meets it."""
-    from scenarios.models._benchmark import evaluate_targets, render_table, run_benchmark, to_json
+    from pwh._campaigns.search_bench import evaluate_targets, render_table, run_benchmark, to_json
 
     lines: list[str] = []
     result = run_benchmark(modes=[], mutants=["replay_under_new_profile"], seeds=[1], cap_s=0.001, warm_up=False, out=lines.append)
@@ -861,7 +860,7 @@ def test_pwh_soak_workers_runs_soaks_at_once_and_merges_them(tmp_path: Path, cap
     seeds derived from the one seed, the counts the sum of the workers' own, a merged coverage
     report, the bug listed once with the times found summed, every worker's counterexample listed,
     lines prefixed by worker, and no worker left."""
-    done, summary = _soak_workers(tmp_path, "scenarios.mutants:replay_calls_provider", "--no-database")
+    done, summary = _soak_workers(tmp_path, "mutant:replay_calls_provider", "--no-database")
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert summary["workers"] == 2 and summary["seed"] == 6 and summary["max_examples"] == 3
     seeds = summary["worker_seeds"]
@@ -924,7 +923,9 @@ def test_ctrl_c_stops_every_soak_worker_without_a_traceback() -> None:
 def test_the_scaling_figure_compares_two_workers_with_the_same_histories_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each worker's seed is soaked alone, then both at once: only the same histories compare (a
     worker's speed is its histories'), and the figure is the two rates' ratio."""
-    from scenarios.models import _benchmark, _soak, _workers
+    import pwh._campaigns.soak as _soak
+    from pwh._campaigns import search_bench as _benchmark
+    from pwh._campaigns.distribute import workers as _workers
 
     seen: list[tuple[str, int]] = []
 

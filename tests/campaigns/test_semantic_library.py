@@ -1,4 +1,4 @@
-"""The semantic mutant library by rule (scenarios/mutants/_semantic.py): every RFC named rule of
+"""The semantic mutant library by rule (pwh/_suts/mutants/_semantic.py): every RFC named rule of
 the rulebook has at least one faulty implementation that keeps it on one path, event kind or
 position and breaks it on another, and each is one the gate or the models must catch
 (tests/whole_gate/test_gate_mutants.py and tests/campaigns/test_models.py run them)."""
@@ -9,8 +9,8 @@ import ast
 from pathlib import Path
 
 from pwh._harness.rulebook import NAMED_RULES
-from scenarios.mutants import MUTANTS
-from scenarios.mutants._semantic import NO_SEMANTIC_MUTANT, RULE_OF
+from pwh._suts.mutants import MUTANTS
+from pwh._suts.mutants._semantic import NO_SEMANTIC_MUTANT, RULE_OF
 
 SEMANTIC = Path(__file__).resolve().parents[2] / "scenarios" / "mutants" / "_semantic.py"
 RFC_RULES = {r.id for r in NAMED_RULES if r.kind == "rfc"}

@@ -105,7 +105,7 @@ def test_planted_values_are_kept_apart_and_the_environment_restored(tmp_path: Pa
 
 
 def test_the_world_offers_no_writeback_seam_for_a_foreign_adapter(tmp_path: Path) -> None:
-    from scenarios._world import World
+    from fakes._world import World
 
     class Foreign:
         name = "foreign"
@@ -122,7 +122,7 @@ def test_the_world_offers_no_writeback_seam_for_a_foreign_adapter(tmp_path: Path
 
 
 def test_the_world_uses_an_adapters_own_boundary(tmp_path: Path) -> None:
-    from scenarios._world import World
+    from fakes._world import World
 
     own = ReferenceWriteback(ReferenceSUT(workdir=tmp_path / "own"), tmp_path / "own-wb")
 

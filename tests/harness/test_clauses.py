@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pwh._harness.clauses import CLAUSES, CLAUSES_BY_ID, UnknownClause, citation_ids, cite
-from scenarios._expect import expect, expect_code
+from pwh._harness.expect import expect, expect_code
 
 ROOT = Path(__file__).resolve().parents[2]
 CITING = sorted([*(ROOT / "scenarios").rglob("*.py"), *(ROOT / "pwh" / "_suts").rglob("*.py")])
@@ -71,7 +71,7 @@ def test_the_citation_reader_finds_a_planted_bad_citation(tmp_path: Path) -> Non
 
 
 def test_the_bad_registration_table_cites_only_clauses() -> None:
-    from scenarios.steps_setup import BAD_REGISTRATIONS
+    from fakes._packets import BAD_REGISTRATIONS
 
     for flaw, (_, _, clause) in BAD_REGISTRATIONS.items():
         if clause is not None:
@@ -88,7 +88,7 @@ def test_expect_refuses_a_citation_outside_the_table_even_when_the_check_passes(
 
 
 def test_a_failed_rfc_check_reports_its_clause_in_words() -> None:
-    from scenarios._expect import ExpectationFailed
+    from pwh._harness.expect import ExpectationFailed
 
     with pytest.raises(ExpectationFailed) as caught:
         expect(False, "one receipt", "two", rfc=("§9.replay-noop", "§12.M05"))

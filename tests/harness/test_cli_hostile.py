@@ -39,13 +39,13 @@ from typing import Any
 import pytest
 
 import pwh._harness.packet.verify as packet_mod
+from pwh._campaigns.counterexamples.reader import MAX_TRACE_BYTES
 from pwh._cli import main
 from pwh._core.boundary import BoundaryScanner
 from pwh._harness.gate import SUT_PATH_ENV, GateRun, child_import_env
 from pwh._harness.interrupt import descendants
 from pwh._harness.packet import verify_packet
 from pwh._harness.packet.build import build_packet
-from pwh._harness.replay import MAX_TRACE_BYTES
 from pwh._harness.scenarios_check import feature_files
 from pwh._harness.text_scan import scan_text
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from pwh._campaigns.models.system import ModelSystem
 from pwh._harness import interrupt
-from scenarios.models._system import ModelSystem
 
 ROOT = Path(__file__).resolve().parents[2]
 

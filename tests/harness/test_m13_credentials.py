@@ -26,7 +26,7 @@ import pytest
 from pwh import BoundaryScanner, Dispatcher, Finding, ReferenceSUT
 from pwh._core.boundary import credential_values
 from pwh._harness.gate import Pick, run_gate
-from scenarios.mutants._classic import _LowerNestingBound, _nesting
+from pwh._suts.mutants._classic import _LowerNestingBound, _nesting
 
 FEATURES = Path(__file__).resolve().parents[2] / "features"
 HERE = __name__
@@ -138,13 +138,13 @@ def deep_spelled_out(**kw: Any) -> ReferenceSUT:
 
 RUNS: dict[str, tuple[str, list[Pick]]] = {
     "reference": ("reference", [JOURNAL_SIDE, INPUT_SIDE, CORPUS, SAMPLE_RESULTS, SAMPLE_INPUTS, OPEN_SHAPES, NESTING]),
-    "journals": ("scenarios.mutants:journals_open_payloads", [JOURNAL_SIDE, CORPUS]),
-    "hands_on": ("scenarios.mutants:boundary_lets_paths_through", [INPUT_SIDE]),
+    "journals": ("mutant:journals_open_payloads", [JOURNAL_SIDE, CORPUS]),
+    "hands_on": ("mutant:boundary_lets_paths_through", [INPUT_SIDE]),
     "credentials_only": (
         f"{HERE}:credentials_only",
         [JOURNAL_SIDE, INPUT_SIDE, SAMPLE_RESULTS, SAMPLE_INPUTS, OPEN_SHAPES, KEPT_AS_PUBLIC],
     ),
-    "shallow": ("scenarios.mutants:lower_nesting_bound", [NESTING]),
+    "shallow": ("mutant:lower_nesting_bound", [NESTING]),
     "deep_raises": (f"{HERE}:deep_raises", [NESTING]),
     "deep_spelled_out": (f"{HERE}:deep_spelled_out", [NESTING]),
 }

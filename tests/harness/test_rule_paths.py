@@ -72,7 +72,7 @@ def test_every_named_scenario_is_in_its_feature_file_under_that_title() -> None:
 
 
 def test_every_named_invariant_is_a_declared_rfc_invariant() -> None:
-    from scenarios.models._invariants import INVARIANTS, RFC  # only here: pwh never imports scenarios
+    from pwh._campaigns.models.invariants import INVARIANTS, RFC  # only here: pwh never imports scenarios
 
     unknown, not_rfc = [], []
     for row in RULE_PATHS:
@@ -83,7 +83,7 @@ def test_every_named_invariant_is_a_declared_rfc_invariant() -> None:
                     unknown.append(f"{row.rule} {cell.value}: {name}")
                 elif declared.kind != RFC:
                     not_rfc.append(f"{row.rule} {cell.value}: {name} is {declared.kind}")
-    assert unknown == [], "invariants no check of scenarios/models/_invariants.py declares"
+    assert unknown == [], "invariants no check of pwh/_campaigns/models/invariants.py declares"
     assert not_rfc == [], "a profile invariant named as judging an RFC rule"
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scenarios._expect import current_ledger
+from pwh._harness.expect import current_ledger
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -33,11 +33,11 @@ from fakes._packets import (
     rekeyed,
     using_id_recipes,
 )
+from fakes._world import _plain_input, input_as_json, json_view
 from pwh import FAULTS, SIDECAR_CRASH_POINTS, CanonicalError, Profile, Unsupported, build_hook_input, dispatch_id, intent_id
 from pwh._suts.faults import CRASH_POINTS, INJECTED_FAULTS, SUT_CRASH_POINTS
 from pwh._suts.reference import ReferenceSUT
 from pwh._suts.seam import SUT
-from scenarios._world import _plain_input, input_as_json, json_view
 from tests.suts.author_adapters import ASKED_ENV, FrozenMap, frozen, own_intent_id
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,8 +162,8 @@ def test_test_producers_use_the_sut_recipe_when_it_offers_one_and_pwh_s_otherwis
 def test_the_forged_identity_of_another_hook_is_forged_with_the_sut_recipes() -> None:
     import threading
 
+    from fakes._behaviours import BEHAVIOURS, CallContext
     from pwh._core.contracts import REGISTRATION_SCHEMA_VERSION
-    from scenarios._behaviours import BEHAVIOURS, CallContext
 
     i = _input()
     receipt_id, event_kind = i["source"]["receipt_id"], i["source"]["event_kind"]
@@ -248,7 +248,7 @@ def test_the_general_intent_kind_keeps_to_the_subset_a_typed_catalog_holds() -> 
 
 
 def test_the_world_registers_each_test_kind_once_and_a_copy() -> None:
-    from scenarios._world import World
+    from fakes._world import World
 
     seen: list[tuple[str, Any]] = []
 

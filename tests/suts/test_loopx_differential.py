@@ -26,7 +26,7 @@ SCHEMA = "pwh_differential_divergences_v0"
 
 REPLAY = """
 import json, sys
-from scenarios.models._differential import diff_steps
+from pwh._campaigns.differential import diff_steps
 known = json.load(open(sys.argv[1], encoding="utf-8"))
 seen = []
 for finding in known["findings"]:

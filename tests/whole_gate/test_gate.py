@@ -235,9 +235,9 @@ def test_whom_a_scenario_counts_for(scenario: dict, counts_for: str) -> None:  #
 
 
 def test_the_world_judged_the_sut_only_when_it_answered_and_a_check_read_it(tmp_path: Path) -> None:
+    from fakes._world import World
     from pwh import load_sut
-    from scenarios._expect import expect
-    from scenarios._world import World
+    from pwh._harness.expect import expect
 
     silent = World(load_sut("reference"), tmp_path / "a")
     try:

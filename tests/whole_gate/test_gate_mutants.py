@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pwh._harness.gate import run_gate
-from scenarios.mutants import MUTANTS
+from pwh._suts.mutants import MUTANTS
 from tests.broken_suts import BROKEN
 
 
@@ -49,6 +49,6 @@ def test_a_mutant_of_a_reading_of_pwhs_passes_the_rfc_and_shows_as_a_divergence(
     """A mutant that breaks only pwh's reading (the documents allow what it does) must never fail
     the RFC verdict, and must still be seen: a profile divergence on its row."""
     row = PROFILE_ONLY[name]
-    verdict = run_gate(f"scenarios.mutants:{name}", rows=[row], progress=False).verdict()
+    verdict = run_gate(f"mutant:{name}", rows=[row], progress=False).verdict()
     assert verdict["rows"][row]["status"] == "pass", f"{name} failed the RFC verdict on {row}: {verdict['summary']}"
     assert verdict["rows"][row]["profile"] != "pass", f"{name} left no profile divergence on {row}"

@@ -1,0 +1,1 @@
+"""Counterexamples: traces written, read and replayed, shrunk, and exported as Gherkin scenarios."""

@@ -1,0 +1,1 @@
+"""Campaigns spread over local worker processes or a Dask cluster."""

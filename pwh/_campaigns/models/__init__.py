@@ -1,0 +1,1 @@
+"""The stateful crash/replay models: the step language, the system under the steps, and the invariants judged after each step."""
