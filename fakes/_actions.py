@@ -148,7 +148,7 @@ class _Registrar:
             raise AssertionError(f"the capability's registration was rejected: {rejections[0]}")
 
 
-# -- bad receipts, bad registrations, profile changes (issue 15: the models' teeth) ------------
+# -- bad receipts, bad registrations, profile changes ------------------------------------------
 
 
 def offer_bad_receipt(world: World, flaw: str) -> Any:

@@ -15,7 +15,7 @@ PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
     "a windows path": ("open D:\\data\\x", "absolute path"),
     "a windows share": ("\\\\fileserver\\share", "absolute path"),
     "a home directory by tilde": ("cd ~/notes", "home dir"),
-    # A home directory is an absolute path too; since issue 16 a path after any non-path character
+    # A home directory is an absolute path too; a path after any non-path character
     # (";" included) is found as one, and that category comes first (home_dir is still found).
     "a home directory after a semicolon": ("x;/home/alice", "absolute path"),
     "a mac home directory after a semicolon": ("x;/Users/bob", "absolute path"),
@@ -73,7 +73,7 @@ PRIVATE_SAMPLES: dict[str, tuple[str, str]] = {
     "a shell prompt": ("$ make test", "raw log"),
     "a root shell prompt": ("root@box:~# ls", "email"),  # root@box, an account on a machine, comes first
     "a python prompt": (">>> import os", "raw log"),
-    "an environment assignment": ("export MY_VAR=1", "environment value"),  # a bare MY_VAR=1 is configuration (issue 16)
+    "an environment assignment": ("export MY_VAR=1", "environment value"),  # a bare MY_VAR=1 is configuration, not a value
     "an environment expansion": ("uses $HOME_DIR", "environment value"),
     "a braced environment expansion": ("uses ${HOME}", "environment value"),
     "a windows environment expansion": ("in %USERPROFILE%", "environment value"),

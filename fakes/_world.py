@@ -14,11 +14,13 @@ import mmap
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fakes._baseline import NoHooksSUT
 from fakes._behaviours import BEHAVIOURS, CallContext
+from fakes._errors import FakeRejected
 from fakes._orchestrator import FakeOrchestrator, TurnResult
 from fakes._packets import (
     GENERIC_INTENT_KIND,
@@ -331,6 +333,35 @@ def is_reference(sut: Any) -> bool:
     return str(getattr(sut, "name", "")).startswith("reference") or isinstance(sut, ReferenceSUT)
 
 
+# The clauses a refused receipt is judged by when a scenario names none (§5.1 and its row, M03).
+INADMISSIBLE_CLAUSES: tuple[str, ...] = ("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03")
+
+
+@dataclass
+class Notes:
+    """What one step tells a later step of the same scenario, typed: the rejection a Given step
+    expects, what a host or provider step answered, the limit scenarios' own state."""
+
+    expected_rejection_path: str | None = None
+    expected_rejection_clause: str | tuple[str, ...] | None = None
+    inadmissible_clause: str | tuple[str, ...] | None = INADMISSIBLE_CLAUSES
+    kind_rejections: list[Rejection] = field(default_factory=list)
+    offered_rejections: list[Rejection] = field(default_factory=list)
+    long_hook_id: str | None = None
+    limits: dict[str, Any] | None = None
+    host_request: Any = None
+    host_request_about: Any = None
+    host_error: FakeRejected | None = None
+    provider_registry: Any = None
+    provider_answer: Any = None
+    provider_about: Any = None
+    provider_error: FakeRejected | None = None
+    rec_sink: Any = None
+    rec_ticket: Any = None
+    rec_crashed: bool = False
+    rec_retried: int = 0
+
+
 class World:
     SEED = 7
 
@@ -338,6 +369,7 @@ class World:
         # A seed-003 scenario reaches the SUT's turn seam when it offers one (else the testbed's).
         contracts = turn_contracts_of(sut) if turn_seam else None
         self.turn_seam = TurnSeamRecorder(contracts) if contracts is not None else None
+        self.notes = Notes()
         # The test producers compute identities with the SUT's own recipes when it offers them.
         self.id_recipes = id_recipes_of(sut)
         self._kinds_registered: set[str] = set()

@@ -19,12 +19,12 @@ from ._step_lookup import remember_step_lookups
 from .steps_checks import *  # noqa: F403
 from .steps_corpus import *  # noqa: F403
 from .steps_isolation import *  # noqa: F403
+from .steps_limits import *  # noqa: F403
 from .steps_models import *  # noqa: F403
-from .steps_mutation import *  # noqa: F403
+from .steps_outcome_report import *  # noqa: F403
+from .steps_samples import *  # noqa: F403
 from .steps_seed003 import *  # noqa: F403
 from .steps_setup import *  # noqa: F403
-from .steps_survivors import *  # noqa: F403
-from .steps_teeth import *  # noqa: F403
 from .steps_turns import *  # noqa: F403
 from .steps_writeback import *  # noqa: F403
 

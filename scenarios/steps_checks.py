@@ -432,8 +432,8 @@ def compact_failures(world: World) -> None:
 @then(parsers.parse('the registration of hook "{hook_id}" is rejected at the field it breaks'))
 def registration_rejected(world: World, hook_id: str) -> None:
     rejections = world.install_rejections.get(hook_id, [])
-    wanted = world.expected_rejection_path  # type: ignore[attr-defined]
-    clause = getattr(world, "expected_rejection_clause", None)
+    wanted = world.notes.expected_rejection_path
+    clause = world.notes.expected_rejection_clause
     judged: dict[str, Any] = {"rfc": clause} if clause else {"profile": "pwh's registration rules beyond the clauses of §6/§7"}
     expect(bool(rejections), "the registration rejected before any provider call", "the registration was accepted", **judged)
     if not rejections:
@@ -754,7 +754,7 @@ def _nothing_dispatched(world: World):
     calls = world.calls_per_outcome[-1] if world.calls_per_outcome else world.total_calls()
     # The When step that offered the source says which clause makes it inadmissible; None: only
     # pwh's reading does (then refusing it is a profile check).
-    clause = getattr(world, "inadmissible_clause", ("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03"))
+    clause = world.notes.inadmissible_clause
     judged: dict[str, Any] = {"rfc": clause} if clause else {"profile": "pwh refuses this source; the RFC does not say it must"}
     expect(calls == 0, "zero provider calls for an inadmissible source", f"{calls} call(s)", **judged)
     intents = [i for h in (outcome.hooks if outcome else ()) for i in h.intents]
@@ -824,7 +824,7 @@ def not_admitted_at(world: World, path: str) -> None:
 
 @then("the intent kind registration is rejected")
 def kind_rejected(world: World) -> None:
-    rejections = world.kind_rejections  # type: ignore[attr-defined]
+    rejections = world.notes.kind_rejections
     expect(bool(rejections), "the intent kind refused", "accepted", rfc=("§6.validated-before-call", "§8.known-schema"))
     if rejections:
         expect_code(
@@ -838,14 +838,14 @@ def kind_rejected(world: World) -> None:
 
 @then(parsers.parse('the intent kind registration is rejected at "{path}"'))
 def kind_rejected_at(world: World, path: str) -> None:
-    rejections = world.kind_rejections  # type: ignore[attr-defined]
+    rejections = world.notes.kind_rejections
     seen = rejections[0].path if rejections else None
     expect_equal(seen, path, "rejected path", profile="a rejection names the JSON path of the field it breaks")
 
 
 @then(parsers.parse('the offered registration is rejected at "{path}"'))
 def offered_rejected(world: World, path: str) -> None:
-    rejections = world.offered_rejections  # type: ignore[attr-defined]
+    rejections = world.notes.offered_rejections
     expect(bool(rejections), "the registration rejected before any provider call", "accepted", rfc="§6.validated-before-call")
     if rejections:
         expect_code(

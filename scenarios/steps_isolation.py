@@ -32,8 +32,8 @@ def _host_named_id() -> str:
 def host_named_hook(world: World) -> None:
     world.ensure_generic_kind()
     hook_id = world.private_values["host_hook_id"] = _host_named_id()
-    world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
-    world.expected_rejection_clause = None  # type: ignore[attr-defined]  # HOST_ID_READING: profile, not a clause
+    world.notes.expected_rejection_path = "$.hook_id"
+    world.notes.expected_rejection_clause = None  # HOST_ID_READING: profile, not a clause
     world.install_registration(hook_id, registration(hook_id))
 
 
@@ -64,7 +64,7 @@ _REF_RE = "|".join(map(re.escape, UNRESOLVABLE_REFS))
 @given(parsers.re(rf'the intent kind "(?P<kind>[a-z_.]+)" is registered with a payload schema whose \$ref is (?P<target>{_REF_RE})'))
 def kind_with_unresolvable_ref(world: World, kind: str, target: str) -> None:
     schema = {"type": "object", "properties": {"note": {"$ref": UNRESOLVABLE_REFS[target]}}}
-    world.kind_rejections = world.sut.register_intent_kind(kind, schema) or []  # type: ignore[attr-defined]
+    world.notes.kind_rejections = world.sut.register_intent_kind(kind, schema) or []
 
 
 # Profile values as a configuration file might spell them: each of the wrong type.

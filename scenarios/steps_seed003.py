@@ -44,13 +44,13 @@ FLAGS = ("declared", "installed", "enabled", "ready")
 def register_provider(world: World, flags: str, unset: str) -> None:
     on = {f.strip() for f in flags.replace(" and ", ",").split(",") if f.strip()}
     turn, about = world.turn("register_provider")
-    world.provider_answer = turn.register_provider("report_renderer", {f: f in on for f in FLAGS})  # type: ignore[attr-defined]
-    world.provider_about = about  # type: ignore[attr-defined]
+    world.notes.provider_answer = turn.register_provider("report_renderer", {f: f in on for f in FLAGS})
+    world.notes.provider_about = about
 
 
 @then(parsers.parse('the registry rejects the provider at "{path}"'))
 def provider_rejected(world: World, path: str) -> None:
-    answer, about = world.provider_answer, world.provider_about  # type: ignore[attr-defined]
+    answer, about = world.notes.provider_answer, world.notes.provider_about
     expect(
         not answer.registered,
         f"registration refused ({path} out of order)",
@@ -63,7 +63,7 @@ def provider_rejected(world: World, path: str) -> None:
 
 @then(parsers.parse('the provider is registered at stage "{stage}"'))
 def provider_stage(world: World, stage: str) -> None:
-    answer, about = world.provider_answer, world.provider_about  # type: ignore[attr-defined]
+    answer, about = world.notes.provider_answer, world.notes.provider_about
     expect(
         answer.registered,
         "the provider registered",
@@ -78,17 +78,17 @@ def provider_stage(world: World, stage: str) -> None:
 def skip_stage(world: World, target: str) -> None:
     registry = ProviderRegistry()
     registry.register("report_renderer", "periodic_report", ProviderState(True, False, False, False))
-    world.provider_registry = registry  # type: ignore[attr-defined]
+    world.notes.provider_registry = registry
     try:
         (registry.enable if target == "enabled" else registry.mark_ready)("report_renderer")
-        world.provider_error = None  # type: ignore[attr-defined]
+        world.notes.provider_error = None
     except FakeRejected as exc:
-        world.provider_error = exc  # type: ignore[attr-defined]
+        world.notes.provider_error = exc
 
 
 @then(parsers.parse('the move is refused with code "{code}" and the provider stays "{stage}"'))
 def move_refused(world: World, code: str, stage: str) -> None:
-    err = world.provider_error  # type: ignore[attr-defined]
+    err = world.notes.provider_error
     expect(
         err is not None and err.code == code,
         f"refused with {code}",
@@ -97,7 +97,7 @@ def move_refused(world: World, code: str, stage: str) -> None:
         about="testbed",
     )
     expect_equal(
-        world.provider_registry.stage("report_renderer"),  # type: ignore[attr-defined]
+        world.notes.provider_registry.stage("report_renderer"),
         stage,
         "stage",
         rfc=("seed003.lifecycle", "seed003.experiment-a"),
@@ -150,46 +150,46 @@ def recovery_hint(world: World, hint: str) -> None:
 @when("the orchestrator builds the host request for a Turn")
 def build_request(world: World) -> None:
     turn, about = world.turn("build_host_request")
-    world.host_request = turn.build_host_request(asdict(world.orch.plan()))  # type: ignore[attr-defined]
-    world.host_request_about = about  # type: ignore[attr-defined]
+    world.notes.host_request = turn.build_host_request(asdict(world.orch.plan()))
+    world.notes.host_request_about = about
 
 
 @then(parsers.parse('the request allows only the phases "{phases}"'))
 def request_phases(world: World, phases: str) -> None:
     wanted = tuple(p.strip() for p in phases.split(","))
-    view = world.host_request  # type: ignore[attr-defined]
+    view = world.notes.host_request
     expect_equal(
         view.allowed_phases,
         wanted,
         "allowed phases",
         rfc=("seed003.host-request", "seed003.request-contract"),
-        about=world.host_request_about,  # type: ignore[attr-defined]
+        about=world.notes.host_request_about,
     )
 
 
 @then("the request carries route, Todo, gate, scope, output schema, evidence requirements and stop and resume conditions")
 def request_fields(world: World) -> None:
-    view = world.host_request  # type: ignore[attr-defined]
+    view = world.notes.host_request
     missing = [bound for bound in PLAN_BOUNDS if bound not in view.carries]
     expect(
         not missing,
         "the request to carry every bound of the Turn",
         f"missing: {missing}",
         rfc=("seed003.host-request", "seed003.request-contract"),
-        about=world.host_request_about,  # type: ignore[attr-defined]
+        about=world.notes.host_request_about,
     )
 
 
 @then("the request has no state-write entry anywhere")
 def request_no_write(world: World) -> None:
-    view = world.host_request  # type: ignore[attr-defined]
+    view = world.notes.host_request
     bad = [p for p in view.key_paths if any(w in p.lower() for w in REQUEST_FORBIDDEN_KEYS)]
     expect(
         not bad,
         "no state-write, commit, journal, spend or callback entry",
         bad,
         rfc=("seed003.host-request", "seed003.request-contract"),
-        about=world.host_request_about,  # type: ignore[attr-defined]
+        about=world.notes.host_request_about,
     )
 
 
@@ -199,14 +199,14 @@ def host_handed_write_entry(world: World) -> None:
     request["journal_write_path"] = "state_entry"
     try:
         FakeHost([{}]).execute(request)
-        world.host_error = None  # type: ignore[attr-defined]
+        world.notes.host_error = None
     except FakeRejected as exc:
-        world.host_error = exc  # type: ignore[attr-defined]
+        world.notes.host_error = exc
 
 
 @then(parsers.parse('the host refuses the request with code "{code}"'))
 def host_refused(world: World, code: str) -> None:
-    err = world.host_error  # type: ignore[attr-defined]
+    err = world.notes.host_error
     expect(
         err is not None and err.code == code,
         f"refused with {code}",
@@ -339,20 +339,20 @@ def crashed_after_effect(world: World) -> None:
     decision = world.admission.admit(intent)
     ticket = world.admission.issue_ticket(intent["intent_id"], decision.granted_scope)
     sink.crash_after_effect = True
-    world.rec_sink, world.rec_ticket = sink, ticket  # type: ignore[attr-defined]
+    world.notes.rec_sink, world.notes.rec_ticket = sink, ticket
     try:
         sink.write("report_week_1", {"report_ref": "report_week_1"}, admission=ticket)
     except SimulatedProviderCrash:
-        world.rec_crashed = True  # type: ignore[attr-defined]
+        world.notes.rec_crashed = True
 
 
 @when(parsers.re(r"the effect is recovered by (?P<how>readback first|retrying blindly)"))
 def recover(world: World, how: str) -> None:
-    sink, ticket = world.rec_sink, world.rec_ticket  # type: ignore[attr-defined]
-    world.rec_retried = 0  # type: ignore[attr-defined]
+    sink, ticket = world.notes.rec_sink, world.notes.rec_ticket
+    world.notes.rec_retried = 0
 
     def retry() -> Any:
-        world.rec_retried += 1  # type: ignore[attr-defined]
+        world.notes.rec_retried += 1
         return sink.write("report_week_1", {"report_ref": "report_week_1"}, admission=ticket)
 
     (recover_effect if how == "readback first" else blind_retry_recover)("report_week_1", sink, retry)
@@ -361,16 +361,16 @@ def recover(world: World, how: str) -> None:
 @then(parsers.re(r"the sink holds the effect exactly (?P<n>once|twice)"))
 def effect_count(world: World, n: str) -> None:
     expect(
-        getattr(world, "rec_crashed", False),
+        world.notes.rec_crashed,
         "the provider to have crashed after its effect",
         "no crash",
         rfc=("seed003.readback-first", "seed003.FT-7"),
         about="testbed",
     )
-    count = world.rec_sink.effect_count("report_week_1")  # type: ignore[attr-defined]
+    count = world.notes.rec_sink.effect_count("report_week_1")
     expect_equal(count, {"once": 1, "twice": 2}[n], "effects applied", rfc=("seed003.readback-first", "seed003.FT-7"), about="testbed")
 
 
 @then(parsers.re(r"the effect was (?P<neg>not )?retried"))
 def retried(world: World, neg: str | None) -> None:
-    expect_equal(world.rec_retried > 0, not neg, "a retry happened", rfc=("seed003.readback-first", "seed003.FT-7"), about="testbed")  # type: ignore[attr-defined]
+    expect_equal(world.notes.rec_retried > 0, not neg, "a retry happened", rfc=("seed003.readback-first", "seed003.FT-7"), about="testbed")

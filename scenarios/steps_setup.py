@@ -129,15 +129,15 @@ def bad_registration(world: World, hook_id: str, flaw: str) -> None:
     reg = registration(hook_id, **change)
     if budget:
         reg["budget"] = {**reg["budget"], **budget}
-    world.expected_rejection_path = path  # type: ignore[attr-defined]
-    world.expected_rejection_clause = clause  # type: ignore[attr-defined]
+    world.notes.expected_rejection_path = path
+    world.notes.expected_rejection_clause = clause
     world.install_registration(hook_id, reg)
 
 
 @given(parsers.parse('hook "{hook_id}" is registered a second time'))
 def duplicate_registration(world: World, hook_id: str) -> None:
-    world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
-    world.expected_rejection_clause = "§6.validated-before-call"  # type: ignore[attr-defined]
+    world.notes.expected_rejection_path = "$.hook_id"
+    world.notes.expected_rejection_clause = "§6.validated-before-call"
     world.install_registration(hook_id, registration(hook_id))
 
 
@@ -187,7 +187,7 @@ def journal_file_changed(world: World, how: str) -> None:
 @given(parsers.parse('hook "{hook_id}" is registered with a provider that is not callable'))
 def not_callable(world: World, hook_id: str) -> None:
     world.ensure_generic_kind()
-    world.expected_rejection_path = "$"  # type: ignore[attr-defined]
+    world.notes.expected_rejection_path = "$"
     world.install_rejections[hook_id] = world.sut.install(registration(hook_id), "reports.hooks:run")
 
 
@@ -195,12 +195,12 @@ def not_callable(world: World, hook_id: str) -> None:
 def kind_twice(world: World, kind: str) -> None:
     first = world.sut.register_intent_kind(kind, {"type": "object"})
     second = world.sut.register_intent_kind(kind, {"type": "object", "required": ["x"]})
-    world.kind_rejections = (first or []) + (second or [])  # type: ignore[attr-defined]
+    world.notes.kind_rejections = (first or []) + (second or [])
 
 
 @given(parsers.parse('the intent kind "{kind}" is registered with a payload schema that is not a schema'))
 def kind_bad_schema(world: World, kind: str) -> None:
-    world.kind_rejections = world.sut.register_intent_kind(kind, {"type": "no-such-type"}) or []  # type: ignore[attr-defined]
+    world.notes.kind_rejections = world.sut.register_intent_kind(kind, {"type": "no-such-type"}) or []
 
 
 _SHAPES = {
@@ -212,4 +212,4 @@ _SHAPES = {
 @given(parsers.re(r"a registration that is (?P<shape>a list|an object with a NaN budget) is offered"))
 def odd_registration(world: World, shape: str) -> None:
     world.ensure_generic_kind()
-    world.offered_rejections = world.sut.install(_SHAPES[shape](), lambda i: None)  # type: ignore[attr-defined]
+    world.notes.offered_rejections = world.sut.install(_SHAPES[shape](), lambda i: None)

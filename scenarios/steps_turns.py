@@ -164,7 +164,7 @@ def private_receipt_id(world: World) -> None:
     # §7 asks that source identities be public-safe, not that such a receipt be refused: an
     # implementation may hash it away. That nothing private reaches a hook or the journal is the
     # RFC check; the refusal itself is pwh's reading.
-    world.inadmissible_clause = None  # type: ignore[attr-defined]
+    world.notes.inadmissible_clause = None
     world.dispatch_direct(source(1, receipt_id=world.private_values["credential"]))
 
 
@@ -214,5 +214,5 @@ def malformed_receipt(world: World, shape: str) -> None:
     if shape == "a completion carrying a replan transition":
         # §7 has core choose the projection per event kind; that a mismatched one must be refused
         # is pwh's reading of M10/M11, not a clause.
-        world.inadmissible_clause = None  # type: ignore[attr-defined]
+        world.notes.inadmissible_clause = None
     world.dispatch_direct(_receipt_shapes()[shape])

@@ -311,7 +311,7 @@ def wb_replay_noop(world: World) -> None:
 
 @then("nothing of the crashed commit's dispatch was recorded twice or half before recovery")
 def wb_nothing_before_recovery(world: World) -> None:
-    # As at the dispatcher seam (steps_teeth.records_before_recovery): §14 and §9 allow one commit
+    # As at the dispatcher seam (steps_limits.records_before_recovery): §14 and §9 allow one commit
     # per dispatch identity or one for every hook of a receipt; under both, no record is half
     # written and no identity is recorded twice. That none landed before the crash is profile.
     before = world.__dict__["records_before_recovery"]

@@ -397,14 +397,14 @@ def test_the_layer_check_sees_an_upward_import() -> None:
         "pwh.capabilities.x": {"pwh._suts.seam"},
         "pwh._bench.workloads": {"pwh._reliability.rig"},
         "pwh._cli": {"pwh._bench.workloads"},
-        "pwh._suts.reference": {"pwh._suts.mutants._classic"},
+        "pwh._suts.reference": {"pwh._suts.mutants._one_method"},
         "fakes._world": {"pwh._campaigns.soak"},
     }
     assert layer_violations(graph) == [
         "fakes._world (fakes) imports pwh._campaigns.soak (campaigns)",
         "pwh._bench.workloads (bench) imports pwh._reliability.rig (reliability)",
         "pwh._core.a (core) imports pwh._harness.gate (harness)",
-        "pwh._suts.reference (suts) imports pwh._suts.mutants._classic (mutants)",
+        "pwh._suts.reference (suts) imports pwh._suts.mutants._one_method (mutants)",
         "pwh._suts.seam (suts) imports pwh._bench.workloads (bench)",
         "pwh.capabilities.x (capabilities) imports pwh._suts.seam (suts)",
     ]

@@ -66,6 +66,30 @@ def _no_wake() -> None:
     """A runner without ``wake`` (one of another shape) has nothing to wake."""
 
 
+# The private methods a deliberately broken dispatcher (the mutant library, pwh/_suts/mutants) may
+# override: each holds one decision the RFC constrains, so a mutant breaks one rule by replacing one
+# of them. They are a seam like the public ones: renaming one, or changing what it takes, changes
+# what the mutants can express (tests/core/test_mutation_seam.py holds the mutants to this list).
+MUTATION_SEAM: tuple[str, ...] = (
+    "_accept_fast",
+    "_admitted_hooks",
+    "_boundary_rejection",
+    "_call_spec",
+    "_fail",
+    "_finish_hook",
+    "_free_slots",
+    "_hook_id_refusal",
+    "_judge_in_full",
+    "_prepare_hook",
+    "_receipt",
+    "_receipt_id_refusal",
+    "_record",
+    "_registration_over_ceilings",
+    "_take_slots",
+    "_validate",
+)
+
+
 class Dispatcher:
     """Dispatch one committed receipt to every admitted hook."""
 

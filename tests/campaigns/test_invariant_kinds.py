@@ -45,7 +45,7 @@ from pwh._campaigns.models.invariants import (
 from pwh._campaigns.models.language import DUPLICATE, bad_registration_flaws
 from pwh._harness.clauses import CLAUSES_BY_ID, UnknownClause, citation_ids
 from pwh._suts.mutants import MUTANTS
-from pwh._suts.mutants._classic import _ReplayCallsProvider
+from pwh._suts.mutants._one_method import _ReplayCallsProvider
 
 HERE = "tests.campaigns.test_invariant_kinds"
 SETUP: dict[str, Any] = {"op": "setup", "ceiling": None, "segment": 3}
@@ -277,7 +277,7 @@ PROFILE_MUTANTS: dict[str, tuple[str, list[dict[str, Any]]]] = {
 
 
 def test_every_profile_mutant_of_the_models_is_here() -> None:
-    from pwh._suts.mutants import _models
+    from pwh._suts.mutants import _invariants as _models
 
     ours = {name for name, m in MUTANTS.items() if m.caught_by == ("profile",) and m.factory.__module__ == _models.__name__}
     assert ours == set(PROFILE_MUTANTS)

@@ -26,7 +26,7 @@ import pytest
 from pwh import BoundaryScanner, Dispatcher, Finding, ReferenceSUT
 from pwh._core.boundary import credential_values
 from pwh._harness.gate import Pick, run_gate
-from pwh._suts.mutants._classic import _LowerNestingBound, _nesting
+from pwh._suts.mutants._one_method import _LowerNestingBound, _nesting
 
 FEATURES = Path(__file__).resolve().parents[2] / "features"
 HERE = __name__

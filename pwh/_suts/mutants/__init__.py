@@ -13,10 +13,10 @@ from typing import Any
 from pwh._suts.mutants._registry import MUTANTS, Mutant, mutant
 
 from . import (
-    _classic,  # noqa: F401  (registers its mutants)
-    _models,  # noqa: F401  (registers the models' mutants)
+    _invariants,  # noqa: F401  (one per model invariant)
+    _limits,  # noqa: F401  (one per limit scenario: both sides of a limit, whole records, late answers)
+    _one_method,  # noqa: F401  (the reference with one method replaced, one per matrix rule)
     _semantic,  # noqa: F401  (registers the semantic mutants: one rule kept on one path, kind or position only)
-    _teeth,  # noqa: F401  (registers its mutants)
     _writeback,  # noqa: F401  (registers the writeback wiring's mutants)
 )
 

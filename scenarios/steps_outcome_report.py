@@ -1,5 +1,4 @@
-"""Steps for the scenarios written to kill the open survivors of the mutation campaign (``pwh
-mutate``, tests/mutation/survivors.md): what a dispatch outcome reports about how each hook's
+"""What a dispatch outcome reports about how each hook's
 receipt came about (attempts, replayed, recorded), what a journal-error outcome still names, what a
 conflict reports, and that every rejection carries a stable code and a non-empty, public-safe
 reason. Each is pwh's reading of the seam (profile) unless a clause requires it; none judges the
@@ -204,7 +203,7 @@ FINE_GRAINED_LANES = {
     )
 )
 def hook_with_fine_grained_token(world: World, hook_id: str, lane: str) -> None:
-    from .steps_mutation import _install_with_detail
+    from .steps_samples import _install_with_detail
 
     _install_with_detail(world, hook_id, FINE_GRAINED_LANES[lane])
 

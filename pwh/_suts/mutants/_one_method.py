@@ -1,5 +1,4 @@
-"""The first hand-written mutants: the reference with one method replaced, each breaking exactly
-one rule of the RFC (registered in :data:`pwh._suts.mutants.MUTANTS`)."""
+"""The reference with one method replaced, each breaking exactly one rule of the RFC (registered in :data:`pwh._suts.mutants.MUTANTS`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Mutants for the teeth scenarios (issue 15, item 4): for each new scenario, the one wrong
-implementation that passed the matrix before it, made by replacing one step of the reference.
+"""Mutants for the limit scenarios (features/*_limits.feature): for each, the one wrong
+implementation that would pass the matrix without it, made by replacing one step of the reference.
 
 Each is registered in :data:`pwh._suts.mutants.MUTANTS` with the row it breaks; the scenario
 that catches it is named in its docstring line (features/*_limits.feature).
@@ -155,7 +155,7 @@ class _LenientTokenBounds(ReferenceSUT):
 # Profile mutants: they break pwh's own numbers (the core ceilings, 8 intent kinds, 64-character
 # id segments), which no RFC clause fixes, so only a profile divergence can catch them. They are not
 # in MUTANTS (its instruments judge RFC verdicts); run one with
-#   pwh gate --sut pwh._suts.mutants._teeth:NAME --rows M02 --fail-on-profile   (exit 1)
+#   pwh gate --sut pwh._suts.mutants._limits:NAME --rows M02 --fail-on-profile   (exit 1)
 PROFILE_MUTANTS: dict[str, str] = {
     "budget_clamped": "M02",  # a max_intents_per_dispatch over the ceiling, or zero, clamped instead of rejected
     "token_bounds_exclusive": "M02",  # 8 intent kinds, or a 64-character hook-id segment, refused
@@ -698,7 +698,7 @@ def records_exception_type(**kw: Any) -> ReferenceSUT:
     return _adapter("records_exception_type", dispatcher_class=_RecordsExceptionType)(**kw)
 
 
-# -- issue 16: slots a failed hook must not take, ids that must not reach the journal ----------------
+# -- slots a failed hook must not take, ids that must not reach the journal -----------------------
 
 
 class _FailedHookTakesSlot(Dispatcher):

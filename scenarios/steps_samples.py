@@ -1,7 +1,6 @@
-"""Steps for the scenarios written to kill the mutants that survived the matrix (``pwh mutate``,
-tests/mutation/survivors.md). They judge what the SUT does with a named sample text: a hook that
-proposes an intent carrying it, or a committed receipt whose Todo identity is it. The samples are
-named (the feature files stay readable and need no escaping of pipes, quotes or newlines)."""
+"""What the SUT does with a named sample text (fakes/_private_samples.py): a hook that proposes an
+intent carrying it, or a committed receipt whose Todo identity is it. The samples are named, so
+the feature files stay readable and need no escaping of pipes, quotes or newlines."""
 
 from __future__ import annotations
 

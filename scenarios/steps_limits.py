@@ -1,4 +1,4 @@
-"""Steps with teeth (issue 15, item 4): both sides of every numeric limit, whole-record and
+"""Steps for the limit scenarios: both sides of every numeric limit, whole-record and
 whole-packet comparisons, late answers, the journal between a crash and its recovery.
 
 Every hook keeps a copy of each answer it gave (``World.keep_answer``, in
@@ -52,10 +52,10 @@ def canonical(value: Any) -> bytes:
 
 
 def _state(world: World) -> dict[str, Any]:
-    state = getattr(world, "teeth", None)
+    state = world.notes.limits
     if state is None:
         state = {"registrations": {}, "arrived": {}, "kept": {}, "noted": None, "errors": {}}
-        world.teeth = state  # type: ignore[attr-defined]
+        world.notes.limits = state
     return state
 
 
@@ -326,7 +326,7 @@ _BUDGET_FIELDS = "max_invocations_per_dispatch|max_intents_per_dispatch|max_resu
 @given(parsers.re(rf"hook {HOOK} is registered with its (?P<field>{_BUDGET_FIELDS}) budget at (?P<value>\d+)"))
 def budget_at(world: World, hook_id: str, field: str, value: str) -> None:
     reg = registration(hook_id, budget={field: int(value)})
-    world.expected_rejection_path = f"$.budget.{field}"  # type: ignore[attr-defined]
+    world.notes.expected_rejection_path = f"$.budget.{field}"
     _install(world, hook_id, lambda i, c: proposed(intent_for(i)), reg, must_install=False)
 
 
@@ -336,15 +336,15 @@ def many_intent_kinds(world: World, hook_id: str, n: int) -> None:
     kinds = [GENERIC_INTENT_KIND] + [f"synthetic.kind_{k}" for k in range(1, n)]
     for kind in kinds[1:]:
         world.sut.register_intent_kind(kind, GENERIC_PAYLOAD_SCHEMA)
-    world.expected_rejection_path = "$.intent_kinds"  # type: ignore[attr-defined]
+    world.notes.expected_rejection_path = "$.intent_kinds"
     _install(world, hook_id, lambda i, c: proposed(intent_for(i)), registration(hook_id, intent_kinds=kinds), must_install=False)
 
 
 @given(parsers.parse("a hook is registered whose hook id has a segment of {n:d} characters"))
 def long_hook_segment(world: World, n: int) -> None:
     hook_id = "a." + "r" * n
-    world.long_hook_id = hook_id  # type: ignore[attr-defined]
-    world.expected_rejection_path = "$.hook_id"  # type: ignore[attr-defined]
+    world.notes.long_hook_id = hook_id
+    world.notes.expected_rejection_path = "$.hook_id"
     reg = registration(hook_id, capability_id="a")
     _install(world, hook_id, lambda i, c: proposed(intent_for(i)), reg, must_install=False)
 
@@ -691,7 +691,7 @@ def not_admitted_nothing_recorded(world: World) -> None:
     outcome and an empty journal, is pwh's reading: refusing it hook by hook (each refused before
     any call, nothing proposed) satisfies the same clauses."""
     outcome = _nothing_dispatched(world)
-    clause = getattr(world, "inadmissible_clause", ("§5.1.identity", "§5.1.same-effect", "§5.1.committed", "§5.1.durable", "§12.M03"))
+    clause = world.notes.inadmissible_clause
     judged: dict[str, Any] = {"rfc": clause} if clause else {"profile": "pwh refuses this source; the RFC does not say it must"}
     recorded = [i for r in world.journal() for i in r.get("intents", []) or []]
     expect(not recorded, "no intent on record for an inadmissible source", f"{len(recorded)} intent(s) recorded", **judged)
@@ -711,7 +711,8 @@ def not_admitted_nothing_recorded(world: World) -> None:
 
 @then(parsers.re(r"the hook whose id has a (?P<n>\d+)-character segment (?P<verdict>is installed|is rejected at the field it breaks)"))
 def long_segment_verdict(world: World, n: str, verdict: str) -> None:
-    hook_id = world.long_hook_id  # type: ignore[attr-defined]
+    hook_id = world.notes.long_hook_id
+    assert hook_id is not None, "a long-segment hook is installed by an earlier step"
     rejections = world.install_rejections.get(hook_id, [])
     if verdict == "is installed":
         expect(not rejections, f"a {n}-character segment accepted", [r.path for r in rejections], profile=BOUND_READING)
