@@ -246,3 +246,18 @@ def test_findings_never_go_to_an_adapters_private_temp_dir(monkeypatch: pytest.M
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert counterexample_dir() == before and tmp_path not in counterexample_dir().parents
+
+
+def test_the_differential_soak_runs_on_workers_and_merges_their_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers run any engine under the one driver: two differential soaks at once, one summary."""
+    from pwh._campaigns.distribute.workers import soak_workers
+
+    monkeypatch.setenv("PWH_COUNTEREXAMPLES", str(tmp_path))
+    lines: list[str] = []
+    merged = soak_workers(None, "reference", 1, 2, against=UNCOMMITTED, examples=30, out=lines.append, swarm=True)
+    assert merged["workers"] == 2 and len(merged["per_worker"]) == 2 and merged["against"] == UNCOMMITTED
+    assert merged["examples"] == sum(w["examples"] for w in merged["per_worker"]) >= 60  # each worker spends its 30
+    assert merged["divergences"], "neither worker parted from a SUT that dispatches uncommitted receipts"
+    assert all(d["worker"] in (1, 2) and d["times"] >= 1 for d in merged["divergences"])
+    assert any(line.startswith("pwh soak: 2 workers done in") for line in lines)
+    assert all(str(tmp_path) in p for p in merged["counterexamples"])

@@ -1,7 +1,8 @@
 """``pwh soak --workers N``: N soaks at once, one process each, merged into one summary.
 
-Each worker is a fresh ``spawn`` process that runs :func:`~pwh._campaigns.soak.soak` with the
-same budget (minutes, or examples each, or both) and its own seed, derived from the soak's seed
+Each worker is a fresh ``spawn`` process that runs one campaign engine under the one driver (the
+models' :func:`~pwh._campaigns.soak.soak`, or with ``against`` the differential
+:func:`~pwh._campaigns.differential.differential_soak`) with the same budget (minutes, or examples each, or both) and its own seed, derived from the soak's seed
 and the worker's index (:func:`worker_seed`), so the whole run is reproducible from the one seed
 printed first. Workers share the example database (Hypothesis's directory database is safe across
 processes) and the counterexample directory; their lines are prefixed ``[w1]``, ``[w2]``... The parent merges what
@@ -48,19 +49,29 @@ def soak_workers(
     seed: int | None,
     workers: int,
     *,
+    against: str | None = None,
     out: Callable[[str], None] = print,
     **options: Any,
 ) -> dict[str, Any]:
-    """Run ``workers`` soaks of ``sut`` at once (``options`` as :func:`soak` takes them); return the
-    merged summary, with ``workers``, ``worker_seeds`` and each worker's own counts and PID."""
+    """Run ``workers`` soaks of ``sut`` at once (``options`` as :func:`soak` takes them, or as
+    :func:`differential_soak` does with ``against``); return the merged summary, with ``workers``,
+    ``worker_seeds`` and each worker's own counts and PID."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     check_budget(minutes, options.get("examples"))
-    _keeps_journal_on_disk(sut)  # a SUT that cannot load fails here, once, before any worker starts
+    if against is None:
+        _keeps_journal_on_disk(sut)  # a SUT that cannot load fails here, once, before any worker starts
+    else:
+        from pwh._campaigns.models.machine import _probe_sut
+
+        if against == sut:
+            raise ValueError("--against must name another SUT than --sut")
+        for name in (sut, against):
+            _probe_sut(name, {}, False)
     seed = secrets.randbelow(2**32) if seed is None else seed
     seeds = [worker_seed(seed, i) for i in range(workers)]
     out(f"pwh soak: seed {seed}, {workers} workers (seeds {', '.join(map(str, seeds))})")
-    jobs = [(i, minutes, sut, s, options) for i, s in enumerate(seeds)]
+    jobs = [(i, minutes, sut, s, {**options, **({"against": against} if against else {})}) for i, s in enumerate(seeds)]
     from pwh._harness.paths import fast_tmp
 
     run_dir = tempfile.mkdtemp(prefix="pwh-soak-", dir=fast_tmp())
@@ -78,9 +89,62 @@ def soak_workers(
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     coverage = Coverage.merge_all([c for _, c in results])
+    if against is not None:
+        merged = merge_differential(seed, [s for s, _ in results], coverage)
+        report_differential(merged, coverage, out, f"{workers} workers")
+        return merged
     summary = merge_summaries(seed, [s for s, _ in results], coverage)
     report_merged(summary, coverage, out, f"{workers} workers", "worker ")
     return summary
+
+
+def merge_differential(seed: int, summaries: list[dict[str, Any]], coverage: Coverage) -> dict[str, Any]:
+    """One differential summary from the workers' (in worker order): counts summed, one divergence
+    per kind with the times each was found and the worker that found it first."""
+    first = summaries[0]
+    found: dict[str, dict[str, Any]] = {}
+    profile_only: dict[str, dict[str, Any]] = {}
+    for index, s in enumerate(summaries, 1):
+        for d in s["divergences"]:
+            if d["key"] in found:
+                found[d["key"]]["times"] += d["times"]
+            else:
+                found[d["key"]] = {**d, "worker": index}
+        for key, kept in s["profile_only"].items():
+            mine = profile_only.setdefault(key, {"times": 0, "example": kept["example"]})
+            mine["times"] += kept["times"]
+    totals = ("rounds", "examples", "steps", "steps_compared", "steps_not_compared")
+    return {
+        **{k: first[k] for k in ("sut", "against", "minutes", "max_examples", "profile", "swarm")},
+        "seed": seed,
+        "workers": len(summaries),
+        "worker_seeds": [s["seed"] for s in summaries],
+        "per_worker": [
+            {"worker": i, "seed": s["seed"], "pid": s["pid"], "elapsed_s": s["elapsed_s"], **{k: s[k] for k in totals}}
+            for i, s in enumerate(summaries, 1)
+        ],
+        "elapsed_s": max(s["elapsed_s"] for s in summaries),
+        **{k: sum(s[k] for s in summaries) for k in totals},
+        "divergences": list(found.values()),
+        "profile_only": dict(sorted(profile_only.items())),
+        "counterexamples": [p for s in summaries for p in s["counterexamples"]],
+        "coverage": coverage.to_json(),
+    }
+
+
+def report_differential(summary: dict[str, Any], coverage: Coverage, out: Callable[[str], None], ran: str) -> None:
+    """The end of a merged differential run: the merged coverage, the counts, each divergence."""
+    for line in coverage.lines(invariants=False):
+        out(line)
+    out(
+        f"pwh soak: {ran} done in {summary['elapsed_s']:.0f} s: {summary['rounds']} rounds, {summary['examples']} examples, "
+        f"{summary['steps']} steps, {summary['steps_compared']} compared ({summary['steps_not_compared']} refused by one SUT), "
+        f"{len(summary['divergences'])} RFC divergence(s), {len(summary['profile_only'])} kind(s) of profile-only difference"
+    )
+    for d in summary["divergences"]:
+        out(f"  RFC: {d['key']}: found {d['times']} time(s), first by worker {d['worker']}")
+    for key, kept in summary["profile_only"].items():
+        out(f"  profile only: {key}: {kept['times']} step(s)")
 
 
 def report_merged(summary: dict[str, Any], coverage: Coverage, out: Callable[[str], None], ran: str, by: str) -> None:
@@ -180,5 +244,11 @@ def _run_worker(job: tuple[int, float | None, str, int, dict[str, Any]]) -> tupl
         print(prefix + line, flush=True)
 
     coverage = Coverage()
-    summary = soak(minutes, sut, seed, out=out, coverage=coverage, **options)
+    against = options.pop("against", None)
+    if against is not None:
+        from pwh._campaigns.differential import differential_soak
+
+        summary = differential_soak(minutes, sut, against, seed, out=out, coverage=coverage, **options)
+    else:
+        summary = soak(minutes, sut, seed, out=out, coverage=coverage, **options)
     return {**summary, "pid": os.getpid()}, coverage
