@@ -335,9 +335,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "mutants": ("pwh._suts.mutants",),
     "campaigns": ("pwh._campaigns",),
     "scenarios": ("scenarios",),
-    "top": ("pwh.__main__", "pwh._cli"),
+    "top": ("pwh.__main__", "pwh._cli"),  # the CLI package: pwh._cli and its verb modules
 }
-EXACT = {"api", "top"}
+EXACT = {"api"}
 _BELOW_API = {"core", "suts", "harness"}
 MAY_IMPORT: dict[str, set[str]] = {
     "core": {"core"},

@@ -19,11 +19,9 @@ versions, ids, scores, paths, host names, transcripts, logs, split tokens), priv
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterable
 from importlib import resources
-from pathlib import Path
 from typing import Any, Protocol
 
 __all__ = ["CORPUS_FILES", "FP_TARGET", "load_corpus", "measure", "misses", "render_corpus"]
@@ -170,40 +168,3 @@ def load_entries(path: str) -> list[dict[str, Any]]:
             raise ValueError(f"line {number}: each entry needs a kind")
         entries.append(entry)
     return entries
-
-
-def add_corpus_command(sub: argparse._SubParsersAction) -> None:
-    """``pwh corpus [CORPUS.jsonl] [--json]``: this module's own verb, added to the one CLI."""
-    p = sub.add_parser("corpus", help="measure the boundary scanner on a labelled corpus (the shipped one, or one kept apart)")
-    p.add_argument(
-        "corpus", metavar="CORPUS.jsonl", nargs="?", help="one JSON object a line: value, label (private|legitimate), kind[, field]"
-    )
-    p.add_argument("--json", action="store_true", help="print the rates as JSON instead of the table")
-    p.set_defaults(handler=run_corpus_command)
-
-
-def run_corpus_command(args: argparse.Namespace) -> int:
-    """0 every target met; 1 a target missed; 2 the corpus could not be read (one line, its name only)."""
-    import sys
-
-    from pwh._core.boundary import BoundaryScanner
-    from pwh._harness.gate_error import GateError
-
-    entries = None
-    if args.corpus:
-        try:
-            entries = load_entries(args.corpus)
-        except GateError as exc:  # not a regular file, too large, unreadable: one line naming it
-            print(f"pwh corpus: error: {exc}", file=sys.stderr)
-            return 2
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            why = (
-                exc.strerror
-                if isinstance(exc, OSError) and exc.strerror
-                else ("not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc))
-            )
-            print(f"pwh corpus: error: {Path(args.corpus).name}: {why}", file=sys.stderr)
-            return 2
-    rates = measure(BoundaryScanner(), entries)
-    print(json.dumps(rates, indent=2, sort_keys=True) if args.json else "\n".join(render_corpus(rates)))
-    return 0 if rates["target_met"] else 1

@@ -18,11 +18,8 @@ Regenerate a committed file from a verdict with::
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from pwh._harness.rules import RULE_IDS, RULES_BY_ID
@@ -66,7 +63,7 @@ def observed_divergences(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
 _TEXT_FIELDS = ("id", "scenario", "params", "outcome", "profile", "counts_for", "clause", "expected", "seen", "reason")
 
 
-def _shape_problem(verdict: Any) -> str | None:
+def shape_problem(verdict: Any) -> str | None:
     """What in a verdict's shape :func:`observed_divergences` cannot read (the field), or None."""
     if not isinstance(verdict, dict) or not isinstance(verdict.get("scenarios"), list):
         return "scenarios is not a list"
@@ -126,51 +123,3 @@ def replace_readme_block(text: str, verdict: Mapping[str, Any]) -> str:
     if not found or end not in rest:
         raise ValueError(f"the README has no generated block for {sut!r}")
     return head + readme_block(verdict) + rest.partition(end)[2]
-
-
-def add_divergences_command(sub: argparse._SubParsersAction) -> None:
-    """``pwh divergences``: this package's own verb, added to the one CLI (pwh._cli)."""
-    p = sub.add_parser("divergences", help="render the divergences of a saved verdict (and refresh the README's verdict table)")
-    p.add_argument("verdict", metavar="VERDICT.json", help="a verdict written by pwh gate --json")
-    p.add_argument("out", metavar="OUT.json", nargs="?", help="where to write the divergences (default: standard output)")
-    p.add_argument("--readme", metavar="README.md", help="also replace that README's generated verdict table for the verdict's SUT")
-    p.set_defaults(handler=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    from pwh._harness.gate_error import GateError
-    from pwh._harness.paths import read_json_file
-
-    try:
-        verdict = read_json_file(args.verdict, what="pwh gate verdict")  # bounded in size and depth, never a FIFO
-    except GateError as exc:
-        print(f"pwh divergences: error: {exc}", file=sys.stderr)
-        return 2
-    try:
-        problem = _shape_problem(verdict)
-        if problem:
-            raise ValueError(f"not a pwh gate verdict — {problem}")
-        if args.readme is not None:
-            readme = Path(args.readme)
-            readme.write_text(replace_readme_block(readme.read_text("utf-8"), verdict), "utf-8")
-    except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).split(":")[0]
-        print(f"pwh divergences: error: {why} ({Path(getattr(exc, 'filename', None) or args.verdict).name})", file=sys.stderr)
-        return 2
-    sut = str(verdict.get("sut", ""))
-    text = render(observed_divergences(verdict), sut=sut, sut_version=_version_of(sut))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text, "utf-8")
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
-def _version_of(sut: str) -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version(sut)
-    except (metadata.PackageNotFoundError, ValueError):
-        return ""

@@ -20,7 +20,6 @@ This is harness, not core: it imports neither ``scenarios`` nor ``tests``, and m
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib.metadata
 import importlib.util
@@ -35,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 RESULTS_DIR = Path("tests") / "mutation"
 COMMAND = "pwh mutate"
 
@@ -70,35 +68,15 @@ def status_of(exit_code: int | None) -> str:
     return _STATUS.get(exit_code, "suspicious")
 
 
-def add_mutation_command(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mutate", help="mutation campaign over the dispatcher core, judged by the matrix and the quick models")
-    p.add_argument("--max-children", type=int, default=2, help="mutants run at once (default 2)")
-    p.add_argument("--resume", action="store_true", help="keep mutants/ and mutmut's cached results (default: a fresh campaign)")
-    p.add_argument(
-        "--only",
-        metavar="FILE",
-        help="re-run only the mutants named in FILE (one a line, e.g. survivors); the rest keep their cached results (implies --resume)",
-    )
-    p.add_argument(
-        "--within",
-        metavar="FILE",
-        help="the mutants named in FILE (e.g. the seeded sample) that this run did not check keep"
-        " the outcome the committed survivors.md gives them (a mutant of FILE it does not list was killed): for --only on a fresh mutants/",
-    )
-    p.add_argument("--report-only", action="store_true", help="do not run: write score.json and survivors.md from mutants/")
-    p.add_argument("--partial", action="store_true", help="label the results partial (a campaign stopped before every mutant ran)")
-    p.set_defaults(handler=_mutate)
-
-
 def _root() -> Path:
     root = Path(__file__).resolve().parents[2]
     if not (root / "pyproject.toml").is_file() or not (root / "features").is_dir():
-        raise _Stop("pwh mutate runs from a source checkout (pyproject.toml and features/ beside pwh/)")
+        raise MutationError("pwh mutate runs from a source checkout (pyproject.toml and features/ beside pwh/)")
     return root
 
 
-class _Stop(Exception):
-    pass
+class MutationError(Exception):
+    """The campaign could not run (``pwh mutate`` says why in one line, exit 2)."""
 
 
 def _config(root: Path) -> dict[str, Any]:
@@ -106,49 +84,51 @@ def _config(root: Path) -> dict[str, Any]:
     try:
         return data["tool"]["mutmut"]
     except KeyError:
-        raise _Stop("pyproject.toml has no [tool.mutmut] section") from None
+        raise MutationError("pyproject.toml has no [tool.mutmut] section") from None
 
 
-def _mutate(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except _Stop as exc:
-        print(f"pwh mutate: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-
-
-def _run(args: argparse.Namespace) -> int:
+def run_campaign(
+    *,
+    max_children: int = 2,
+    resume: bool = False,
+    only: str | None = None,
+    within: str | None = None,
+    report_only: bool = False,
+    partial: bool = False,
+) -> dict[str, Any]:
+    """Run mutmut (unless ``report_only``), then write ``score.json`` and ``survivors.md`` and
+    return the score; :class:`MutationError` when the campaign cannot run."""
     if importlib.util.find_spec("mutmut") is None:
-        raise _Stop("mutmut is not installed; install the extra: python3 -m pip install -e '.[mutation]'")
+        raise MutationError("mutmut is not installed; install the extra: python3 -m pip install -e '.[mutation]'")
     root = _root()
     cfg = _config(root)
-    if not args.report_only:
+    if not report_only:
         names: list[str] = []
-        if args.only:
-            names = [n.strip() for n in Path(args.only).read_text("utf-8").split() if n.strip()]
-        elif not args.resume:
+        if only:
+            names = [n.strip() for n in Path(only).read_text("utf-8").split() if n.strip()]
+        elif not resume:
             shutil.rmtree(root / "mutants", ignore_errors=True)
         # Only the plugins the matrix needs, as `pwh gate` runs it (pytest_bdd is named in the config).
         env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PWH_SUT": "reference"}
         env.pop("PWH_FEATURES", None)
-        cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children), *names]
+        cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *names]
         proc = subprocess.run(cmd, cwd=root, env=env, stdin=subprocess.DEVNULL)
         if proc.returncode not in (0, 1):
             print(f"pwh mutate: mutmut ended with exit {proc.returncode}; writing what it recorded", file=sys.stderr)
     mutants = collect(root, cfg)
     if not mutants:
-        raise _Stop("no mutmut results in mutants/ (run without --report-only first)")
+        raise MutationError("no mutmut results in mutants/ (run without --report-only first)")
     survivors_md = root / RESULTS_DIR / "survivors.md"
     previous = parse_survivors(survivors_md.read_text("utf-8")) if survivors_md.exists() else {}
-    if args.within:
-        within = {n.strip() for n in Path(args.within).read_text("utf-8").split() if n.strip()}
-        mutants = carry_over(mutants, within, previous)
+    if within:
+        named = {n.strip() for n in Path(within).read_text("utf-8").split() if n.strip()}
+        mutants = carry_over(mutants, named, previous)
     entries = survivor_entries(root, mutants, previous)
-    partial = args.partial or any(m.status == "not checked" for m in mutants)
-    selection = f"only the mutants named in {args.only}" if args.only else ("every mutant" if not partial else "a campaign stopped early")
-    if args.within:
-        selection = f"only the mutants named in {args.within}" + (
-            f" (those in {args.only} re-run, the rest carried over from the previous results)" if args.only else ""
+    partial = partial or any(m.status == "not checked" for m in mutants)
+    selection = f"only the mutants named in {only}" if only else ("every mutant" if not partial else "a campaign stopped early")
+    if within:
+        selection = f"only the mutants named in {within}" + (
+            f" (those in {only} re-run, the rest carried over from the previous results)" if only else ""
         )
     score = score_json(cfg, mutants, entries, partial=partial, selection=selection)
     (root / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
@@ -160,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
         f" ({c['survived']} survived, {c['no_tests']} reached by no test, {c['timeout']} timed out);"
         f" written to {RESULTS_DIR}/score.json and survivors.md"
     )
-    return EXIT_OK if score["score"] >= score["target"] else EXIT_FAILED
+    return score
 
 
 @dataclass

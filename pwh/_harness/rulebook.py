@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pwh._harness.clauses import CLAUSES, CLAUSES_BY_ID, citation_ids
-from pwh._harness.rule_paths import paths_document, paths_markdown, paths_text
 from pwh._harness.rules import RULES
 
 __all__ = ["NAMED_RULES", "PROFILE_READINGS", "RULES_SCHEMA_VERSION", "NamedRule", "rules_document", "rules_markdown", "rules_text"]
@@ -226,43 +225,3 @@ def rules_text() -> str:
     out.append("")
     out.append(f"{len(CLAUSES)} clauses; `pwh rules --md` for the whole table with glosses, `--json` for data.")
     return "\n".join(out) + "\n"
-
-
-def add_rules_command(sub: Any) -> None:
-    """``pwh rules``: the rulebook on the terminal, as Markdown or as JSON (what every packet carries)."""
-    rules_p = sub.add_parser(
-        "rules",
-        help="list every rule id, RFC or profile, with the clauses it rests on and their words",
-        epilog="exit codes: 0 printed",
-    )
-    form = rules_p.add_mutually_exclusive_group()
-    form.add_argument("--md", action="store_true", help="the whole rulebook as Markdown (docs/rules.md)")
-    form.add_argument("--json", action="store_true", help="the rulebook as data (a packet's rules.json)")
-    rules_p.add_argument(
-        "--coverage",
-        action="store_true",
-        help="which RFC rule is judged on which path, event kind, position and limit side, and by what "
-        "(with --md: docs/rule-paths.md; with --json: the table as data)",
-    )
-    rules_p.set_defaults(handler=_rules)
-
-
-def _rules(args: Any) -> int:
-    import json
-    import sys
-
-    if getattr(args, "coverage", False):
-        says = {n.id: n.says for n in NAMED_RULES}
-        if args.json:
-            sys.stdout.write(json.dumps(paths_document(says), ensure_ascii=False, indent=2) + "\n")
-        elif args.md:
-            sys.stdout.write(paths_markdown(says))
-        else:
-            sys.stdout.write(paths_text(says))
-    elif args.json:
-        sys.stdout.write(json.dumps(rules_document(), ensure_ascii=False, indent=2) + "\n")
-    elif args.md:
-        sys.stdout.write(rules_markdown())
-    else:
-        sys.stdout.write(rules_text())
-    return 0

@@ -6,15 +6,15 @@ report is then turned around: for each operation, did the adapter answer it, say
 ``Unsupported`` (with its reason), or raise (which exception, at which line of the adapter
 module)? A smoke run is not a verdict and says so: ``pwh gate`` judges every row.
 
-Exit codes: 0 every smoke scenario passed or was unsupported, and ``dispatch`` answered; 1 a smoke
-scenario failed (a wrong answer, or the adapter raised); 2 the smoke could not run (an adapter
-that cannot load, bad options); 3 nothing failed but ``dispatch`` never answered, so the adapter
-is not yet wired enough to be judged at all.
+Its outcome (:attr:`SmokeReport.outcome`, which ``pwh smoke`` turns into its exit code): ``ok``
+every smoke scenario passed or was unsupported, and ``dispatch`` answered; ``failed`` a smoke
+scenario failed (a wrong answer, or the adapter raised); ``unwired`` nothing failed but
+``dispatch`` never answered, so the adapter is not yet wired enough to be judged at all. A smoke
+that cannot run (an adapter that cannot load, bad options) raises :class:`GateError`.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +22,9 @@ from typing import Any
 
 from pwh._harness.gate_error import GateError
 
-__all__ = ["SMOKE_TAG", "OperationResult", "SmokeReport", "add_smoke_command", "smoke"]
+__all__ = ["SMOKE_TAG", "OperationResult", "SmokeReport", "render", "smoke", "write_template"]
 
 SMOKE_TAG = "smoke"
-EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_UNWIRED = 0, 1, 2, 3
 
 # The seam's operations in the order an adapter author wires them; ``turn.*`` is the optional
 # turn seam (pwh._suts.turn_seam). The four marked return nothing a check could read.
@@ -67,11 +66,12 @@ class SmokeReport:
         return [s for s in self.scenarios if s.get("outcome") == "failed"]
 
     @property
-    def exit_code(self) -> int:
+    def outcome(self) -> str:
+        """``failed``, else ``ok`` once ``dispatch`` answered, else ``unwired``."""
         if self.failed:
-            return EXIT_FAILED
+            return "failed"
         dispatch = next(o for o in self.operations if o.name == "dispatch")
-        return EXIT_OK if dispatch.status == "answered" else EXIT_UNWIRED
+        return "ok" if dispatch.status == "answered" else "unwired"
 
 
 def smoke(sut: str, *, features: str | None = None) -> SmokeReport:
@@ -158,39 +158,13 @@ def render(report: SmokeReport) -> str:
         lines.append(
             f"  FAIL {_where(s)} {s.get('scenario', s.get('id'))}{params}: expected {s.get('expected')}; seen {s.get('seen')}{raised}"[:300]
         )
-    verdict = {EXIT_OK: "ok", EXIT_FAILED: "FAIL", EXIT_UNWIRED: "not wired: dispatch never answered"}[report.exit_code]
+    verdict = {"ok": "ok", "failed": "FAIL", "unwired": "not wired: dispatch never answered"}[report.outcome]
     lines.append(f"smoke: {verdict}")
     return "\n".join(lines)
 
 
-def add_smoke_command(sub: argparse._SubParsersAction) -> None:
-    smoke_p = sub.add_parser(
-        "smoke",
-        help="check in seconds that an adapter is wired: per seam operation, answered, unsupported or raised",
-        epilog="exit codes: 0 every smoke scenario passed or was unsupported, and dispatch answered; 1 one failed "
-        "(a wrong answer or the adapter raised); 2 the smoke could not run; 3 dispatch never answered; 130 Ctrl-C",
-    )
-    smoke_p.add_argument("--sut", default=None, help="built-in name or module:factory (default: reference)")
-    smoke_p.add_argument("--features", metavar="DIR", help="feature files (default: the project's features/)")
-    smoke_p.add_argument(
-        "--template",
-        metavar="PATH",
-        help="instead: write a documented adapter skeleton to PATH (a new .py file) to start an adapter from",
-    )
-    smoke_p.set_defaults(handler=smoke_command)
-
-
-def smoke_command(args: argparse.Namespace) -> int:
-    if args.template:
-        if args.sut or args.features:
-            raise GateError("--template writes the adapter skeleton and runs nothing: drop --sut and --features")
-        return _write_template(Path(args.template))
-    report = smoke(args.sut or "reference", features=args.features)
-    print(render(report))
-    return report.exit_code
-
-
-def _write_template(target: Path) -> int:
+def write_template(target: Path) -> None:
+    """Write the documented adapter skeleton to ``target`` (a new .py file), or :class:`GateError`."""
     from pwh._harness.paths import shown
     from pwh._suts import adapter_template
 
@@ -204,4 +178,3 @@ def _write_template(target: Path) -> int:
         raise GateError(f"cannot write {shown(target)}: {exc.strerror or 'write failed'}") from None
     module = target.stem
     print(f"wrote {shown(target)}: wire one method at a time, then `pwh smoke --sut {module}:factory`")
-    return EXIT_OK

@@ -10,21 +10,17 @@ example (not by line, which moves when a feature file is edited).
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from typing import Any
 
 from pwh._core.schemas import schema_rejections, validator
 from pwh._harness.gate_error import GateError
-from pwh._harness.paths import read_json_file, shown, write_output
+from pwh._harness.paths import read_json_file, shown
 from pwh._harness.rules import RULES
 from pwh._harness.safe_text import for_terminal
 
-__all__ = ["COMPARISON_SCHEMA_VERSION", "add_verdict_commands", "compare", "comparison_lines", "load_verdict"]
+__all__ = ["COMPARISON_SCHEMA_VERSION", "compare", "comparison_lines", "load_verdict"]
 
 COMPARISON_SCHEMA_VERSION = "pwh_verdict_comparison_v1"
-EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 
 
 def load_verdict(path: str) -> dict[str, Any]:
@@ -104,75 +100,3 @@ def comparison_lines(result: dict[str, Any], a_name: str, b_name: str) -> list[s
     for s in result["scenarios"]:
         lines.append(for_terminal(f"  {','.join(s['rows']) or '-'} {s['scenario']}: {_pair(s['a'])} → {_pair(s['b'])}"))
     return lines
-
-
-def _report(args: argparse.Namespace) -> int:
-    from pwh._harness.report import html_report, junit_xml, markdown_report, verdict_table
-
-    if len(args.verdict) > 1:  # several verdicts: one row × SUT table (pwh._harness.matrix_report)
-        return _matrix_report(args)
-    verdict = load_verdict(args.verdict[0])
-    if not (args.md or args.html or args.junit or args.json):
-        print(verdict_table(verdict), end="")
-    for path, render in ((args.md, markdown_report), (args.html, html_report), (args.junit, junit_xml)):
-        if path:
-            write_output(path, render(verdict))
-    if args.json:
-        from pwh._harness.matrix_report import matrix, matrix_json
-
-        write_output(args.json, matrix_json(matrix([(shown(args.verdict[0]), verdict)])))
-    return 0
-
-
-def _matrix_report(args: argparse.Namespace) -> int:
-    from pwh._harness.matrix_report import matrix, matrix_html, matrix_json, matrix_markdown, matrix_table
-
-    if args.junit:
-        raise GateError("--junit renders one verdict: give one VERDICT.json (several make a row × SUT table)")
-    loaded = [(shown(path), load_verdict(path)) for path in args.verdict]  # every file checked before any output
-    data = matrix(loaded)
-    if not (args.md or args.html or args.json):
-        print(matrix_table(data), end="")
-    for path, render in ((args.md, matrix_markdown), (args.html, matrix_html), (args.json, matrix_json)):
-        if path:
-            write_output(path, render(data))
-    return 0
-
-
-def _compare(args: argparse.Namespace) -> int:
-    a, b = load_verdict(args.a), load_verdict(args.b)
-    result = compare(a, b)
-    if args.json == "-":
-        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    else:
-        print("\n".join(comparison_lines(result, shown(args.a), shown(args.b))))
-        if args.json:
-            write_output(args.json, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    return EXIT_SAME if result["same"] else EXIT_DIFFERENT
-
-
-def add_verdict_commands(sub: Any) -> None:
-    report = sub.add_parser(
-        "report",
-        help="render a saved verdict again (terminal table, Markdown, HTML, JUnit); several: one row × SUT table",
-        description="Render a verdict written by `pwh gate --json` again. With no output option, print the terminal table. "
-        "Given several verdicts (implementations, or releases of one), render one table of row × verdict instead, the "
-        "columns in the order given, each cell the row's RFC/profile status.",
-        epilog="exit codes: 0 rendered; 2 a file is missing, not JSON or not a pwh gate verdict, or an output cannot be written",
-    )
-    report.add_argument("verdict", metavar="VERDICT.json", nargs="+")
-    report.add_argument("--md", metavar="PATH", help="write the Markdown report (several verdicts: the Markdown table)")
-    report.add_argument("--html", metavar="PATH", help="write the HTML report (several verdicts: the table as one HTML page)")
-    report.add_argument("--junit", metavar="PATH", help="write JUnit XML (one verdict only)")
-    report.add_argument("--json", metavar="PATH", help="write the row × SUT table as JSON data")
-    report.set_defaults(handler=_report)
-    cmp_ = sub.add_parser(
-        "compare",
-        help="show the row and scenario differences between two saved verdicts",
-        description="Compare two verdicts (two runs, or two SUTs): rows whose RFC or profile status differ, then scenarios.",
-        epilog="exit codes: 0 no difference; 1 they differ; 2 a file is missing, not JSON or not a pwh gate verdict",
-    )
-    cmp_.add_argument("a", metavar="A.json")
-    cmp_.add_argument("b", metavar="B.json")
-    cmp_.add_argument("--json", metavar="PATH", help="also write the comparison as JSON ('-': only JSON, to stdout)")
-    cmp_.set_defaults(handler=_compare)

@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 
 from pwh import DispatchOutcome, ReferenceSUT
-from pwh._campaigns.commands import add_model_commands
 from pwh._campaigns.counterexamples.trace import run_steps
 from pwh._campaigns.distribute.workers import merge_summaries
 from pwh._campaigns.models.coverage import Coverage
@@ -43,6 +42,7 @@ from pwh._campaigns.models.invariants import (
     rfc,
 )
 from pwh._campaigns.models.language import DUPLICATE, bad_registration_flaws
+from pwh._cli.campaigns import add_model_commands
 from pwh._harness.clauses import CLAUSES_BY_ID, UnknownClause, citation_ids
 from pwh._suts.mutants import MUTANTS
 from pwh._suts.mutants._one_method import _ReplayCallsProvider

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from pwh._campaigns.commands import add_model_commands
 from pwh._campaigns.counterexamples.reader import ReplayError
 from pwh._campaigns.counterexamples.trace import TraceError, load_trace, replay_trace, run_steps
 from pwh._campaigns.models.catalog import HANG, HANG_WEIGHTS
 from pwh._campaigns.models.machine import run_model
 from pwh._campaigns.models.system import ModelSystem, StepNotApplicable
 from pwh._campaigns.soak import soak
+from pwh._cli.campaigns import add_model_commands
 from pwh._harness.scenarios_check import check, load_step_modules, step_definitions
 from pwh._suts.mutants import MUTANTS, caught_by
 

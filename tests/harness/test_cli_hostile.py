@@ -627,7 +627,7 @@ def test_a_clean_up_failing_as_ctrl_c_unwinds_is_still_exit_130(
             raise RuntimeError("a clean-up that broke while unwinding")
         return 0
 
-    monkeypatch.setattr(cli, "_vectors", handler)
+    monkeypatch.setattr("pwh._cli.gate._vectors", handler)
     assert cli.main(["vectors"]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "pwh: interrupted"
@@ -677,7 +677,7 @@ def test_ctrl_c_stops_what_an_adapter_started_in_pwh_and_in_the_gates_child(tmp_
 def test_an_output_path_naming_a_directory_is_refused_before_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import pwh._cli as cli
+    import pwh._cli.common as cli
 
     (tmp_path / "out").mkdir()
     monkeypatch.chdir(tmp_path)
@@ -687,7 +687,7 @@ def test_an_output_path_naming_a_directory_is_refused_before_the_run(
     assert main(["soak", "--campaign", "reliability", "--json", str(tmp_path / "out")]) == 2
     assert "--json out is a directory" in one_error_line(capsys.readouterr().err)
     with pytest.raises(cli.UsageError, match=r"^cannot write out: ") as caught:
-        cli._write(str(tmp_path / "out"), "x")
+        cli.write(str(tmp_path / "out"), "x")
     assert str(tmp_path) not in str(caught.value)
 
 

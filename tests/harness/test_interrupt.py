@@ -29,10 +29,11 @@ ROOT = Path(__file__).resolve().parents[2]
 RUN_AS_PWH = """
 import os, signal, sys
 import pwh._cli as cli
+import pwh._cli.gate
 import pwh._harness.interrupt as ctrl_c
 ctrl_c.GRACE_S = {grace}
 {body}
-cli._vectors = handler
+pwh._cli.gate._vectors = handler
 sys.argv = ["pwh", "vectors"]
 sys.exit(cli.main())
 """
@@ -110,12 +111,13 @@ def test_a_ctrl_c_handled_in_time_stands_the_last_resort_down() -> None:
         """
         import os, signal, sys, threading, time
         import pwh._cli as cli
+        import pwh._cli.gate
         import pwh._harness.interrupt as ctrl_c
         ctrl_c.GRACE_S = 0.2
         def handler(args):
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(5)
-        cli._vectors = handler
+        pwh._cli.gate._vectors = handler
         code = cli.main(["vectors"])
         last_resort = [t for t in threading.enumerate() if t.name == "pwh-ctrl-c"]
         for thread in last_resort:

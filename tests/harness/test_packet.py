@@ -25,11 +25,11 @@ import pytest
 from faker import Faker
 from jsonschema import Draft202012Validator
 
+from pwh._cli.packet import add_packet_commands
 from pwh._core.schemas import load_schema, validator
 from pwh._harness.gate import GateRun, run_gate
 from pwh._harness.packet import MANIFEST, PacketError, PacketLeak, VerifyReport, verify_packet
 from pwh._harness.packet.build import TAR_ROOT, build_packet, result_dir_name
-from pwh._harness.packet.commands import add_packet_commands
 from pwh._harness.rules import RULE_IDS
 from tests.mini_matrix import mini_matrix
 

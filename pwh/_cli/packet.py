@@ -1,6 +1,5 @@
-"""The ``pwh packet build|verify`` commands: argparse wiring and the messages and exit codes around
-:func:`.build.build_packet` and :func:`.verify.verify_packet`; ``pwh._cli`` adds them with
-:func:`add_packet_commands`.
+"""``pwh packet build|verify``: the messages and exit codes around
+:func:`pwh._harness.packet.build.build_packet` and :func:`pwh._harness.packet.verify.verify_packet`.
 """
 
 from __future__ import annotations
@@ -8,18 +7,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from pwh._cli.exit_codes import ExitCode
 from pwh._harness.gate_error import GateError
-from pwh._harness.packet._common import EXIT_NOT_A_PACKET, EXIT_PROBLEMS, EXIT_VERIFIED, PacketError, PacketLeak
-from pwh._harness.packet.verify import verify_packet
+from pwh._harness.packet import PacketError, PacketLeak, verify_packet
 from pwh._harness.paths import shown
+
+__all__ = ["VERBS", "add_commands", "add_packet_commands"]
 
 REFERENCE_SUTS = frozenset({"reference", "reference-memory"})  # pwh's own dispatcher: must pass to publish
 
 
-def add_packet_commands(subparsers: Any) -> None:
+def add_packet_commands(subparsers: argparse._SubParsersAction) -> None:
     """``pwh packet build DIR [--sut NAME ...] [--tar PATH]`` and ``pwh packet verify DIR``.
 
     Both read the private-name deny-list from ``PWH_PRIVATE_NAMES`` (comma-separated).
@@ -66,7 +67,7 @@ def _private_names() -> list[str]:
     return [n.strip() for n in os.environ.get("PWH_PRIVATE_NAMES", "").split(",") if n.strip()]
 
 
-def _build_command(args: argparse.Namespace) -> int:
+def _build_command(args: argparse.Namespace) -> ExitCode:
     # Loaded here, not at the top: `pwh packet verify` (what a consumer runs) never loads the gate.
     from pwh._harness import gate
     from pwh._harness.packet.build import build_packet, result_dir_name
@@ -79,10 +80,10 @@ def _build_command(args: argparse.Namespace) -> int:
         )
     except PacketLeak as exc:
         print(f"pwh: {exc}", file=sys.stderr)
-        return EXIT_PROBLEMS
+        return ExitCode.FAILED
     except (PacketError, GateError) as exc:
         print(f"pwh: error: {exc}", file=sys.stderr)
-        return EXIT_NOT_A_PACKET
+        return ExitCode.ERROR
     for sut, verdict in result.verdicts.items():
         print(f"  {sut}: RFC {verdict.upper()}, profile {result.profiles.get(sut, '?').upper()}")
     where = f" and {shown(result.tar_path)}" if result.tar_path else ""
@@ -96,10 +97,10 @@ def _build_command(args: argparse.Namespace) -> int:
             f"(see results/{result_dir_name(sut)}/report.md)",
             file=sys.stderr,
         )
-    return EXIT_PROBLEMS if unfit else EXIT_VERIFIED
+    return ExitCode.FAILED if unfit else ExitCode.OK
 
 
-def _verify_command(args: argparse.Namespace) -> int:
+def _verify_command(args: argparse.Namespace) -> ExitCode:
     if args.sut and not args.rerun:
         raise GateError("--sut applies to --rerun only: add --rerun, or drop --sut")
     report = verify_packet(Path(args.dir), private_names=_private_names())
@@ -111,11 +112,11 @@ def _verify_command(args: argparse.Namespace) -> int:
     if not args.rerun or not report.ok:
         if args.rerun:
             print("pwh packet verify: no rerun: a packet that does not verify is never run", file=sys.stderr)
-        return report.exit_code
+        return ExitCode(report.exit_code)  # VerifyReport says 0 verified, 1 problems, 2 not a packet
     return _rerun(Path(args.dir), args.sut)
 
 
-def _rerun(path: Path, suts: list[str] | None) -> int:
+def _rerun(path: Path, suts: list[str] | None) -> ExitCode:
     # Loaded here: a plain verify never loads the gate.
     from pwh._harness.packet.rerun import packet_root, rerun_packet, shown_sut
     from pwh._harness.verdicts import comparison_lines
@@ -129,6 +130,14 @@ def _rerun(path: Path, suts: list[str] | None) -> int:
     differing = [shown_sut(r.sut) for r in results if not r.same]
     if differing:
         print(f"pwh packet verify: the rerun differs from the published results for {', '.join(differing)}", file=sys.stderr)
-        return EXIT_PROBLEMS
+        return ExitCode.FAILED
     print(f"pwh packet verify: rerun of {', '.join(shown_sut(r.sut) for r in results)}: every row and scenario as published")
-    return EXIT_VERIFIED
+    return ExitCode.OK
+
+
+VERBS: dict[str, Callable[[argparse._SubParsersAction], None]] = {"packet": add_packet_commands}
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """``pwh packet build`` and ``pwh packet verify``."""
+    add_packet_commands(sub)

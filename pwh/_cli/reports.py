@@ -1,0 +1,21 @@
+"""The report renderers the verbs write with, imported in this one place (``pwh gate`` writes a
+verdict's reports, ``pwh report`` renders saved verdicts again), by their public names."""
+
+from __future__ import annotations
+
+from pwh._harness.matrix_report import matrix, matrix_html, matrix_json, matrix_markdown, matrix_table
+from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
+
+__all__ = [
+    "cucumber_json",
+    "html_report",
+    "junit_xml",
+    "markdown_report",
+    "matrix",
+    "matrix_html",
+    "matrix_json",
+    "matrix_markdown",
+    "matrix_table",
+    "verdict_json",
+    "verdict_table",
+]
