@@ -204,24 +204,26 @@ def _soak_against(args: argparse.Namespace, sut: str, against: str, model_error:
     Exit 1 when the two answered a step differently in RFC terms; 0 when only in profile terms."""
     from pwh._suts.seam import SUTLoadError
 
-    refused = _given_soak_options(args, ("--workers", "--cluster", "--no-database", "--campaign"))
+    refused = _given_soak_options(args, ("--cluster", "--no-database", "--campaign"))
     if refused:
-        raise UsageError(f"{refused[0]} does not apply to a differential soak (--against): one process, no example database")
+        raise UsageError(f"{refused[0]} does not apply to a differential soak (--against): no example database, no cluster")
     if against == sut:
         raise UsageError("--against must name another SUT than --sut")
-    from pwh._campaigns.differential import differential_soak
-
+    options: dict[str, Any] = {
+        "examples": getattr(args, "examples", None),
+        "swarm": not getattr(args, "no_swarm", False),
+        **({"profile": args.profile} if args.profile else {}),
+    }
+    workers = getattr(args, "workers", 1)
     try:
-        summary = differential_soak(
-            args.minutes,
-            sut,
-            against,
-            args.seed,
-            examples=getattr(args, "examples", None),
-            out=say,
-            swarm=not getattr(args, "no_swarm", False),
-            **({"profile": args.profile} if args.profile else {}),
-        )
+        if workers == 1:
+            from pwh._campaigns.differential import differential_soak
+
+            summary = differential_soak(args.minutes, sut, against, args.seed, out=say, **options)
+        else:  # the same engine in each worker, merged
+            from pwh._campaigns.distribute.workers import soak_workers
+
+            summary = soak_workers(args.minutes, sut, args.seed, workers, against=against, out=say, **options)
     except (SUTLoadError, model_error) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

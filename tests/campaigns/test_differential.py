@@ -220,7 +220,7 @@ def test_pwh_soak_against_exits_1_on_an_rfc_divergence_and_writes_it(tmp_path: P
     "extra, message",
     [
         (("--against", "reference"), "another SUT"),
-        (("--against", "loopx", "--workers", "2"), "--workers does not apply to a differential soak"),
+        (("--against", "loopx", "--cluster", "127.0.0.1:1"), "--cluster does not apply to a differential soak"),
         (("--against", "loopx", "--no-database"), "--no-database does not apply"),
         (("--against", "loopx", "--benchmark"), "drop --against"),
         (("--against", "loopx", "--campaign", "reliability"), "--against applies to the models"),
