@@ -220,7 +220,7 @@ def _reports(scenarios: list[dict[str, Any]]) -> str:
             verdict_table(verdict),
             verdict_json(verdict),
             junit_xml(verdict),
-            cucumber_json(verdict, {}),
+            cucumber_json(verdict),
             markdown_report(verdict),
             html_report(verdict),
         )

@@ -198,7 +198,7 @@ def test_every_scenario_carries_its_steps_in_order_as_they_ran(verdicts: dict[st
             assert statuses == ["passed"] * at + [stop] + ["not run"] * (len(statuses) - at - 1), (s["id"], statuses)
             assert s["failed_step"] == f"{s['steps'][at]['keyword']} {s['steps'][at]['text']}"
     # Cucumber has no "not run": those steps are skipped there, as before.
-    cucumber = cucumber_json(failing, {})
+    cucumber = cucumber_json(failing)
     assert '"not run"' not in cucumber and '"status": "failed"' in cucumber
 
 

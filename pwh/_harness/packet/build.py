@@ -122,10 +122,9 @@ def build_packet(
         bad = schema_rejections(validator("gate_verdict"), verdict, "invalid")
         if bad:
             raise PacketError(f"the gate's verdict for results/{name} does not match the gate_verdict schema: {bad[0]}")
-        steps = {s["id"]: s.get("steps", []) for s in run.scenarios}
         files[f"results/{name}/verdict.json"] = verdict_json(verdict).encode("utf-8")
         files[f"results/{name}/junit.xml"] = junit_xml(verdict).encode("utf-8")
-        files[f"results/{name}/cucumber.json"] = cucumber_json(verdict, steps).encode("utf-8")
+        files[f"results/{name}/cucumber.json"] = cucumber_json(verdict).encode("utf-8")
         files[f"results/{name}/report.md"] = markdown_report(verdict).encode("utf-8")
         files[f"results/{name}/report.html"] = html_report(verdict, features_href="../../features/").encode("utf-8")
         verdicts[sut] = verdict["summary"]["verdict"]

@@ -304,7 +304,7 @@ def _consistency_problems(
         ("report.md", markdown_report),
         ("report.html", lambda v: html_report(v, features_href="../../features/")),
         ("junit.xml", junit_xml),
-        ("cucumber.json", lambda v: cucumber_json(v, {})),
+        ("cucumber.json", cucumber_json),
     ):
         beside = f"{folder}/{name}"
         if beside not in present:

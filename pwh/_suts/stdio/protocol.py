@@ -1,12 +1,16 @@
 """The stdio seam protocol: its version, its operations, and the checks every message passes.
 
-Each message is one JSON object on one line. The harness sends requests ``{"id", "op", ...}``;
-the implementation answers each with ``{"id", "ok": ...}``, ``{"id", "unsupported": reason}``,
+Each message is one JSON object on one line. One child process serves many SUT instances: the
+harness sends ``start`` once (the handshake), then ``open`` for each instance (its answer names
+the instance), and every later request ``{"id", "op", "instance", ...}`` names the instance it is
+for; ``close`` closes that instance only, and the process ends when its stdin does. The
+implementation answers each request with ``{"id", "ok": ...}``, ``{"id", "unsupported": reason}``,
 ``{"id", "crashed": point}`` or ``{"id", "error": {"type", "message"}}``. While a request is open
-it may ask the harness to call a provider, ``{"call", "hook", "input"}``, and the harness answers
-``{"reply", "value"}`` or ``{"reply", "raised"}``. Every answer is checked against the protocol's
-JSON Schema (``pwh/schemas/seam_protocol.json``) before anything reads it: one that does not fit
-is a :class:`ProtocolError`, the adapter's fault, never a verdict on the RFC.
+it may ask the harness to call a provider of that request's instance, ``{"call", "hook",
+"input"}``, and the harness answers ``{"reply", "value"}`` or ``{"reply", "raised"}``. Every
+answer is checked against the protocol's JSON Schema (``pwh/schemas/seam_protocol.json``) before
+anything reads it: one that does not fit is a :class:`ProtocolError`, the adapter's fault, never a
+verdict on the RFC.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from pwh._core.schemas import load_schema
 
 __all__ = ["OPERATIONS", "PROTOCOL", "ProtocolError", "check"]
 
-PROTOCOL = "pwh-seam-stdio/1"
+PROTOCOL = "pwh-seam-stdio/2"
+# The operations an instance may offer (the handshake lists those it does); ``start`` and
+# ``open`` are the channel's own.
 OPERATIONS = (
     "register_intent_kind",
     "install",
@@ -41,7 +47,7 @@ class ProtocolError(Exception):
     """The implementation answered outside the protocol: the adapter broke it, the RFC is not judged."""
 
 
-_SCHEMA: dict[str, Any] | None = None
+_VALIDATORS: dict[str, Any] = {}
 
 
 def check(message: Any, what: str) -> Any:
@@ -49,10 +55,10 @@ def check(message: Any, what: str) -> Any:
     :class:`ProtocolError` naming the first field at fault."""
     import jsonschema
 
-    global _SCHEMA
-    if _SCHEMA is None:
-        _SCHEMA = load_schema("seam_protocol")
-    validator = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{what}", "$defs": _SCHEMA["$defs"]})
+    validator = _VALIDATORS.get(what)
+    if validator is None:
+        defs = load_schema("seam_protocol")["$defs"]
+        validator = _VALIDATORS[what] = jsonschema.Draft202012Validator({"$ref": f"#/$defs/{what}", "$defs": defs})
     error = jsonschema.exceptions.best_match(validator.iter_errors(message))
     if error is not None:
         where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)

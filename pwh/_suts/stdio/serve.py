@@ -3,6 +3,10 @@ SUT`` (a built-in name or ``module:factory``), for ``--sut 'stdio:python -m pwh.
 reference'``. It is the protocol's own conformance test: served this way, the reference must earn
 the verdict it earns in-process.
 
+Each ``open`` makes a new adapter (``load_sut(SUT)``, with ``workdir=`` when the request names
+one), so the instances this process serves share nothing but the process; ``close`` closes one,
+and when stdin ends every one still open is closed and the process exits.
+
 The protocol owns this process's stdout (whatever else writes there goes to stderr). Providers
 live in the harness: each installed hook's producer here is a proxy that sends a ``call`` and
 waits for its ``reply``, so the implementation's own runner (the thread runner: ``PWH_RUNNER``
@@ -38,6 +42,7 @@ class _Channel:
         self._lock = threading.Lock()
         self._calls: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._next = 0
+        self.gone = False
         self.requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
     def send(self, message: dict[str, Any]) -> None:
@@ -60,6 +65,10 @@ class _Channel:
                     waiting[0].set()
             else:
                 self.requests.put(message)
+        # The harness is gone: a provider call still waiting will never be answered.
+        self.gone = True
+        for done, _ in list(self._calls.values()):
+            done.set()
         self.requests.put(None)
 
     def call(self, token: str, hook_input: Any) -> Any:
@@ -69,8 +78,10 @@ class _Channel:
         done: threading.Event = threading.Event()
         box: list[dict[str, Any]] = []
         self._calls[number] = (done, box)
+        if self.gone:
+            raise ConnectionError("the harness is gone")
         self.send({"call": number, "hook": token, "input": encode(hook_input)})
-        if not done.wait(CALL_WAIT_SECONDS):
+        if not done.wait(CALL_WAIT_SECONDS) or not box:
             raise TimeoutError("the harness never answered the provider call")
         reply = box[0]
         if reply.get("raised") == "base_exception":
@@ -132,6 +143,25 @@ def _serve(sut: Any, channel: _Channel, request: dict[str, Any]) -> Any:
     raise LookupError("unknown operation")
 
 
+def _handshake(spec: str) -> dict[str, Any]:
+    """What ``start`` answers: read off one instance, made and closed for it."""
+    from pwh._suts.seam import FAULTS, load_sut
+
+    sut = load_sut(spec)
+    try:
+        return {
+            "protocol": PROTOCOL,
+            "name": str(getattr(sut, "name", spec))[:64],
+            "version": str(getattr(sut, "version", ""))[:64],
+            "language": "python",
+            "operations": [op for op in OPERATIONS if hasattr(sut, op)],
+            "crash_points": list(getattr(sut, "crash_points", ())),
+            "faults": list(FAULTS),
+        }
+    finally:
+        sut.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
@@ -142,46 +172,44 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout = sys.stderr
     os.environ["PWH_RUNNER"] = "thread"  # providers are proxies: they must run in this process
     from pwh._core.crash import SimulatedCrash
-    from pwh._suts.seam import FAULTS, Unsupported, load_sut
+    from pwh._suts.seam import Unsupported, load_sut
 
     channel = _Channel(protocol_out)
     threading.Thread(target=channel.read, args=(sys.stdin.buffer,), daemon=True).start()
-    workdir = os.environ.get("PWH_SEAM_WORKDIR")
-    sut = load_sut(args[0], **({"workdir": workdir} if workdir else {}))
+    instances: dict[int, Any] = {}
+    opened = 0
     while True:
         request = channel.requests.get()
         if request is None:
             break
-        ident = request.get("id")
-        if request.get("op") == "start":
-            channel.send(
-                {
-                    "id": ident,
-                    "ok": {
-                        "protocol": PROTOCOL,
-                        "name": str(getattr(sut, "name", args[0]))[:64],
-                        "version": str(getattr(sut, "version", ""))[:64],
-                        "language": "python",
-                        "operations": [op for op in OPERATIONS if hasattr(sut, op)],
-                        "crash_points": list(getattr(sut, "crash_points", ())),
-                        "faults": list(FAULTS),
-                    },
-                }
-            )
-            continue
+        ident, op = request.get("id"), request.get("op")
         try:
-            answer: dict[str, Any] = {"id": ident, "ok": _serve(sut, channel, request)}
+            if op == "start":
+                answer: dict[str, Any] = {"id": ident, "ok": _handshake(args[0])}
+            elif op == "open":
+                workdir = request.get("workdir")
+                sut = load_sut(args[0], **({"workdir": workdir} if isinstance(workdir, str) and workdir else {}))
+                opened += 1
+                instances[opened] = sut
+                answer = {"id": ident, "ok": {"instance": opened}}
+            else:
+                sut = instances[request["instance"]]
+                if op == "close":
+                    del instances[request["instance"]]
+                answer = {"id": ident, "ok": _serve(sut, channel, request)}
         except Unsupported as exc:
             answer = {"id": ident, "unsupported": exc.reason}
         except SimulatedCrash as crash:
             answer = {"id": ident, "crashed": crash.point}
         except Exception as exc:
             answer = {"id": ident, "error": {"type": type(exc).__name__}}
-        channel.send(answer)
-        if request.get("op") == "close":
+        try:
+            channel.send(answer)
+        except OSError:  # no one reads any more: the harness is gone
             break
-    with contextlib.suppress(Exception):
-        sut.close()
+    for sut in instances.values():
+        with contextlib.suppress(Exception):
+            sut.close()
     # A provider call the implementation gave up on may still wait for its reply on a thread the
     # runner abandoned: the process ends now rather than waiting for it.
     with contextlib.suppress(Exception):

@@ -1,13 +1,14 @@
 // A small post-writeback dispatcher in JavaScript, judged by pwh through the stdio seam protocol
 // (docs/seam-protocol.md): written from the RFC and the protocol page alone, to show that an
-// implementation needs no Python. Its journal is one JSON file in PWH_SEAM_WORKDIR (else memory);
-// it places no crash point and produces no injected fault but an unwritable journal.
+// implementation needs no Python. Each instance's journal is one JSON file in the workdir its open
+// names (else memory); it places no crash point and produces no injected fault but an unwritable
+// journal.
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
-const PROTOCOL = "pwh-seam-stdio/1";
+const PROTOCOL = "pwh-seam-stdio/2";
 const EVENT_KINDS = new Set(["todo_completed", "replan_recorded"]);
 const FINAL = new Set(["proposed", "not_applicable"]);
 const IDENTITY = ["goal_id", "agent_id", "todo_id", "turn_instance_id", "effect_id"];
@@ -17,12 +18,20 @@ const FLAGS = [
 ];
 const CEILINGS = { max_invocations_per_dispatch: 8, max_intents_per_dispatch: 16, max_result_bytes: 65536, timeout_ms: 30000 };
 
-const journalFile = process.env.PWH_SEAM_WORKDIR ? join(process.env.PWH_SEAM_WORKDIR, "journal.json") : null;
-let journal = journalFile && existsSync(journalFile) ? JSON.parse(readFileSync(journalFile, "utf8")) : [];
-let unwritable = false;
-let hooks = [];
-const kinds = new Set();
-let profile = { phase_enabled: false, allowlist: null, budget_ceilings: { ...CEILINGS } };
+// One process serves many instances (the protocol's open): each its own state, nothing shared.
+function newInstance(workdir) {
+  const journalFile = workdir ? join(workdir, "journal.json") : null;
+  return {
+    journalFile,
+    journal: journalFile && existsSync(journalFile) ? JSON.parse(readFileSync(journalFile, "utf8")) : [],
+    unwritable: false,
+    hooks: [],
+    kinds: new Set(),
+    profile: { phase_enabled: false, allowlist: null, budget_ceilings: { ...CEILINGS } },
+  };
+}
+const instances = new Map();
+let opened = 0;
 
 // Canonical JSON (sorted keys, no spaces) and the digests the RFC asks to be stable.
 function canonical(value) {
@@ -49,17 +58,17 @@ function call(token, input, timeoutMs) {
   });
 }
 
-function registrationProblems(reg) {
+function registrationProblems(inst, reg) {
   const allowed = ["schema_version", "hook_id", "capability_id", "phase", "event_kinds", "intent_kinds", "requested_read_scope", "budget", "failure_policy"];
   if (!reg || typeof reg !== "object" || Array.isArray(reg)) return [["$", "not an object"]];
   for (const key of Object.keys(reg)) if (!allowed.includes(key)) return [[`$.${key}`, "field is not allowed here"]];
   if (typeof reg.hook_id !== "string" || !/^[a-z0-9_]+\.[a-z0-9_.]+$/.test(reg.hook_id)) return [["$.hook_id", "not a hook id"]];
-  if (hooks.some((h) => h.reg.hook_id === reg.hook_id)) return [["$.hook_id", "duplicate hook_id"]];
+  if (inst.hooks.some((h) => h.reg.hook_id === reg.hook_id)) return [["$.hook_id", "duplicate hook_id"]];
   if (reg.phase !== "post_writeback") return [["$.phase", "not post_writeback"]];
   if (reg.failure_policy !== "isolate") return [["$.failure_policy", "not isolate"]];
   if (!Array.isArray(reg.event_kinds) || !reg.event_kinds.length || reg.event_kinds.some((k) => !EVENT_KINDS.has(k))) return [["$.event_kinds", "unknown or missing"]];
   if (new Set(reg.event_kinds).size !== reg.event_kinds.length) return [["$.event_kinds", "duplicates"]];
-  if (!Array.isArray(reg.intent_kinds) || reg.intent_kinds.some((k) => !kinds.has(k))) return [["$.intent_kinds", "unknown intent kind"]];
+  if (!Array.isArray(reg.intent_kinds) || reg.intent_kinds.some((k) => !inst.kinds.has(k))) return [["$.intent_kinds", "unknown intent kind"]];
   for (const key of ["command", "import_string", "callback", "write_scope"]) if (key in reg) return [[`$.${key}`, "forbidden"]];
   return overCeilings(reg, CEILINGS);
 }
@@ -115,16 +124,17 @@ function resultProblem(value, reg, did) {
   return null;
 }
 
-function save() {
-  if (unwritable) throw new Error("journal_write_failed");
-  if (journalFile) writeFileSync(journalFile, JSON.stringify(journal));
+function save(inst) {
+  if (inst.unwritable) throw new Error("journal_write_failed");
+  if (inst.journalFile) writeFileSync(inst.journalFile, JSON.stringify(inst.journal));
 }
 
-async function dispatch(source, consultJournal) {
+async function dispatch(inst, source, consultJournal) {
+  const profile = inst.profile;
   const code = admissible(source);
   if (code) return { receipt_id: source?.receipt_id ?? null, event_kind: source?.event_kind ?? null, admitted: false, code, hooks: [] };
   if (!profile.phase_enabled) return { receipt_id: source.receipt_id, event_kind: source.event_kind, admitted: false, code: "phase_disabled", hooks: [] };
-  const admitted = hooks
+  const admitted = inst.hooks
     .filter((h) => h.reg.event_kinds.includes(source.event_kind))
     .filter((h) => profile.allowlist === null || profile.allowlist.includes(h.reg.hook_id))
     .sort((a, b) => (a.reg.hook_id < b.reg.hook_id ? -1 : 1));
@@ -132,7 +142,7 @@ async function dispatch(source, consultJournal) {
   const writes = [];
   for (const hook of admitted) {
     const did = dispatchId(source.receipt_id, hook.reg.hook_id, hook.reg.schema_version, source.event_kind);
-    const prior = journal.find((r) => r.dispatch_id === did);
+    const prior = inst.journal.find((r) => r.dispatch_id === did);
     if (consultJournal && prior && FINAL.has(prior.status)) {
       outcomes.push({ ...outcomeOf(prior), replayed: true, recorded: true });
       continue;
@@ -164,9 +174,9 @@ async function dispatch(source, consultJournal) {
     outcomes.push({ ...outcomeOf(record), recorded: false });
   }
   if (writes.length) {
-    const before = journal.slice();
-    for (const [prior, record] of writes) journal = journal.filter((r) => r !== prior).concat([record]);
-    try { save(); } catch { journal = before; return { receipt_id: source.receipt_id, event_kind: source.event_kind, admitted: true, hooks: outcomes, journal_error: "journal_write_failed" }; }
+    const before = inst.journal.slice();
+    for (const [prior, record] of writes) inst.journal = inst.journal.filter((r) => r !== prior).concat([record]);
+    try { save(inst); } catch { inst.journal = before; return { receipt_id: source.receipt_id, event_kind: source.event_kind, admitted: true, hooks: outcomes, journal_error: "journal_write_failed" }; }
     for (const o of outcomes) o.recorded = true;
   }
   return { receipt_id: source.receipt_id, event_kind: source.event_kind, admitted: true, code: null, hooks: outcomes, journal_error: null };
@@ -174,31 +184,40 @@ async function dispatch(source, consultJournal) {
 const outcomeOf = (r) => ({ hook_id: r.hook_id, dispatch_id: r.dispatch_id, status: r.status, failure_code: r.failure_code, intents: r.intents, attempts: r.attempts, replayed: false, recorded: true, rejection: null });
 
 async function serve(request) {
+  if (request.op === "start") {
+    return { protocol: PROTOCOL, name: "tiny-dispatcher-js", version: "0.1", language: "javascript",
+      operations: ["register_intent_kind", "install", "set_profile", "dispatch", "redeliver", "restart", "journal_records", "inject_fault", "close"],
+      crash_points: [], faults: ["journal_unwritable"] };
+  }
+  if (request.op === "open") {
+    instances.set(++opened, newInstance(request.workdir));
+    return { instance: opened };
+  }
+  const inst = instances.get(request.instance);
+  if (!inst) throw new Error(`no open instance ${request.instance}`);
   switch (request.op) {
-    case "start":
-      return { protocol: PROTOCOL, name: "tiny-dispatcher-js", version: "0.1", language: "javascript",
-        operations: ["register_intent_kind", "install", "set_profile", "dispatch", "redeliver", "restart", "journal_records", "inject_fault", "close"],
-        crash_points: [], faults: ["journal_unwritable"] };
-    case "register_intent_kind": kinds.add(request.kind); return [];
+    case "register_intent_kind": inst.kinds.add(request.kind); return [];
     case "install": {
-      const found = request.provider === null ? [["$", "the provider is not callable"]] : registrationProblems(request.registration);
-      if (!found.length) hooks.push({ reg: request.registration, token: request.provider });
+      const found = request.provider === null ? [["$", "the provider is not callable"]] : registrationProblems(inst, request.registration);
+      if (!found.length) inst.hooks.push({ reg: request.registration, token: request.provider });
       return rejections(found);
     }
     case "set_profile": {
       const p = request.profile;
-      profile = { phase_enabled: p.phase_enabled === true, allowlist: p.allowlist && p.allowlist.$set ? p.allowlist.$set : p.allowlist ?? null, budget_ceilings: { ...CEILINGS, ...(p.budget_ceilings || {}) } };
+      inst.profile = { phase_enabled: p.phase_enabled === true, allowlist: p.allowlist && p.allowlist.$set ? p.allowlist.$set : p.allowlist ?? null, budget_ceilings: { ...CEILINGS, ...(p.budget_ceilings || {}) } };
       return null;
     }
-    case "dispatch": return dispatch(request.source, true);
-    case "redeliver": return dispatch(request.source, false);
-    case "restart": journal = journalFile && existsSync(journalFile) ? JSON.parse(readFileSync(journalFile, "utf8")) : journal; return null;
-    case "journal_records": return journal.map((r) => ({ ...r }));
+    case "dispatch": return dispatch(inst, request.source, true);
+    case "redeliver": return dispatch(inst, request.source, false);
+    case "restart":
+      if (inst.journalFile && existsSync(inst.journalFile)) inst.journal = JSON.parse(readFileSync(inst.journalFile, "utf8"));
+      return null;
+    case "journal_records": return inst.journal.map((r) => ({ ...r }));
     case "inject_fault":
       if (request.fault !== "journal_unwritable") throw { unsupported: `this journal cannot be made to show ${request.fault}` };
-      unwritable = true;
+      inst.unwritable = true;
       return null;
-    case "close": return null;
+    case "close": instances.delete(request.instance); return null;
     default: throw { unsupported: `no operation ${request.op}` };
   }
 }
@@ -216,7 +235,6 @@ async function drain() {
       if (problem && problem.unsupported) send({ id: request.id, unsupported: problem.unsupported });
       else send({ id: request.id, error: { type: "Error", message: String(problem).slice(0, 200) } });
     }
-    if (request.op === "close") process.exit(0);
   }
   busy = false;
 }
