@@ -158,7 +158,7 @@ def _gate(args: argparse.Namespace) -> ExitCode:
     print(verdict_table(verdict, rows=rows), end="")
     write(args.json, verdict_json(verdict))
     write(args.junit, junit_xml(verdict))
-    write(args.cucumber, cucumber_json(verdict, {s["id"]: s.get("steps", []) for s in run.scenarios}))
+    write(args.cucumber, cucumber_json(verdict))
     if args.report:
         write(args.report, html_report(verdict) if args.report.lower().endswith((".html", ".htm")) else markdown_report(verdict))
     if verdict.get("stopped_at_first_failure"):

@@ -20,7 +20,7 @@ def add_verdict_commands(sub: argparse._SubParsersAction) -> None:
     """``pwh report`` and ``pwh compare``."""
     report = sub.add_parser(
         "report",
-        help="render a saved verdict again (terminal table, Markdown, HTML, JUnit); several: one row × SUT table",
+        help="render a saved verdict again (terminal table, Markdown, HTML, JUnit, Cucumber); several: one row × SUT table",
         description="Render a verdict written by `pwh gate --json` again. With no output option, print the terminal table. "
         "Given several verdicts (implementations, or releases of one), render one table of row × verdict instead, the "
         "columns in the order given, each cell the row's RFC/profile status.",
@@ -30,6 +30,7 @@ def add_verdict_commands(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--md", metavar="PATH", help="write the Markdown report (several verdicts: the Markdown table)")
     report.add_argument("--html", metavar="PATH", help="write the HTML report (several verdicts: the table as one HTML page)")
     report.add_argument("--junit", metavar="PATH", help="write JUnit XML (one verdict only)")
+    report.add_argument("--cucumber", metavar="PATH", help="write Cucumber JSON (one verdict only)")
     report.add_argument("--json", metavar="PATH", help="write the row × SUT table as JSON data")
     report.set_defaults(handler=_report)
     cmp_ = sub.add_parser(
@@ -45,15 +46,15 @@ def add_verdict_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _report(args: argparse.Namespace) -> ExitCode:
-    from pwh._cli.reports import html_report, junit_xml, markdown_report, matrix, matrix_json, verdict_table
+    from pwh._cli.reports import cucumber_json, html_report, junit_xml, markdown_report, matrix, matrix_json, verdict_table
     from pwh._harness.verdicts import load_verdict
 
     if len(args.verdict) > 1:  # several verdicts: one row × SUT table (pwh._harness.matrix_report)
         return _matrix_report(args)
     verdict = load_verdict(args.verdict[0])
-    if not (args.md or args.html or args.junit or args.json):
+    if not (args.md or args.html or args.junit or args.cucumber or args.json):
         print(verdict_table(verdict), end="")
-    for path, render in ((args.md, markdown_report), (args.html, html_report), (args.junit, junit_xml)):
+    for path, render in ((args.md, markdown_report), (args.html, html_report), (args.junit, junit_xml), (args.cucumber, cucumber_json)):
         if path:
             write_output(path, render(verdict))
     if args.json:
@@ -65,8 +66,8 @@ def _matrix_report(args: argparse.Namespace) -> ExitCode:
     from pwh._cli.reports import matrix, matrix_html, matrix_json, matrix_markdown, matrix_table
     from pwh._harness.verdicts import load_verdict
 
-    if args.junit:
-        raise GateError("--junit renders one verdict: give one VERDICT.json (several make a row × SUT table)")
+    if args.junit or args.cucumber:
+        raise GateError("--junit and --cucumber render one verdict: give one VERDICT.json (several make a row × SUT table)")
     loaded = [(shown(path), load_verdict(path)) for path in args.verdict]  # every file checked before any output
     data = matrix(loaded)
     if not (args.md or args.html or args.json):

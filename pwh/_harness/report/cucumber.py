@@ -7,21 +7,18 @@ the same bytes the gate wrote."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from pwh._harness.report._common import one_line
 
 
-def cucumber_json(verdict: dict[str, Any], steps: Mapping[str, Any] | None = None) -> str:
+def cucumber_json(verdict: dict[str, Any]) -> str:
     """Cucumber JSON (the format CI dashboards read): features → scenarios → steps, with tags. A
     skipped scenario's steps are ``skipped`` (the step that found the case inexpressible carries
     the reason); the two verdicts and any profile divergence are in the scenario's description.
 
     Each scenario's steps are the verdict's own (``scenarios[].steps``; none for a scenario that
-    records none). ``steps`` is ignored: it is accepted only so that a caller still passing the
-    live run's steps (``{id: steps}``, the same steps the verdict records) keeps working."""
-    del steps  # the verdict alone decides the output
+    records none), so a saved verdict renders exactly as the live run did."""
     features: dict[str, dict[str, Any]] = {}
     for x in verdict["scenarios"]:
         uri = x.get("feature", "unknown.feature")
