@@ -36,6 +36,8 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 # their number of tests (`--loadscope-reorder`, on by default), putting these few-test files last.
 SLOW_FIRST = (
     "tests/suts/test_loopx.py",
+    "tests/suts/test_stdio_matrix_a.py",
+    "tests/suts/test_stdio_matrix_b.py",
     "tests/harness/test_packet.py",
     "tests/campaigns/test_models.py",
     "tests/whole_gate/test_gate_mutants.py",
@@ -52,6 +54,7 @@ SLOW_FIRST = (
     "tests/harness/test_hostile_packets.py",
     "tests/suts/test_adapter_author.py",
     "tests/harness/test_html_report.py",
+    "tests/harness/test_report_from_saved_verdict.py",
     "tests/suts/test_loopx_differential.py",
 )
 

@@ -363,6 +363,10 @@ def _check_sut_loads(sut: str) -> tuple[str | None, str | None]:
         except Exception:  # an adapter's own property failing: no version to state
             version = None
         close_sut(adapter, sut)
+        if sut.startswith("stdio:"):  # the probe's process would sit idle in the gate's parent until it ends
+            from pwh._suts.stdio.client import shutdown
+
+            shutdown()
     except SUTLoadError as exc:
         raise GateError(str(exc)) from None
     from pwh._harness.text_scan import scan_text

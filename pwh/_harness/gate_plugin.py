@@ -188,6 +188,9 @@ class _Recorder:
             "protocol_errors": self.protocol_errors,
         }
         self.out.write_text(json.dumps(payload, indent=1, sort_keys=True), "utf-8")
+        stdio = sys.modules.get("pwh._suts.stdio.client")
+        if stdio is not None:  # the implementations' processes end with the session, not only at exit
+            stdio.shutdown()
 
     def _failure(self, excinfo: Any) -> dict[str, Any]:
         if excinfo is None:
