@@ -12,7 +12,7 @@ from pwh._harness.rulebook import NAMED_RULES
 from pwh._suts.mutants import MUTANTS
 from pwh._suts.mutants._semantic import NO_SEMANTIC_MUTANT, RULE_OF
 
-SEMANTIC = Path(__file__).resolve().parents[2] / "scenarios" / "mutants" / "_semantic.py"
+SEMANTIC = Path(__file__).resolve().parents[2] / "pwh" / "_suts" / "mutants" / "_semantic.py"
 RFC_RULES = {r.id for r in NAMED_RULES if r.kind == "rfc"}
 
 

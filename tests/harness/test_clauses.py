@@ -13,7 +13,7 @@ from pwh._harness.clauses import CLAUSES, CLAUSES_BY_ID, UnknownClause, citation
 from pwh._harness.expect import expect, expect_code
 
 ROOT = Path(__file__).resolve().parents[2]
-CITING = sorted([*(ROOT / "scenarios").rglob("*.py"), *(ROOT / "pwh" / "_suts").rglob("*.py")])
+CITING = sorted(p for d in ("scenarios", "fakes", "pwh/_suts", "pwh/_campaigns", "pwh/_harness") for p in (ROOT / d).rglob("*.py"))
 
 
 def _strings(node: ast.AST) -> list[str] | None:
