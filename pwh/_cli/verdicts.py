@@ -49,7 +49,7 @@ def _report(args: argparse.Namespace) -> ExitCode:
     from pwh._cli.reports import cucumber_json, html_report, junit_xml, markdown_report, matrix, matrix_json, verdict_table
     from pwh._harness.verdicts import load_verdict
 
-    if len(args.verdict) > 1:  # several verdicts: one row × SUT table (pwh._harness.matrix_report)
+    if len(args.verdict) > 1:  # several verdicts: one row × SUT table (pwh._harness.report.matrix)
         return _matrix_report(args)
     verdict = load_verdict(args.verdict[0])
     if not (args.md or args.html or args.junit or args.cucumber or args.json):

@@ -1,5 +1,5 @@
 """Saved verdicts: ``pwh report`` renders one again (several: one row × SUT table,
-:mod:`pwh._harness.matrix_report`), ``pwh compare`` shows where two differ.
+:mod:`pwh._harness.report.matrix`), ``pwh compare`` shows where two differ.
 
 A verdict file is read as data and checked against ``gate_verdict.json`` before anything uses it,
 so a truncated or hand-edited file gets one line naming the file and the field, never a traceback.
