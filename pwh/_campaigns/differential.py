@@ -281,6 +281,8 @@ def differential_soak(
     swarm: bool = True,
     directory: str | Path | None = None,
     coverage: Coverage | None = None,
+    observations: str | Path | None = None,
+    worker: int | None = None,
 ) -> dict[str, Any]:
     """Rounds of :func:`run_differential` for ``minutes`` and/or ``examples`` histories (whichever
     is spent first, under :func:`~pwh._campaigns.engine.drive`); each RFC divergence found (one per
@@ -293,18 +295,23 @@ def differential_soak(
     for name in (sut, against):
         _probe_sut(name, {}, False)
     engine = DifferentialEngine(sut, against, profile, swarm, directory)
-    return drive(engine, minutes, examples, seed, out=out, coverage=coverage)
+    return drive(engine, minutes, examples, seed, out=out, coverage=coverage, observations=observations, worker=worker)
 
 
 class DifferentialEngine:
     """Two SUTs on the same histories, compared after every step: an RFC divergence the finding
     (one per kind), profile-only differences and steps one SUT refused counted apart."""
 
+    name = "differential"
+
     def __init__(self, sut: str, against: str, profile: str, swarm: bool, directory: str | Path | None) -> None:
         self.sut, self.against, self.profile, self.swarm, self.directory = sut, against, profile, swarm, directory
         self.profile_only: dict[str, dict[str, Any]] = {}
         self.compared = self.not_compared = 0
         self.refused: set[str] = set()
+
+    def identity(self) -> dict[str, Any]:
+        return {"sut": self.sut, "against": self.against}
 
     def opening(self, budget: str) -> list[str]:
         return [

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from pwh._campaigns.models.coverage import Coverage
 from pwh._campaigns.models.system import Stats
+from pwh._campaigns.observations import ObservationLog
 
 __all__ = [
     "FIRST_GUESS_S",
@@ -104,6 +105,12 @@ class Finding:
 class Engine(Protocol):
     """One kind of campaign, as the driver runs it."""
 
+    name: str  # as the observations name it: "models" or "differential"
+
+    def identity(self) -> dict[str, Any]:
+        """What names a run of this engine besides its seed (the SUT, and what it is compared with)."""
+        ...
+
     def opening(self, budget: str) -> list[str]:
         """The lines printed after the seed, before the first round."""
         ...
@@ -133,11 +140,37 @@ def drive(
     *,
     out: Callable[[str], None] = print,
     coverage: Coverage | None = None,
+    observations: str | Path | None = None,
+    worker: int | None = None,
 ) -> dict[str, Any]:
     """Run ``engine`` in rounds until ``minutes`` or ``examples`` are spent (whichever first);
-    return its summary."""
+    return its summary. ``observations``: append what the run saw to that file, as JSON lines
+    (:mod:`pwh._campaigns.observations`); ``worker`` names the run's worker in them."""
     check_budget(minutes, examples)
     seed = secrets.randbelow(2**32) if seed is None else seed
+    run = {"engine": engine.name, **engine.identity(), "seed": seed, **({"worker": worker} if worker is not None else {})}
+    log = ObservationLog(observations, run) if observations is not None else None
+    try:
+        return _drive(engine, minutes, examples, seed, out, coverage, log)
+    finally:
+        if log is not None:
+            log.close()
+
+
+def _drive(
+    engine: Engine,
+    minutes: float | None,
+    examples: int | None,
+    seed: int,
+    out: Callable[[str], None],
+    coverage: Coverage | None,
+    log: ObservationLog | None,
+) -> dict[str, Any]:
+    def observe(record: str, **fields: Any) -> None:
+        if log is not None:
+            log(record, **fields)
+
+    observe("start", budget={"minutes": minutes, "examples": examples})
     out(f"pwh soak: seed {seed}")
     for line in engine.opening(budget_words(minutes, examples)):
         out(line)
@@ -150,9 +183,9 @@ def drive(
     rounds = 0
     while budget_left(deadline, examples, stats):
         before = stats.examples
-        finding = engine.round(
-            rounds, derive_seed(seed, rounds), round_examples(started, deadline, stats, examples), deadline, stats, coverage
-        )
+        round_seed = derive_seed(seed, rounds)
+        finding = engine.round(rounds, round_seed, round_examples(started, deadline, stats, examples), deadline, stats, coverage)
+        observe("round", index=rounds, seed=round_seed, examples=stats.examples, steps=stats.steps)
         rounds += 1
         if stats.examples == before and deadline is None:
             break  # a round that drew no example would not spend an examples budget
@@ -160,10 +193,12 @@ def drive(
             continue
         if finding.key in found:
             found[finding.key]["times"] += 1
+            observe("finding", key=_key_text(finding.key), round=rounds - 1, first=False)
             continue
         record, written = engine.keep(finding, rounds - 1, shrink_budget(deadline), out)
         found[finding.key] = {**record, "times": 1}
         paths += written
+        observe("finding", key=_key_text(finding.key), round=rounds - 1, first=True, detail=record)
     elapsed = time.monotonic() - started
     kept = list(found.values())
     summary = {
@@ -178,7 +213,21 @@ def drive(
         "coverage": coverage.to_json(),
         **engine.summary(kept, stats),
     }
+    observe(
+        "end",
+        rounds=rounds,
+        examples=stats.examples,
+        steps=stats.steps,
+        elapsed_s=round(elapsed, 1),
+        findings=len(kept),
+        counterexamples=[str(p) for p in paths],
+    )
     done = f"pwh soak: done in {elapsed:.0f} s: {rounds} rounds, {stats.examples} examples, {stats.steps} steps, "
     for line in engine.closing(kept, coverage, stats, paths, done):
         out(line)
     return summary
+
+
+def _key_text(key: Hashable) -> str:
+    """A finding's kind as text: ``row invariant`` for the models, the divergence's own key otherwise."""
+    return " ".join(map(str, key)) if isinstance(key, tuple) else str(key)

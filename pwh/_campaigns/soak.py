@@ -95,6 +95,8 @@ def soak(
     swarm: bool = True,
     database: bool = False,
     coverage: Coverage | None = None,
+    observations: str | Path | None = None,
+    worker: int | None = None,
 ) -> dict[str, Any]:
     """Run model examples against ``sut`` for ``minutes`` (fractions allowed, or None) and/or
     ``examples`` generated histories, whichever is spent first; return a summary.
@@ -107,17 +109,20 @@ def soak(
     (``pwh soak`` turns it on unless ``--no-database``; off here, so that a call from the tests
     stays free of state left by earlier runs).
     ``coverage``: count into this report (the workers merge their reports); else a new one.
+    ``observations``: append what the soak saw to that file as JSON lines (``worker`` names it).
     """
     check_budget(minutes, examples)
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
     engine = ModelsEngine(sut, campaign, real_crashes, profile, swarm, database, out)
-    return drive(engine, minutes, examples, seed, out=out, coverage=coverage)
+    return drive(engine, minutes, examples, seed, out=out, coverage=coverage, observations=observations, worker=worker)
 
 
 class ModelsEngine:
     """The models against one SUT: each round a Hypothesis run of the state machine, a broken RFC
     invariant the finding (one per row and invariant), profile divergences counted apart."""
+
+    name = "models"
 
     def __init__(
         self,
@@ -139,6 +144,9 @@ class ModelsEngine:
         self.diverged: dict[tuple[str, str], dict[str, Any]] = {}  # profile divergences: counted, never a counterexample
         self.replayed: set[bool] = set()  # crash modes whose first round has replayed the stored failures
         self.ticker: _Ticker | None = None
+
+    def identity(self) -> dict[str, Any]:
+        return {"sut": self.sut}
 
     def opening(self, budget: str) -> list[str]:
         lines = [

@@ -111,9 +111,10 @@ SOAK_OPTIONS: dict[str, tuple[str, object]] = {
     "--workers": ("workers", 1),
     "--against": ("against", None),
     "--cluster": ("cluster", None),
+    "--observations": ("observations", None),
 }
 # What only the models read (not the reliability campaign, not the benchmark).
-MODEL_OPTIONS = ("--profile", "--no-real-crashes", "--no-swarm", "--no-database", "--workers", "--against", "--cluster")
+MODEL_OPTIONS = ("--profile", "--no-real-crashes", "--no-swarm", "--no-database", "--workers", "--against", "--cluster", "--observations")
 
 
 def _given_soak_options(args: argparse.Namespace, options: Sequence[str]) -> list[str]:
@@ -155,7 +156,8 @@ def _soak(args: argparse.Namespace) -> ExitCode:
     against = getattr(args, "against", None)
     if sut not in BUILTIN_SUTS or (against and against not in BUILTIN_SUTS):
         searchable_cwd()
-    check_outputs(args, "json")
+    check_outputs(args, "json", "observations")
+    observations = _observations_file(args)
     if against:
         return _soak_against(args, sut, against, model_error)
     options = {
@@ -166,10 +168,13 @@ def _soak(args: argparse.Namespace) -> ExitCode:
         "swarm": not getattr(args, "no_swarm", False),
         "database": not getattr(args, "no_database", False),
         **({"profile": args.profile} if args.profile else {}),  # else the models' own default
+        **({"observations": observations} if observations else {}),
     }
     cluster = getattr(args, "cluster", None)
     if cluster and workers != 1:
         raise UsageError("--workers does not apply with --cluster: the cluster runs one soak per worker thread it has")
+    if cluster and observations:
+        raise UsageError("--observations does not apply with --cluster: its tasks run on other machines")
     try:
         if cluster:
             summary = _soak_cluster(cluster, args, sut, options)
@@ -185,6 +190,20 @@ def _soak(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"cannot write counterexamples: {exc.strerror or 'write failed'}") from None
     write(getattr(args, "json", None), json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return ExitCode.FAILED if summary["violations"] else ExitCode.OK
+
+
+def _observations_file(args: argparse.Namespace) -> str | None:
+    """``--observations PATH``, opened for appending before any work, so a path that cannot be
+    written is refused at once (one line, exit 2) rather than after the soak."""
+    path = getattr(args, "observations", None)
+    if not path:
+        return None
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--observations {shown(path)}: cannot be written ({exc.strerror or 'write failed'})") from None
+    return str(path)
 
 
 def _soak_cluster(address: str, args: argparse.Namespace, sut: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -213,6 +232,7 @@ def _soak_against(args: argparse.Namespace, sut: str, against: str, model_error:
         "examples": getattr(args, "examples", None),
         "swarm": not getattr(args, "no_swarm", False),
         **({"profile": args.profile} if args.profile else {}),
+        **({"observations": args.observations} if getattr(args, "observations", None) else {}),
     }
     workers = getattr(args, "workers", 1)
     try:
@@ -441,6 +461,13 @@ def add_model_commands(subparsers: argparse._SubParsersAction) -> None:
         help="neither save failing examples nor replay them (default: Hypothesis's example database, one per SUT in "
         "hypothesis-examples/ under $PWH_COUNTEREXAMPLES, else under the temp dir's pwh-counterexamples-UID/; "
         "a failure found there is tried first the next time)",
+    )
+    soak.add_argument(
+        "--observations",
+        metavar="PATH",
+        help="append what the soak saw to PATH as JSON lines (pwh_campaign_observation_v0: its start, each round, each "
+        "finding, its end; with --workers, every worker's); files of several soaks merge by concatenation, and "
+        "pwh report PATH... renders the merged totals",
     )
     soak.add_argument(
         "--workers",

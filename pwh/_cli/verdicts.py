@@ -23,10 +23,12 @@ def add_verdict_commands(sub: argparse._SubParsersAction) -> None:
         help="render a saved verdict again (terminal table, Markdown, HTML, JUnit, Cucumber); several: one row × SUT table",
         description="Render a verdict written by `pwh gate --json` again. With no output option, print the terminal table. "
         "Given several verdicts (implementations, or releases of one), render one table of row × verdict instead, the "
-        "columns in the order given, each cell the row's RFC/profile status.",
-        epilog="exit codes: 0 rendered; 2 a file is missing, not JSON or not a pwh gate verdict, or an output cannot be written",
+        "columns in the order given, each cell the row's RFC/profile status. Given campaign observations (pwh soak "
+        "--observations, any number of files: they merge by concatenation), print their merged totals.",
+        epilog="exit codes: 0 rendered; 1 campaign observations that found something; 2 a file is missing, not JSON, not a "
+        "pwh gate verdict or not campaign observations, or an output cannot be written",
     )
-    report.add_argument("verdict", metavar="VERDICT.json", nargs="+")
+    report.add_argument("verdict", metavar="VERDICT.json|OBS.jsonl", nargs="+")
     report.add_argument("--md", metavar="PATH", help="write the Markdown report (several verdicts: the Markdown table)")
     report.add_argument("--html", metavar="PATH", help="write the HTML report (several verdicts: the table as one HTML page)")
     report.add_argument("--junit", metavar="PATH", help="write JUnit XML (one verdict only)")
@@ -46,8 +48,15 @@ def add_verdict_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _report(args: argparse.Namespace) -> ExitCode:
+    from pwh._campaigns.observations import is_observation_file
     from pwh._cli.reports import cucumber_json, html_report, junit_xml, markdown_report, matrix, matrix_json, verdict_table
     from pwh._harness.verdicts import load_verdict
+
+    campaign = [is_observation_file(path) for path in args.verdict]
+    if any(campaign):
+        if not all(campaign):
+            raise GateError("give saved verdicts or campaign observations (pwh soak --observations), not both")
+        return _campaign_report(args)
 
     if len(args.verdict) > 1:  # several verdicts: one row × SUT table (pwh._harness.report.matrix)
         return _matrix_report(args)
@@ -60,6 +69,23 @@ def _report(args: argparse.Namespace) -> ExitCode:
     if args.json:
         write_output(args.json, matrix_json(matrix([(shown(args.verdict[0]), verdict)])))
     return ExitCode.OK
+
+
+def _campaign_report(args: argparse.Namespace) -> ExitCode:
+    """Campaign observations (JSON lines, any number of files: concatenation merges them) as the
+    merged totals; ``--json`` writes them as data. Exit 1 when any run found something."""
+    from pwh._campaigns.observations import ObservationError, merge, merged_lines, read_observations
+
+    if args.md or args.html or args.junit or args.cucumber:
+        raise GateError("campaign observations render to the terminal and --json only")
+    try:
+        merged = merge(read_observations(args.verdict))
+    except ObservationError as exc:
+        raise GateError(str(exc)) from None
+    print("\n".join(merged_lines(merged)))
+    if args.json:
+        write_output(args.json, json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    return ExitCode.FAILED if merged["findings"] else ExitCode.OK
 
 
 def _matrix_report(args: argparse.Namespace) -> ExitCode:

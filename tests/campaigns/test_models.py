@@ -847,6 +847,23 @@ def _soak_workers(tmp_path: Path, sut: str, *extra: str) -> tuple[subprocess.Com
     return done, json.loads(path.read_text())
 
 
+def _observations_agree(path: Path, summary: dict[str, Any]) -> None:
+    """The workers' observations (concatenated into one file, every line under the schema) merge to
+    the same totals and findings as the summary the parent merged in memory."""
+    from pwh._campaigns.observations import merge, read_observations
+
+    records = read_observations([path])
+    merged = merge(records)
+    assert sorted(r["run"]["worker"] for r in records if r["record"] == "start") == [1, 2]
+    for key in ("steps", "examples", "rounds"):
+        assert merged[key] == summary[key], key
+    assert merged["ended"] == 2
+    found = {f["key"]: f["times"] for f in merged["findings"]}
+    assert found == {f"{v['row']} {v['invariant']}": v["times"] for v in summary["violations"]}
+    shown = subprocess.run([sys.executable, "-m", "pwh", "report", str(path), str(path)], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 1 and "2 run(s)" in shown.stdout and "M05 no_call_after_final" in shown.stdout, shown.stdout + shown.stderr
+
+
 def _gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -860,8 +877,10 @@ def test_pwh_soak_workers_runs_soaks_at_once_and_merges_them(tmp_path: Path, cap
     seeds derived from the one seed, the counts the sum of the workers' own, a merged coverage
     report, the bug listed once with the times found summed, every worker's counterexample listed,
     lines prefixed by worker, and no worker left."""
-    done, summary = _soak_workers(tmp_path, "mutant:replay_calls_provider", "--no-database")
+    observed = tmp_path / "observations.jsonl"
+    done, summary = _soak_workers(tmp_path, "mutant:replay_calls_provider", "--no-database", "--observations", str(observed))
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    _observations_agree(observed, summary)
     assert summary["workers"] == 2 and summary["seed"] == 6 and summary["max_examples"] == 3
     seeds = summary["worker_seeds"]
     assert len(set(seeds)) == 2 and seeds == [w["seed"] for w in summary["per_worker"]]

@@ -71,10 +71,15 @@ def soak_workers(
     seed = secrets.randbelow(2**32) if seed is None else seed
     seeds = [worker_seed(seed, i) for i in range(workers)]
     out(f"pwh soak: seed {seed}, {workers} workers (seeds {', '.join(map(str, seeds))})")
-    jobs = [(i, minutes, sut, s, {**options, **({"against": against} if against else {})}) for i, s in enumerate(seeds)]
     from pwh._harness.paths import fast_tmp
 
     run_dir = tempfile.mkdtemp(prefix="pwh-soak-", dir=fast_tmp())
+    observations = options.pop("observations", None)
+    logs = [os.path.join(run_dir, f"observations-w{i + 1}.jsonl") if observations else None for i in range(workers)]
+    jobs = [
+        (i, minutes, sut, s, {**options, **({"against": against} if against else {}), **({"observations": logs[i]} if logs[i] else {})})
+        for i, s in enumerate(seeds)
+    ]
     try:
         pool = multiprocessing.get_context(START_METHOD).Pool(workers, initializer=_init_worker, initargs=(os.getpid(), run_dir))
         try:
@@ -86,6 +91,12 @@ def soak_workers(
             pool.close()
         finally:
             pool.join()
+        if observations:  # the workers' files, concatenated: observations merge that way
+            with open(observations, "ab") as target:
+                for log in logs:
+                    if log and os.path.exists(log):
+                        with open(log, "rb") as part:
+                            shutil.copyfileobj(part, target)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     coverage = Coverage.merge_all([c for _, c in results])
@@ -244,6 +255,7 @@ def _run_worker(job: tuple[int, float | None, str, int, dict[str, Any]]) -> tupl
         print(prefix + line, flush=True)
 
     coverage = Coverage()
+    options = {**options, **({"worker": index + 1} if "observations" in options else {})}
     against = options.pop("against", None)
     if against is not None:
         from pwh._campaigns.differential import differential_soak
