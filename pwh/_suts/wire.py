@@ -4,20 +4,23 @@ A producer's answer may be anything (a set, a mapping with integer keys, NaN); t
 exactly that, so a value crossing to another process must arrive as it was sent. JSON carries
 most of it; the rest is tagged: ``{"$set": [...]}`` a set, ``{"$pairs": [[k, v], ...]}`` a mapping
 with a key that is not a string, ``{"$float": "NaN" | "Infinity" | "-Infinity"}`` a number JSON
-cannot hold, ``{"$dict": {...}}`` a one-key dict whose key is one of these tags. So every line is
+cannot hold, ``{"$bytes": "<base64>"}`` bytes (standard base64, padded; the writeback seam's primary
+receipt, say), ``{"$dict": {...}}`` a one-key dict whose key is one of these tags. So every line is
 strict JSON that any language's parser reads. The decoder builds plain data types only, from a
 fixed table: nothing received chooses code to run.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "decode", "encode"]
 
-TAGS = ("$set", "$pairs", "$dict", "$float")
+TAGS = ("$set", "$pairs", "$dict", "$float", "$bytes")
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 MAX_DEPTH = 400
 
@@ -38,6 +41,8 @@ def encode(value: Any, depth: int = 0) -> Any:
         return [encode(v, depth + 1) for v in value]
     if isinstance(value, (set, frozenset)):
         return {"$set": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, (bytes, bytearray)):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, float) and not math.isfinite(value):
         return {"$float": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
     if value is None or isinstance(value, (str, int, float, bool)):
@@ -58,6 +63,11 @@ def decode(value: Any) -> Any:
                 return {_hashable(decode(k)): decode(v) for k, v in inner}
             if key == "$float" and isinstance(inner, str) and inner in NON_FINITE:
                 return NON_FINITE[inner]
+            if key == "$bytes" and isinstance(inner, str):
+                try:
+                    return base64.b64decode(inner.encode("ascii"), validate=True)
+                except (binascii.Error, UnicodeEncodeError):
+                    pass
             if key == "$dict" and isinstance(inner, dict):
                 return {k: decode(v) for k, v in inner.items()}
         return {k: decode(v) for k, v in value.items()}

@@ -3,6 +3,9 @@ process per harness, many instances on it): it must earn the verdict it earns in
 row passed, no protocol error. Two files, so the test command's workers share it (``--dist
 loadfile`` gives a file to one worker): this one runs M13, the largest row, and the seed-003 rows
 (pwh's testbed; the served reference offers no turn seam); test_stdio_matrix_b.py every other row.
+The writeback scenarios among them reach the served reference's writeback boundary through the
+protocol's ``writeback_*`` requests (tests/suts/test_stdio_seam.py shows they can pass no other way
+for an implementation not named ``reference``).
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ def assert_served_reference_passes(rows: list[str], tmp_path: Path) -> dict[str,
     s = verdict["summary"]
     assert (s["verdict"], s["profile"], s["divergences"], s["failed"], s["skipped"]) == ("pass", "pass", 0, 0, 0)
     assert all(x["rfc"] == "pass" and x["profile"] == "pass" for x in verdict["scenarios"])
+    # The writeback seam crossed the protocol: every writeback scenario (features/wb_*) ran through
+    # the served reference's own boundary (writeback_open and the writeback_* requests) and passed.
+    writeback = [x for x in verdict["scenarios"] if x["feature"].startswith("features/wb_")]
+    assert writeback and all(x["outcome"] == "passed" and x["seam"] == "writeback" for x in writeback)
     return verdict
 
 

@@ -24,10 +24,13 @@ from pwh import Profile
 from pwh._harness.examples import example_receipt, example_registration
 from pwh._suts.seam import SUTLoadError, load_sut
 from pwh._suts.stdio import ProtocolError, StdioSUT, client
+from pwh._suts.stdio.client import StdioWriteback
 from pwh._suts.stdio.protocol import check
 from pwh._suts.wire import decode, encode
+from pwh._suts.writeback_seam import writeback_boundary_of
 
 ROOT = Path(__file__).resolve().parents[2]
+SERVED_ADAPTERS = "stdio:" + sys.executable + " -m pwh._suts.stdio.serve tests.suts.stdio_impls.served:"
 MISBEHAVING = ROOT / "tests" / "suts" / "stdio_impls" / "misbehaving.py"
 SERVED = "stdio:" + sys.executable + " -m pwh._suts.stdio.serve reference"
 TINY_JS = ROOT / "tests" / "suts" / "stdio_impls" / "tiny_dispatcher.mjs"
@@ -58,7 +61,7 @@ def no_process_left() -> Iterator[None]:
 
 
 values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8) | st.binary(max_size=8),
     lambda inner: (
         st.lists(inner, max_size=3)
         | st.dictionaries(st.text(max_size=4) | st.sampled_from(["$set", "$pairs", "$dict"]), inner, max_size=3)
@@ -282,3 +285,147 @@ def test_no_implementation_process_outlives_the_harness() -> None:
     finally:
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)  # the one process this test's harness started, by its id
+
+
+# -- the writeback seam over the protocol --------------------------------------------------------
+
+
+def test_bytes_cross_tagged_as_base64() -> None:
+    assert encode(b"\x00{receipt}") == {"$bytes": "AHtyZWNlaXB0fQ=="}
+    assert decode(json.loads(json.dumps(encode({"r": b"\xff"})))) == {"r": b"\xff"}
+    assert decode({"$bytes": "not base64!"}) == {"$bytes": "not base64!"}  # not the tag's form: data as it came
+
+
+def _drive(boundary: Any, calls: list[str]) -> dict[str, Any]:
+    """One script through a writeback boundary: a hooked completion, a crash and recovery, a replay,
+    and every read; what it answered, in plain terms."""
+
+    def producer(hook_input: Any) -> dict[str, Any]:
+        calls.append(hook_input["source"]["receipt_id"])
+        return {"status": "not_applicable", "intents": []}
+
+    boundary.prepare(todos=2, phase_enabled=True, report_capability=False)
+    assert boundary.register_intent_kind(KIND, NOTE_SCHEMA) == []
+    assert boundary.install(example_registration("a.reporter", intent_kinds=[KIND]), producer) == []
+    boundary.plant({"todo_text": "planted-value-1"})
+    first = boundary.commit_completion(1)
+    crashed = boundary.commit_completion(2, crash="after_primary_commit")
+    boundary.recover()
+    replayed = boundary.replay(1)
+    failed = boundary.commit_replan(fail="writeback")
+    with pytest.raises(LookupError):
+        boundary.primary_receipt(99)
+    with pytest.raises(LookupError):
+        boundary.spend_eligibility(99)
+    return {
+        "commits": [(c.committed, c.receipt_id, c.event_kind, c.raised, c.notes) for c in (first, crashed, replayed, failed)],
+        "dispatch": first.dispatch,
+        "receipts": [boundary.primary_receipt(n) for n in (1, 2)],
+        "spend": [dict(boundary.spend_eligibility(n)) for n in (1, 2)],
+        "records": boundary.sidecar_records(),
+        "intents": boundary.intent_receipts(),
+        "seen": [(h.hook_id, h.receipt_id, h.hook_input) for h in boundary.hooks_seen()],
+    }
+
+
+def test_the_writeback_seam_crosses_the_protocol_as_it_answers_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The served reference's writeback boundary, driven over the protocol, answers what the
+    reference's boundary answers in-process: the same commits, primary receipt bytes, spends,
+    records and hook inputs; a read past the last commit is a LookupError; a crash is the
+    reference's simulated one, and the process serves on. pwh's world takes the proxy, and every
+    message pwh sends fits the protocol's schema."""
+    from fakes._world import World
+    from fakes._writeback import ReferenceWriteback
+
+    sent = client._Child._send
+
+    def checked(self: Any, message: dict[str, Any]) -> None:
+        check(message, "reply" if "reply" in message else "request")
+        sent(self, message)
+
+    monkeypatch.setattr(client._Child, "_send", checked)
+    sut = _open(SERVED)
+    assert "writeback_open" in sut.operations
+    world = World(sut, tmp_path / "world")
+    try:
+        assert isinstance(world.writeback.wrapped, StdioWriteback)  # the world drives the protocol's boundary
+    finally:
+        world.close()
+
+    sut, other = _open(SERVED), _open(SERVED)
+    served_calls: list[str] = []
+    boundary = writeback_boundary_of(sut)
+    assert isinstance(boundary, StdioWriteback) and "commit_completion" in boundary.operations
+    served = _drive(boundary, served_calls)
+    assert sut.pid == other.pid and other.journal_records() == []  # the crash was the reference's own, simulated
+    baseline = writeback_boundary_of(sut)  # a second boundary on the instance: no hooks, as pwh's world's baseline
+    assert baseline is not None
+    baseline.prepare(todos=1, phase_enabled=True, report_capability=False)
+    assert baseline.commit_completion(1).committed and baseline.hooks_seen() == []
+    baseline.close()
+    boundary.close()
+    sut.close()
+    other.close()
+
+    reference = load_sut("reference")
+    in_process = ReferenceWriteback(reference)
+    in_process_calls: list[str] = []
+    try:
+        expected = _drive(in_process, in_process_calls)
+    finally:
+        in_process.close()
+        reference.close()
+    assert served == expected != {}
+    # The providers ran here, in the harness (in-process the reference's runner may run them in a
+    # worker process, so only the boundary's own account is compared).
+    assert served_calls == [receipt for _, receipt, _ in served["seen"]] != []
+    assert all(isinstance(r, bytes) for r in served["receipts"]) and served["commits"][1][3] == "killed"
+
+
+def test_a_malformed_writeback_answer_is_the_adapters_fault_never_a_verdict() -> None:
+    spec = f"stdio:{sys.executable} {MISBEHAVING} commit"
+    sut = _open(spec)
+    boundary = writeback_boundary_of(sut)
+    assert boundary is not None
+    boundary.prepare(todos=1, phase_enabled=True, report_capability=False)
+    with pytest.raises(ProtocolError, match=r"commit at \$: 'committed' is a required property"):
+        boundary.commit_completion(1)
+    done = _gate(spec, "-k", "with_the_phase_off_a_committed_completion_calls_no_provider")
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "broke the stdio seam protocol" in done.stderr and "Traceback" not in done.stderr
+    assert "verdict:" not in done.stdout
+
+
+def _writeback_scenarios(
+    spec: str, rows: str, tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]], dict[str, Any]]:
+    out = tmp_path / "v.json"
+    done = _gate(spec, "--rows", rows, "--json", str(out))
+    assert done.returncode in (0, 3) and "Traceback" not in done.stderr, done.stdout[-2000:] + done.stderr[-2000:]
+    verdict = json.loads(out.read_text())
+    scenarios = verdict["scenarios"]
+    wb = [x for x in scenarios if x["feature"].startswith("features/wb_")]
+    assert wb and [x for x in scenarios if x not in wb]
+    return done, wb, verdict
+
+
+@pytest.mark.parametrize("factory", ["plain", "declining"])
+def test_an_implementation_with_no_writeback_boundary_has_its_writeback_scenarios_not_applicable(factory: str, tmp_path: Path) -> None:
+    """``plain`` lists no ``writeback_open``; ``declining`` answers it ``unsupported``: either way
+    every writeback scenario is skipped with the reason, none failed, and the rest are judged."""
+    done, wb, verdict = _writeback_scenarios(SERVED_ADAPTERS + factory, "M01", tmp_path)
+    reason = "no writeback_open in its handshake" if factory == "plain" else "this stand-in declines the writeback seam"
+    assert all(x["outcome"] == "skipped" and reason in x["reason"] for x in wb), [(x["outcome"], x.get("reason")) for x in wb]
+    row = verdict["rows"]["M01"]
+    assert (row["failed"], row["skipped"], row["passed"]) == (0, len(wb), row["scenarios"] - len(wb))
+    assert all(x["outcome"] == "passed" for x in verdict["scenarios"] if x not in wb)
+
+
+def test_an_implementation_not_named_reference_passes_its_writeback_scenarios_over_the_protocol(tmp_path: Path) -> None:
+    """pwh's world wires a writeback boundary of its own only to an SUT named ``reference``: this
+    served reference dispatcher is named otherwise, so its writeback scenarios can pass only
+    through the protocol's ``writeback_*`` requests (the crashed and recovered ones included)."""
+    done, wb, verdict = _writeback_scenarios(SERVED_ADAPTERS + "renamed", "M01,M05", tmp_path)
+    assert done.returncode == 0 and verdict["summary"]["verdict"] == "pass"
+    assert all(x["outcome"] == "passed" and x["seam"] == "writeback" for x in wb)
+    assert any("after_primary_commit" in x["id"] for x in wb)

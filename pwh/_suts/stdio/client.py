@@ -12,6 +12,10 @@ on it with :class:`ProtocolError` and is stopped; the next instance starts a fre
 processes are stopped (stdin closed, then their process group killed) by :func:`shutdown`, which
 runs at exit.
 
+The writeback seam crosses too (:meth:`StdioSUT.writeback_boundary`, a :class:`StdioWriteback`
+proxy answering :class:`~pwh._suts.writeback_seam.WritebackBoundary` by ``writeback_*`` requests
+on its instance), when the handshake lists ``writeback_open``; otherwise it is ``Unsupported``.
+
 Providers stay here: the implementation calls one by message, and its answer goes back in the
 wire form (:mod:`pwh._suts.wire`), so whatever a provider answers is judged as it was given. A
 call runs on a thread of its own, so a hung provider holds nothing but itself; the
@@ -39,10 +43,11 @@ from pwh._core.outcome import DispatchOutcome, HookOutcome
 from pwh._core.profile import Profile
 from pwh._core.registry import Producer
 from pwh._suts.errors import SUTLoadError, Unsupported
-from pwh._suts.stdio.protocol import PROTOCOL, ProtocolError, check, parse_line
+from pwh._suts.stdio.protocol import LOOKUP_REQUESTS, PROTOCOL, ProtocolError, check, parse_line
 from pwh._suts.wire import decode, encode
+from pwh._suts.writeback_seam import Commit, HookSeen, PrimaryFailure
 
-__all__ = ["PREFIX", "StdioSUT", "shutdown"]
+__all__ = ["PREFIX", "StdioSUT", "StdioWriteback", "shutdown"]
 
 PREFIX = "stdio:"
 STOP_SECONDS = 5.0
@@ -108,6 +113,10 @@ class _Child:
             raise Unsupported(str(answer["unsupported"]))
         if "crashed" in answer:
             raise SimulatedCrash(str(answer["crashed"]))
+        if "lookup" in answer:
+            if op not in LOOKUP_REQUESTS:
+                raise ProtocolError(f"a lookup answer to {op}, which reads no commit number")
+            raise LookupError(str(answer["lookup"])[:200])
         if "error" in answer:
             raise ProtocolError(f"{op} failed in the implementation ({answer['error']['type'][:80]})")
         if "ok" not in answer:
@@ -294,12 +303,17 @@ class StdioSUT:
         return _rejections(self._request("register_intent_kind", kind=kind, payload_schema=encode(payload_schema)))
 
     def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Rejection]:
-        token = None
-        if callable(producer):
-            self._child.providers += 1  # unique on the process: a call names its instance's own
-            token = f"p{self._child.providers}"
-            self._producers[token] = producer
-        return _rejections(self._request("install", registration=encode(registration), provider=token))
+        return _rejections(self._request("install", registration=encode(registration), provider=self._token(producer)))
+
+    def _token(self, producer: Producer) -> str | None:
+        """The name a provider crosses under (None for one that is not callable): unique on the
+        process, so a call names its instance's own, whichever seam installed it."""
+        if not callable(producer):
+            return None
+        self._child.providers += 1
+        token = f"p{self._child.providers}"
+        self._producers[token] = producer
+        return token
 
     def set_profile(self, profile: Profile) -> None:
         raw = {name: getattr(profile, name) for name in profile.__dataclass_fields__}
@@ -327,6 +341,14 @@ class StdioSUT:
     def inject_fault(self, fault: str) -> None:
         self._nothing(self._request("inject_fault", fault=fault))
 
+    def writeback_boundary(self) -> StdioWriteback:
+        """A new writeback boundary of this instance (the implementation's ``writeback_open``);
+        ``Unsupported`` when its handshake offers none, or it answers so."""
+        if "writeback_open" not in self.operations:
+            raise Unsupported("the implementation offers no writeback seam over the stdio protocol (no writeback_open in its handshake)")
+        opened = check(self._request("writeback_open"), "writeback_opened")
+        return StdioWriteback(self, opened["writeback"], tuple(opened["operations"]))
+
     def close(self) -> None:
         """Close this instance (the process serves on); nothing to do when the process is gone."""
         if self._closed:
@@ -350,6 +372,92 @@ class StdioSUT:
     @staticmethod
     def _nothing(value: Any) -> None:
         check(value, "nothing")
+
+
+class StdioWriteback:
+    """One writeback boundary of a :class:`StdioSUT` instance, as
+    :class:`~pwh._suts.writeback_seam.WritebackBoundary`: each method a ``writeback_*`` request
+    naming the boundary, each answer checked against the protocol's schema and turned back into
+    the seam's types. Providers installed through it stay here, as the instance's do."""
+
+    def __init__(self, sut: StdioSUT, number: int, operations: tuple[str, ...]) -> None:
+        self._sut = sut
+        self._number = number
+        self.operations = operations
+        self._closed = False
+
+    def _call(self, method: str, **fields: Any) -> Any:
+        if self._closed:
+            raise ProtocolError("a request to a writeback boundary already closed")
+        return self._sut._request(f"writeback_{method}", writeback=self._number, **fields)
+
+    def prepare(self, *, todos: int, phase_enabled: bool, report_capability: bool) -> None:
+        check(self._call("prepare", todos=todos, phase_enabled=phase_enabled, report_capability=report_capability), "nothing")
+
+    def register_intent_kind(self, kind: str, payload_schema: Mapping[str, Any]) -> list[Any]:
+        return _rejections(self._call("register_intent_kind", kind=kind, payload_schema=encode(payload_schema)))
+
+    def install(self, registration: Mapping[str, Any], producer: Producer) -> list[Any]:
+        return _rejections(self._call("install", registration=encode(registration), provider=self._sut._token(producer)))
+
+    def commit_completion(self, todo: int, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
+        return _commit(self._call("commit_completion", todo=todo, fail=fail, crash=crash))
+
+    def commit_replan(self, *, fail: PrimaryFailure | None = None, crash: str | None = None) -> Commit:
+        return _commit(self._call("commit_replan", fail=fail, crash=crash))
+
+    def replay(self, commit_number: int) -> Commit:
+        return _commit(self._call("replay", commit_number=commit_number))
+
+    def recover(self) -> None:
+        check(self._call("recover"), "nothing")
+
+    def primary_receipt(self, commit_number: int) -> bytes:
+        found = decode(check(self._call("primary_receipt", commit_number=commit_number), "primary_receipt"))
+        if not isinstance(found, bytes):
+            raise ProtocolError("primary_receipt at $.$bytes: not base64")
+        return found
+
+    def spend_eligibility(self, commit_number: int) -> Mapping[str, Any]:
+        found: Mapping[str, Any] = decode(check(self._call("spend_eligibility", commit_number=commit_number), "spend_eligibility"))
+        return found
+
+    def sidecar_records(self) -> list[dict[str, Any]]:
+        return [decode(r) for r in check(self._call("sidecar_records"), "records")]
+
+    def intent_receipts(self) -> list[dict[str, Any]]:
+        return [decode(r) for r in check(self._call("intent_receipts"), "records")]
+
+    def hooks_seen(self) -> list[HookSeen]:
+        seen = check(self._call("hooks_seen"), "hooks_seen")
+        return [HookSeen(h["hook_id"], h["receipt_id"], decode(h["hook_input"])) for h in seen]
+
+    def plant(self, values: Mapping[str, str]) -> None:
+        check(self._call("plant", values=dict(values)), "nothing")
+
+    def close(self) -> None:
+        """End the boundary; nothing to do once its instance is closed or its process gone (the
+        implementation ends an instance's boundaries with it)."""
+        if self._closed:
+            return
+        try:
+            if not self._sut._closed and self._sut._child.ended is None:
+                check(self._call("close"), "nothing")
+        finally:
+            self._closed = True
+
+
+def _commit(value: Any) -> Commit:
+    c = check(value, "commit")
+    dispatch = c.get("dispatch")
+    return Commit(
+        c["committed"],
+        c["receipt_id"],
+        c["event_kind"],
+        dispatch=decode(dispatch) if dispatch is not None else None,
+        raised=c.get("raised"),
+        notes=tuple(c.get("notes") or ()),
+    )
 
 
 def _rejections(value: Any) -> list[Rejection]:

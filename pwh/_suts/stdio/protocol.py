@@ -5,7 +5,8 @@ harness sends ``start`` once (the handshake), then ``open`` for each instance (i
 the instance), and every later request ``{"id", "op", "instance", ...}`` names the instance it is
 for; ``close`` closes that instance only, and the process ends when its stdin does. The
 implementation answers each request with ``{"id", "ok": ...}``, ``{"id", "unsupported": reason}``,
-``{"id", "crashed": point}`` or ``{"id", "error": {"type", "message"}}``. While a request is open
+``{"id", "crashed": point}``, ``{"id", "lookup": reason}`` (a writeback read past the last
+committed writeback: the harness raises ``LookupError``) or ``{"id", "error": {"type", "message"}}``. While a request is open
 it may ask the harness to call a provider of that request's instance, ``{"call", "hook",
 "input"}``, and the harness answers ``{"reply", "value"}`` or ``{"reply", "raised"}``. Every
 answer is checked against the protocol's JSON Schema (``pwh/schemas/seam_protocol.json``) before
@@ -20,7 +21,7 @@ from typing import Any
 
 from pwh._core.schemas import load_schema
 
-__all__ = ["OPERATIONS", "PROTOCOL", "ProtocolError", "check"]
+__all__ = ["OPERATIONS", "PROTOCOL", "WRITEBACK_REQUESTS", "ProtocolError", "check"]
 
 PROTOCOL = "pwh-seam-stdio/2"
 # The operations an instance may offer (the handshake lists those it does); ``start`` and
@@ -36,7 +37,34 @@ OPERATIONS = (
     "journal_records",
     "inject_fault",
     "close",
+    "writeback_open",
 )
+# The writeback seam (pwh/_suts/writeback_seam.py) over the protocol: ``writeback_open`` on an
+# instance opens a boundary (``{"writeback": N, "operations": [...]}``), and each of these requests,
+# named after a ``WritebackBoundary`` method, carries the boundary's ``writeback`` and the method's
+# keyword arguments; ``writeback_close`` ends it. A request name and the method it calls.
+WRITEBACK_REQUESTS: dict[str, str] = {
+    f"writeback_{name}": name
+    for name in (
+        "prepare",
+        "register_intent_kind",
+        "install",
+        "commit_completion",
+        "commit_replan",
+        "replay",
+        "recover",
+        "primary_receipt",
+        "spend_eligibility",
+        "sidecar_records",
+        "intent_receipts",
+        "hooks_seen",
+        "plant",
+        "close",
+    )
+}
+# The requests whose ``lookup`` answer is a ``LookupError`` (a commit number past the last committed
+# writeback); to any other request it is outside the protocol.
+LOOKUP_REQUESTS = ("writeback_primary_receipt", "writeback_spend_eligibility", "writeback_replay")
 # How a provider failure crosses back: the exception class the implementation's proxy raises
 # (a fixed table: a message never names a class to build).
 RAISED = ("exception", "base_exception")

@@ -7,6 +7,13 @@ Each ``open`` makes a new adapter (``load_sut(SUT)``, with ``workdir=`` when the
 one), so the instances this process serves share nothing but the process; ``close`` closes one,
 and when stdin ends every one still open is closed and the process exits.
 
+The writeback seam: ``writeback_open`` answers with the served adapter's own boundary
+(``writeback_boundary_of(sut)``, pwh/_suts/writeback_seam.py). pwh's reference offers none of its
+own: pwh's world wires pwh's fake orchestrator to it (fakes/_writeback.py), and so does this
+process, inside itself, as the world does in-process: the first boundary opened on an instance
+drives that instance's dispatcher, any later one (the world's no-hooks baseline) a dispatcher with
+no hooks. A crash there is the orchestrator's simulated one, so the process serves on.
+
 The protocol owns this process's stdout (whatever else writes there goes to stderr). Providers
 live in the harness: each installed hook's producer here is a proxy that sends a ``call`` and
 waits for its ``reply``, so the implementation's own runner (the thread runner: ``PWH_RUNNER``
@@ -24,7 +31,7 @@ import threading
 from collections.abc import Mapping
 from typing import IO, Any
 
-from pwh._suts.stdio.protocol import OPERATIONS, PROTOCOL, parse_line
+from pwh._suts.stdio.protocol import LOOKUP_REQUESTS, OPERATIONS, PROTOCOL, WRITEBACK_REQUESTS, parse_line
 from pwh._suts.wire import decode, encode
 
 __all__ = ["main"]
@@ -109,6 +116,105 @@ def _rejections(found: Any) -> list[dict[str, Any]]:
     return [r.to_json() for r in found or ()]
 
 
+def _is_reference(sut: Any) -> bool:
+    """pwh's reference dispatcher (or a mutant of it), by the rule pwh's world uses
+    (fakes/_world.py ``is_reference``): its writeback boundary is pwh's fake orchestrator."""
+    from pwh._suts.reference import ReferenceSUT
+
+    return str(getattr(sut, "name", "")).startswith("reference") or isinstance(sut, ReferenceSUT)
+
+
+def _offers_writeback(sut: Any) -> bool:
+    return callable(getattr(sut, "writeback_boundary", None)) or _is_reference(sut)
+
+
+class _Instance:
+    """One served instance: its adapter and the writeback boundaries open on it."""
+
+    def __init__(self, sut: Any) -> None:
+        self.sut = sut
+        self.boundaries: dict[int, Any] = {}
+        self.boundaries_opened = 0
+
+    def open_boundary(self) -> dict[str, Any]:
+        from pwh._suts.seam import Unsupported
+        from pwh._suts.writeback_seam import WRITEBACK_OPERATIONS, writeback_boundary_of
+
+        boundary = writeback_boundary_of(self.sut)
+        if boundary is None and _is_reference(self.sut):
+            try:
+                from fakes import NoHooksSUT
+                from fakes._writeback import ReferenceWriteback
+            except ImportError:
+                raise Unsupported("pwh's fakes (the reference's writeback boundary) are not importable here") from None
+            dispatcher = self.sut if self.boundaries_opened == 0 else NoHooksSUT()
+            boundary = ReferenceWriteback(dispatcher, seed=7)  # pwh's world's seed (fakes/_world.py)
+        if boundary is None:
+            raise Unsupported("the adapter offers no writeback seam (writeback_boundary(); docs/seam.md)")
+        self.boundaries_opened += 1
+        self.boundaries[self.boundaries_opened] = boundary
+        offered = getattr(boundary, "operations", WRITEBACK_OPERATIONS)
+        return {"writeback": self.boundaries_opened, "operations": [str(op)[:64] for op in offered]}
+
+    def close(self) -> None:
+        for boundary in self.boundaries.values():
+            with contextlib.suppress(Exception):
+                boundary.close()
+        self.boundaries.clear()
+        self.sut.close()
+
+
+def _commit(commit: Any) -> dict[str, Any]:
+    return {
+        "committed": bool(commit.committed),
+        "receipt_id": commit.receipt_id,
+        "event_kind": commit.event_kind,
+        "dispatch": encode(commit.dispatch) if commit.dispatch is not None else None,
+        "raised": commit.raised,
+        "notes": [str(n) for n in commit.notes],
+    }
+
+
+def _serve_writeback(instance: _Instance, channel: _Channel, request: dict[str, Any]) -> Any:
+    method = WRITEBACK_REQUESTS[request["op"]]
+    number = request["writeback"]
+    boundary = instance.boundaries.get(number)
+    if boundary is None:
+        raise ValueError("no writeback boundary of that number is open on this instance")
+    if method == "prepare":
+        boundary.prepare(todos=request["todos"], phase_enabled=request["phase_enabled"], report_capability=request["report_capability"])
+        return None
+    if method == "register_intent_kind":
+        return _rejections(boundary.register_intent_kind(request["kind"], decode(request["payload_schema"])))
+    if method == "install":
+        token = request.get("provider")
+        producer = _proxy(channel, token) if isinstance(token, str) else "not callable"
+        return _rejections(boundary.install(decode(request["registration"]), producer))
+    if method == "commit_completion":
+        return _commit(boundary.commit_completion(request["todo"], fail=request.get("fail"), crash=request.get("crash")))
+    if method == "commit_replan":
+        return _commit(boundary.commit_replan(fail=request.get("fail"), crash=request.get("crash")))
+    if method == "replay":
+        return _commit(boundary.replay(request["commit_number"]))
+    if method == "primary_receipt":
+        return encode(bytes(boundary.primary_receipt(request["commit_number"])))
+    if method == "spend_eligibility":
+        return encode(dict(boundary.spend_eligibility(request["commit_number"])))
+    if method in ("sidecar_records", "intent_receipts"):
+        return [encode(dict(r)) for r in getattr(boundary, method)()]
+    if method == "hooks_seen":
+        return [{"hook_id": h.hook_id, "receipt_id": h.receipt_id, "hook_input": encode(h.hook_input)} for h in boundary.hooks_seen()]
+    if method == "plant":
+        boundary.plant(request["values"])
+        return None
+    if method == "recover":
+        boundary.recover()
+        return None
+    del instance.boundaries[number]  # close
+    boundary.close()
+    return None
+
+
 def _serve(sut: Any, channel: _Channel, request: dict[str, Any]) -> Any:
     from pwh._core.profile import Profile
 
@@ -137,9 +243,6 @@ def _serve(sut: Any, channel: _Channel, request: dict[str, Any]) -> Any:
     if op == "inject_fault":
         sut.inject_fault(request["fault"])
         return None
-    if op == "close":
-        sut.close()
-        return None
     raise LookupError("unknown operation")
 
 
@@ -154,7 +257,7 @@ def _handshake(spec: str) -> dict[str, Any]:
             "name": str(getattr(sut, "name", spec))[:64],
             "version": str(getattr(sut, "version", ""))[:64],
             "language": "python",
-            "operations": [op for op in OPERATIONS if hasattr(sut, op)],
+            "operations": [op for op in OPERATIONS if hasattr(sut, op) or (op == "writeback_open" and _offers_writeback(sut))],
             "crash_points": list(getattr(sut, "crash_points", ())),
             "faults": list(FAULTS),
         }
@@ -176,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
 
     channel = _Channel(protocol_out)
     threading.Thread(target=channel.read, args=(sys.stdin.buffer,), daemon=True).start()
-    instances: dict[int, Any] = {}
+    instances: dict[int, _Instance] = {}
     opened = 0
     while True:
         request = channel.requests.get()
@@ -190,13 +293,25 @@ def main(argv: list[str] | None = None) -> int:
                 workdir = request.get("workdir")
                 sut = load_sut(args[0], **({"workdir": workdir} if isinstance(workdir, str) and workdir else {}))
                 opened += 1
-                instances[opened] = sut
+                instances[opened] = _Instance(sut)
                 answer = {"id": ident, "ok": {"instance": opened}}
             else:
-                sut = instances[request["instance"]]
+                instance = instances[request["instance"]]
                 if op == "close":
                     del instances[request["instance"]]
-                answer = {"id": ident, "ok": _serve(sut, channel, request)}
+                    instance.close()
+                    answer = {"id": ident, "ok": None}
+                elif op == "writeback_open":
+                    answer = {"id": ident, "ok": instance.open_boundary()}
+                elif op in WRITEBACK_REQUESTS:
+                    try:
+                        answer = {"id": ident, "ok": _serve_writeback(instance, channel, request)}
+                    except LookupError as exc:
+                        if op not in LOOKUP_REQUESTS:
+                            raise
+                        answer = {"id": ident, "lookup": str(exc)[:200] or type(exc).__name__}
+                else:
+                    answer = {"id": ident, "ok": _serve(instance.sut, channel, request)}
         except Unsupported as exc:
             answer = {"id": ident, "unsupported": exc.reason}
         except SimulatedCrash as crash:
@@ -207,9 +322,9 @@ def main(argv: list[str] | None = None) -> int:
             channel.send(answer)
         except OSError:  # no one reads any more: the harness is gone
             break
-    for sut in instances.values():
+    for instance in instances.values():
         with contextlib.suppress(Exception):
-            sut.close()
+            instance.close()
     # A provider call the implementation gave up on may still wait for its reply on a thread the
     # runner abandoned: the process ends now rather than waiting for it.
     with contextlib.suppress(Exception):

@@ -3,7 +3,8 @@ one argument: ``handshake`` (a start answer missing its fields), ``outcome`` (a 
 whose ``admitted`` is a string), ``silent`` (it exits without answering the first dispatch),
 ``opened`` (an open answer without its instance), ``leaky`` (it calls a provider installed on
 another instance than the one whose request is open), ``lingering`` (it keeps the protocol, but
-does not exit when its stdin ends)."""
+does not exit when its stdin ends), ``commit`` (it offers a writeback boundary whose commits
+answer without ``committed``)."""
 
 import json
 import sys
@@ -41,7 +42,8 @@ for line in sys.stdin:
                         "name": "misbehaving",
                         "version": "0",
                         "language": "python",
-                        "operations": ["install", "dispatch", "journal_records", "close"],
+                        "operations": ["install", "dispatch", "journal_records", "close"]
+                        + (["writeback_open"] if MODE == "commit" else []),
                         "crash_points": [],
                         "faults": [],
                     },
@@ -65,7 +67,13 @@ for line in sys.stdin:
         instances[request["instance"]].append({"receipt_id": source["receipt_id"]})
         admitted = "yes" if MODE == "outcome" else True
         send({"id": ident, "ok": {"receipt_id": source["receipt_id"], "event_kind": "todo_completed", "admitted": admitted}})
-    elif op in ("set_profile", "restart"):
+    elif op == "writeback_open":
+        send({"id": ident, "ok": {"writeback": 1, "operations": ["prepare", "install", "commit_completion", "commit_replan"]}})
+    elif op in ("writeback_register_intent_kind", "writeback_install"):
+        send({"id": ident, "ok": []})
+    elif op in ("writeback_commit_completion", "writeback_commit_replan"):
+        send({"id": ident, "ok": {"receipt_id": "r", "event_kind": "todo_completed"}})  # no committed
+    elif op in ("set_profile", "restart", "writeback_prepare", "writeback_plant", "writeback_close"):
         send({"id": ident, "ok": None})
     elif op == "journal_records":
         send({"id": ident, "ok": instances[request["instance"]]})
