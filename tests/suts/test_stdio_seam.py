@@ -429,3 +429,61 @@ def test_an_implementation_not_named_reference_passes_its_writeback_scenarios_ov
     assert done.returncode == 0 and verdict["summary"]["verdict"] == "pass"
     assert all(x["outcome"] == "passed" and x["seam"] == "writeback" for x in wb)
     assert any("after_primary_commit" in x["id"] for x in wb)
+
+
+# -- the turn seam over the protocol --------------------------------------------------------------
+
+
+def test_a_turn_seam_crosses_the_protocol_and_none_is_none(tmp_path: Path) -> None:
+    """A served adapter's turn seam answers over the protocol what it answers in-process; the
+    served reference offers none (its seed-003 rows stay on pwh's testbed); a malformed turn answer
+    is a ProtocolError."""
+    from dataclasses import asdict
+
+    from fakes import FakeOrchestrator
+    from fakes._turn import TestbedTurn
+
+    assert _open(SERVED).turn_contracts() is None
+    sut = _open(f"stdio:{sys.executable} -m pwh._suts.stdio.serve tests.suts.turn_adapters:testbed_turn")
+    turn = sut.turn_contracts()
+    assert turn is not None and turn.operations == frozenset(TestbedTurn().operations)
+    local = TestbedTurn()
+    dispatcher = load_sut("reference")
+    orchestrator = FakeOrchestrator(dispatcher, tmp_path / "primary", seed=7)
+    try:
+        plan = asdict(orchestrator.plan())  # the plan pwh's orchestrator hands a Turn
+    finally:
+        orchestrator.close()
+        dispatcher.close()
+    for flags in ({"declared": True, "installed": True, "enabled": True, "ready": True}, {"enabled": True}):
+        assert turn.register_provider("report_renderer", flags) == local.register_provider("report_renderer", flags)
+    assert turn.build_host_request(plan) == local.build_host_request(plan)
+    for raw in (b"{ not json", b"\x00" * 3, json.dumps({"result_kind": "completion"}).encode()):
+        assert turn.accept_host_output(plan, raw) == local.accept_host_output(plan, raw)
+    sut.close()
+
+    odd = _open(f"stdio:{sys.executable} {MISBEHAVING} turn")
+    contracts = odd.turn_contracts()
+    assert contracts is not None
+    with pytest.raises(ProtocolError, match=r"host_verdict at \$.accepted"):
+        contracts.accept_host_output({}, b"{}")
+
+
+def test_a_served_turn_seam_earns_its_in_process_verdict_on_the_seed_003_rows(tmp_path: Path) -> None:
+    """tests/suts/turn_adapters.py served over the protocol: the conforming seam passes every
+    seed-003 row it reaches through the turn seam, and the lenient one fails the rows that judge it
+    (tests/suts/test_turn_seam.py holds the same of them in-process)."""
+    from tests.suts.test_turn_seam import LENIENT_FAILS, SEED003, UNREACHABLE
+
+    prefix = f"stdio:{sys.executable} -m pwh._suts.stdio.serve tests.suts.turn_adapters:"
+    verdicts = {}
+    for name in ("testbed_turn", "lenient_turn"):
+        out = tmp_path / f"{name}.json"
+        done = _gate(prefix + name, "--rows", ",".join(SEED003), "--json", str(out))
+        assert done.returncode == (0 if name == "testbed_turn" else 1), done.stdout[-2000:] + done.stderr[-2000:]
+        verdicts[name] = json.loads(out.read_text())
+    rows = verdicts["testbed_turn"]["rows"]
+    reached = [r for r in SEED003 if r not in UNREACHABLE]
+    assert {r: (rows[r]["rfc"], rows[r]["seams"]) for r in reached} == dict.fromkeys(reached, ("pass", ["turn"]))
+    lenient = verdicts["lenient_turn"]["rows"]
+    assert {r for r in SEED003 if lenient[r]["rfc"] == "fail"} >= LENIENT_FAILS

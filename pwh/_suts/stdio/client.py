@@ -14,7 +14,9 @@ runs at exit.
 
 The writeback seam crosses too (:meth:`StdioSUT.writeback_boundary`, a :class:`StdioWriteback`
 proxy answering :class:`~pwh._suts.writeback_seam.WritebackBoundary` by ``writeback_*`` requests
-on its instance), when the handshake lists ``writeback_open``; otherwise it is ``Unsupported``.
+on its instance), when the handshake lists ``writeback_open``; otherwise it is ``Unsupported``. So
+does the turn seam (:meth:`StdioSUT.turn_contracts`, a :class:`StdioTurn` proxy), when the handshake
+lists ``turn_open``; otherwise there is none, and the seed-003 rows run on pwh's testbed.
 
 Providers stay here: the implementation calls one by message, and its answer goes back in the
 wire form (:mod:`pwh._suts.wire`), so whatever a provider answers is judged as it was given. A
@@ -44,10 +46,11 @@ from pwh._core.profile import Profile
 from pwh._core.registry import Producer
 from pwh._suts.errors import SUTLoadError, Unsupported
 from pwh._suts.stdio.protocol import LOOKUP_REQUESTS, PROTOCOL, ProtocolError, check, parse_line
+from pwh._suts.turn_seam import HostVerdict, ProviderAnswer, RequestView
 from pwh._suts.wire import decode, encode
 from pwh._suts.writeback_seam import Commit, HookSeen, PrimaryFailure
 
-__all__ = ["PREFIX", "StdioSUT", "StdioWriteback", "shutdown"]
+__all__ = ["PREFIX", "StdioSUT", "StdioTurn", "StdioWriteback", "shutdown"]
 
 PREFIX = "stdio:"
 STOP_SECONDS = 5.0
@@ -349,6 +352,16 @@ class StdioSUT:
         opened = check(self._request("writeback_open"), "writeback_opened")
         return StdioWriteback(self, opened["writeback"], tuple(opened["operations"]))
 
+    def turn_contracts(self) -> StdioTurn | None:
+        """This instance's turn seam (the implementation's ``turn_open``), or None when it offers
+        none: its seed-003 rows then run on pwh's testbed, as for an in-process adapter."""
+        if "turn_open" not in self.operations:
+            return None
+        opened = check(self._request("turn_open"), "turn_opened")
+        if opened is None:
+            return None
+        return StdioTurn(self, opened["turn"], str(opened["name"]), frozenset(opened["operations"]))
+
     def close(self) -> None:
         """Close this instance (the process serves on); nothing to do when the process is gone."""
         if self._closed:
@@ -445,6 +458,35 @@ class StdioWriteback:
                 check(self._call("close"), "nothing")
         finally:
             self._closed = True
+
+
+class StdioTurn:
+    """The turn seam of a :class:`StdioSUT` instance, as :class:`~pwh._suts.turn_seam.TurnContracts`:
+    each method a ``turn_*`` request naming it, each answer schema-checked and turned back into the
+    seam's types."""
+
+    def __init__(self, sut: StdioSUT, number: int, name: str, operations: frozenset[str]) -> None:
+        self._sut = sut
+        self._number = number
+        self.name = name
+        self.operations = operations
+
+    def _call(self, method: str, **fields: Any) -> Any:
+        return self._sut._request(f"turn_{method}", turn=self._number, **fields)
+
+    def register_provider(self, provider_id: str, flags: Mapping[str, bool]) -> ProviderAnswer:
+        a = check(self._call("register_provider", provider_id=provider_id, flags=dict(flags)), "provider_answer")
+        return ProviderAnswer(a["registered"], stage=a.get("stage"), path=a.get("path"))
+
+    def build_host_request(self, plan: Mapping[str, Any]) -> RequestView:
+        v = check(self._call("build_host_request", plan=encode(plan)), "request_view")
+        return RequestView(tuple(v["allowed_phases"]), frozenset(v["carries"]), tuple(v["key_paths"]))
+
+    def accept_host_output(self, plan: Mapping[str, Any], raw: bytes) -> HostVerdict:
+        v = check(self._call("accept_host_output", plan=encode(plan), raw=encode(bytes(raw))), "host_verdict")
+        return HostVerdict(
+            v["accepted"], code=v.get("code"), path=v.get("path"), event_kind=v.get("event_kind"), evidence=tuple(v.get("evidence") or ())
+        )
 
 
 def _commit(value: Any) -> Commit:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pwh._core.schemas import load_schema
 
-__all__ = ["OPERATIONS", "PROTOCOL", "WRITEBACK_REQUESTS", "ProtocolError", "check"]
+__all__ = ["OPERATIONS", "PROTOCOL", "TURN_REQUESTS", "WRITEBACK_REQUESTS", "ProtocolError", "check"]
 
 PROTOCOL = "pwh-seam-stdio/2"
 # The operations an instance may offer (the handshake lists those it does); ``start`` and
@@ -38,6 +38,7 @@ OPERATIONS = (
     "inject_fault",
     "close",
     "writeback_open",
+    "turn_open",
 )
 # The writeback seam (pwh/_suts/writeback_seam.py) over the protocol: ``writeback_open`` on an
 # instance opens a boundary (``{"writeback": N, "operations": [...]}``), and each of these requests,
@@ -62,6 +63,10 @@ WRITEBACK_REQUESTS: dict[str, str] = {
         "close",
     )
 }
+# The turn seam (pwh/_suts/turn_seam.py) over the protocol: ``turn_open`` on an instance answers
+# ``{"turn": T, "name", "operations"}`` (or null: no turn seam), and each of these requests carries
+# ``turn`` and the method's arguments. A request name and the method it calls.
+TURN_REQUESTS: dict[str, str] = {f"turn_{name}": name for name in ("register_provider", "build_host_request", "accept_host_output")}
 # The requests whose ``lookup`` answer is a ``LookupError`` (a commit number past the last committed
 # writeback); to any other request it is outside the protocol.
 LOOKUP_REQUESTS = ("writeback_primary_receipt", "writeback_spend_eligibility", "writeback_replay")

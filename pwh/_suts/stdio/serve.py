@@ -12,7 +12,8 @@ The writeback seam: ``writeback_open`` answers with the served adapter's own bou
 own: pwh's world wires pwh's fake orchestrator to it (fakes/_writeback.py), and so does this
 process, inside itself, as the world does in-process: the first boundary opened on an instance
 drives that instance's dispatcher, any later one (the world's no-hooks baseline) a dispatcher with
-no hooks. A crash there is the orchestrator's simulated one, so the process serves on.
+no hooks. A crash there is the orchestrator's simulated one, so the process serves on. The turn
+seam likewise: ``turn_open`` answers with the adapter's ``turn_contracts_of(sut)`` (null for none).
 
 The protocol owns this process's stdout (whatever else writes there goes to stderr). Providers
 live in the harness: each installed hook's producer here is a proxy that sends a ``call`` and
@@ -31,7 +32,7 @@ import threading
 from collections.abc import Mapping
 from typing import IO, Any
 
-from pwh._suts.stdio.protocol import LOOKUP_REQUESTS, OPERATIONS, PROTOCOL, WRITEBACK_REQUESTS, parse_line
+from pwh._suts.stdio.protocol import LOOKUP_REQUESTS, OPERATIONS, PROTOCOL, TURN_REQUESTS, WRITEBACK_REQUESTS, parse_line
 from pwh._suts.wire import decode, encode
 
 __all__ = ["main"]
@@ -124,8 +125,11 @@ def _is_reference(sut: Any) -> bool:
     return str(getattr(sut, "name", "")).startswith("reference") or isinstance(sut, ReferenceSUT)
 
 
-def _offers_writeback(sut: Any) -> bool:
-    return callable(getattr(sut, "writeback_boundary", None)) or _is_reference(sut)
+def _offers(sut: Any, op: str) -> bool:
+    """Whether ``sut`` offers ``writeback_open`` or ``turn_open``, the seams beside the dispatcher's."""
+    if op == "writeback_open":
+        return callable(getattr(sut, "writeback_boundary", None)) or _is_reference(sut)
+    return op == "turn_open" and callable(getattr(sut, "turn_contracts", None))
 
 
 class _Instance:
@@ -135,6 +139,17 @@ class _Instance:
         self.sut = sut
         self.boundaries: dict[int, Any] = {}
         self.boundaries_opened = 0
+        self.turns: dict[int, Any] = {}
+
+    def open_turn(self) -> dict[str, Any] | None:
+        from pwh._suts.turn_seam import turn_contracts_of
+
+        contracts = turn_contracts_of(self.sut)
+        if contracts is None:
+            return None
+        number = len(self.turns) + 1
+        self.turns[number] = contracts
+        return {"turn": number, "name": str(contracts.name)[:64], "operations": sorted(contracts.operations)}
 
     def open_boundary(self) -> dict[str, Any]:
         from pwh._suts.seam import Unsupported
@@ -215,6 +230,27 @@ def _serve_writeback(instance: _Instance, channel: _Channel, request: dict[str, 
     return None
 
 
+def _serve_turn(instance: _Instance, request: dict[str, Any]) -> Any:
+    method = TURN_REQUESTS[request["op"]]
+    contracts = instance.turns.get(request["turn"])
+    if contracts is None:
+        raise ValueError("no turn seam of that number is open on this instance")
+    if method == "register_provider":
+        answer = contracts.register_provider(request["provider_id"], request["flags"])
+        return {"registered": bool(answer.registered), "stage": answer.stage, "path": answer.path}
+    if method == "build_host_request":
+        view = contracts.build_host_request(decode(request["plan"]))
+        return {"allowed_phases": list(view.allowed_phases), "carries": sorted(view.carries), "key_paths": list(view.key_paths)}
+    verdict = contracts.accept_host_output(decode(request["plan"]), decode(request["raw"]))
+    return {
+        "accepted": bool(verdict.accepted),
+        "code": verdict.code,
+        "path": verdict.path,
+        "event_kind": verdict.event_kind,
+        "evidence": list(verdict.evidence),
+    }
+
+
 def _serve(sut: Any, channel: _Channel, request: dict[str, Any]) -> Any:
     from pwh._core.profile import Profile
 
@@ -257,7 +293,7 @@ def _handshake(spec: str) -> dict[str, Any]:
             "name": str(getattr(sut, "name", spec))[:64],
             "version": str(getattr(sut, "version", ""))[:64],
             "language": "python",
-            "operations": [op for op in OPERATIONS if hasattr(sut, op) or (op == "writeback_open" and _offers_writeback(sut))],
+            "operations": [op for op in OPERATIONS if hasattr(sut, op) or _offers(sut, op)],
             "crash_points": list(getattr(sut, "crash_points", ())),
             "faults": list(FAULTS),
         }
@@ -303,6 +339,10 @@ def main(argv: list[str] | None = None) -> int:
                     answer = {"id": ident, "ok": None}
                 elif op == "writeback_open":
                     answer = {"id": ident, "ok": instance.open_boundary()}
+                elif op == "turn_open":
+                    answer = {"id": ident, "ok": instance.open_turn()}
+                elif op in TURN_REQUESTS:
+                    answer = {"id": ident, "ok": _serve_turn(instance, request)}
                 elif op in WRITEBACK_REQUESTS:
                     try:
                         answer = {"id": ident, "ok": _serve_writeback(instance, channel, request)}

@@ -4,7 +4,8 @@ whose ``admitted`` is a string), ``silent`` (it exits without answering the firs
 ``opened`` (an open answer without its instance), ``leaky`` (it calls a provider installed on
 another instance than the one whose request is open), ``lingering`` (it keeps the protocol, but
 does not exit when its stdin ends), ``commit`` (it offers a writeback boundary whose commits
-answer without ``committed``)."""
+answer without ``committed``), ``turn`` (it offers a turn seam whose verdict's ``accepted`` is a
+string)."""
 
 import json
 import sys
@@ -43,7 +44,8 @@ for line in sys.stdin:
                         "version": "0",
                         "language": "python",
                         "operations": ["install", "dispatch", "journal_records", "close"]
-                        + (["writeback_open"] if MODE == "commit" else []),
+                        + (["writeback_open"] if MODE == "commit" else [])
+                        + (["turn_open"] if MODE == "turn" else []),
                         "crash_points": [],
                         "faults": [],
                     },
@@ -67,6 +69,10 @@ for line in sys.stdin:
         instances[request["instance"]].append({"receipt_id": source["receipt_id"]})
         admitted = "yes" if MODE == "outcome" else True
         send({"id": ident, "ok": {"receipt_id": source["receipt_id"], "event_kind": "todo_completed", "admitted": admitted}})
+    elif op == "turn_open":
+        send({"id": ident, "ok": {"turn": 1, "name": "misbehaving", "operations": ["accept_host_output"]}})
+    elif op == "turn_accept_host_output":
+        send({"id": ident, "ok": {"accepted": "yes", "event_kind": "todo_completed"}})
     elif op == "writeback_open":
         send({"id": ident, "ok": {"writeback": 1, "operations": ["prepare", "install", "commit_completion", "commit_replan"]}})
     elif op in ("writeback_register_intent_kind", "writeback_install"):
