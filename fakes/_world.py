@@ -329,8 +329,10 @@ class WritebackRecorder:
 
 def is_reference(sut: Any) -> bool:
     """Whether ``sut`` is pwh's reference dispatcher (or a mutant of it), whose primary path is
-    pwh's fake orchestrator: the writeback scenarios then use the reference's boundary."""
-    return str(getattr(sut, "name", "")).startswith("reference") or isinstance(sut, ReferenceSUT)
+    pwh's fake orchestrator: the writeback scenarios then use the reference's boundary. By type,
+    never by name: an adapter calling itself "reference" (or one behind the stdio protocol) is
+    judged at the wiring it offers, or not at all."""
+    return isinstance(sut, ReferenceSUT)
 
 
 # The clauses a refused receipt is judged by when a scenario names none (§5.1 and its row, M03).

@@ -320,7 +320,7 @@ def test_the_producer_type_and_the_gate_and_packet_entry_points_are_public() -> 
 # ``pwh`` itself (the public API) those three; the capabilities the core only. The testbed
 # (``fakes``) drives the seam with the harness's expectations; the mutant library breaks adapters
 # and may wrap the testbed's writeback; the campaigns search over time with the testbed; the
-# bindings (``scenarios``) use all of these. ``__main__`` and the CLI compose everything.
+# bindings (``scenarios``) use all of these. ``__main__``, the CLI and the stdio server compose everything.
 # ``pwh._version`` is a leaf all may import. Type-only imports and loads by name count.
 
 LAYERS: dict[str, tuple[str, ...]] = {
@@ -335,7 +335,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "mutants": ("pwh._suts.mutants",),
     "campaigns": ("pwh._campaigns",),
     "scenarios": ("scenarios",),
-    "top": ("pwh.__main__", "pwh._cli"),  # the CLI package: pwh._cli and its verb modules
+    "top": ("pwh.__main__", "pwh._cli", "pwh._suts.stdio.serve"),  # the CLI package: pwh._cli and its verb modules
 }
 EXACT = {"api"}
 _BELOW_API = {"core", "suts", "harness"}

@@ -88,9 +88,7 @@ def test_every_format_renders_the_saved_verdict_to_the_live_runs_bytes(
     assert len(live) > 200
 
 
-def test_cucumber_from_the_saved_verdict_is_what_the_live_run_gives(
-    runs: dict[str, GateRun], saved: dict[str, dict[str, Any]]
-) -> None:
+def test_cucumber_from_the_saved_verdict_is_what_the_live_run_gives(runs: dict[str, GateRun], saved: dict[str, dict[str, Any]]) -> None:
     """The verdict records the live run's steps, so the saved verdict alone gives the same file as
     the live one."""
     for name, run in runs.items():

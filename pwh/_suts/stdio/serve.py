@@ -118,11 +118,11 @@ def _rejections(found: Any) -> list[dict[str, Any]]:
 
 
 def _is_reference(sut: Any) -> bool:
-    """pwh's reference dispatcher (or a mutant of it), by the rule pwh's world uses
+    """pwh's reference dispatcher (or a mutant of it), by type as pwh's world decides it
     (fakes/_world.py ``is_reference``): its writeback boundary is pwh's fake orchestrator."""
     from pwh._suts.reference import ReferenceSUT
 
-    return str(getattr(sut, "name", "")).startswith("reference") or isinstance(sut, ReferenceSUT)
+    return isinstance(sut, ReferenceSUT)
 
 
 def _offers(sut: Any, op: str) -> bool:
