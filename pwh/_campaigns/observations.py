@@ -11,6 +11,8 @@ one error naming the file and the line.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -27,6 +29,7 @@ __all__ = [
 
 SCHEMA_VERSION = "pwh_campaign_observation_v0"
 MAX_LINE_BYTES = 4 * 1024 * 1024
+MAX_FILE_BYTES = 1024 * 1024 * 1024  # a long soak's rounds are a few hundred bytes each
 
 
 class ObservationError(Exception):
@@ -56,48 +59,56 @@ class ObservationLog:
 
 
 def is_observation_file(path: str | Path) -> bool:
-    """Whether the file's first line is a campaign observation (what ``pwh report`` renders it as)."""
+    """Whether ``path`` is a regular file whose first line is a campaign observation (what ``pwh
+    report`` renders it as). Never blocks: a FIFO, device or directory is not one, and is not opened."""
     try:
-        with Path(path).open("rb") as handle:
-            first = handle.readline(MAX_LINE_BYTES)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return False
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced between the stat and the open
+            return False
+        first = os.read(fd, MAX_LINE_BYTES).split(b"\n", 1)[0]
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    try:
         value = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python parses: not ours
         return False
     return isinstance(value, dict) and value.get("schema_version") == SCHEMA_VERSION
 
 
 def read_observations(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """Every record of every file, in order, each checked against the schema."""
+    """Every record of every file, in order, each checked against the schema. A file is read as
+    data, bounded, and only when it is a regular file (never waited on)."""
     import jsonschema
 
     from pwh._core.schemas import load_schema
-    from pwh._harness.paths import shown
+    from pwh._harness.gate_error import GateError
+    from pwh._harness.paths import read_bounded, shown
 
     validator = jsonschema.Draft202012Validator(load_schema("campaign_observation"))
     records: list[dict[str, Any]] = []
     for path in paths:
-        name = shown(path)
         try:
-            handle = Path(path).open("rb")
-        except OSError as exc:
-            raise ObservationError(f"{name}: cannot be read ({exc.strerror or 'read failed'})") from None
-        with handle:
-            records += _records(handle, name, validator)
+            data = read_bounded(path, limit=MAX_FILE_BYTES, what="campaign observations file")
+        except GateError as exc:
+            raise ObservationError(str(exc)) from None
+        records += _records(data.splitlines(keepends=True), shown(path), validator)
     if not records:
         raise ObservationError("no observations in the files given")
     return records
 
 
-def _records(handle: IO[bytes], name: str, validator: Any) -> list[dict[str, Any]]:
+def _records(lines: list[bytes], name: str, validator: Any) -> list[dict[str, Any]]:
     import jsonschema
 
     records: list[dict[str, Any]] = []
-    number = 0
-    while raw := handle.readline(MAX_LINE_BYTES + 1):
-        number += 1
+    for number, raw in enumerate(lines, 1):
         if len(raw) > MAX_LINE_BYTES:
             raise ObservationError(f"{name}:{number}: a line over {MAX_LINE_BYTES} bytes")
         if not raw.strip():

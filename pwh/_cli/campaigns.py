@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -199,6 +200,8 @@ def _observations_file(args: argparse.Namespace) -> str | None:
     if not path:
         return None
     try:
+        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open
+            raise UsageError(f"--observations {shown(path)}: not a regular file (a FIFO, socket or device is never written)")
         with open(path, "a", encoding="utf-8"):
             pass
     except OSError as exc:

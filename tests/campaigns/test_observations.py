@@ -5,6 +5,7 @@ tested with its workers in tests/campaigns/test_models.py."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,17 @@ def test_soak_refuses_an_observations_path_it_cannot_write_before_any_work(capsy
     assert "is a directory" in err and len(err.strip().splitlines()) == 1
     assert run_cli(["soak", "--examples", "1", "--observations", str(tmp_path / "no" / "such" / "dir.jsonl")]) == 2
     assert "cannot be written" in capsys.readouterr().err
+
+
+def test_a_deeply_nested_or_unreadable_file_is_not_taken_for_observations(tmp_path: Path) -> None:
+    from pwh._campaigns.observations import is_observation_file
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert not is_observation_file(deep) and not is_observation_file(tmp_path / "missing.jsonl") and not is_observation_file(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert not is_observation_file(fifo)  # returns at once: a FIFO is never opened
+    with pytest.raises(ObservationError, match="not a regular file"):
+        read_observations([fifo])
+    assert run_cli(["soak", "--examples", "1", "--observations", str(fifo)]) == 2

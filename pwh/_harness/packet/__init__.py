@@ -1,10 +1,10 @@
 """``pwh packet``: build the public test packet, and let anyone re-verify one.
 
 :mod:`.build` runs the gate and writes the packet (its README from ``consumer_readme.md.tmpl``),
-:mod:`.verify` checks a packet directory without importing the gate, :mod:`.commands` wires
-``pwh packet build|verify`` into the CLI, :mod:`._common` holds what they share. This package
-exports only what verifying needs, so importing it never loads the gate; the build's names are
-imported from :mod:`.build`, the commands' from :mod:`.commands`.
+:mod:`.verify` checks a packet directory without importing the gate, :mod:`._common` holds what
+they share; ``pwh packet build|verify`` is wired in ``pwh/_cli/packet.py``. This package exports
+only what verifying needs, so importing it never loads the gate; the build's names are imported
+from :mod:`.build`.
 """
 
 from __future__ import annotations
