@@ -164,7 +164,9 @@ def _who(run: Mapping[str, Any]) -> str:
 
 
 def merged_lines(merged: Mapping[str, Any]) -> list[str]:
-    """The merged totals as the terminal shows them."""
+    """The merged totals as the terminal shows them; every string from a file made safe for it."""
+    from pwh._harness.safe_text import for_terminal
+
     runs = merged["runs"]
     lines = [
         f"pwh report: {len(runs)} run(s), {merged['ended']} ended: {merged['rounds']} rounds, {merged['examples']} examples, "
@@ -172,4 +174,4 @@ def merged_lines(merged: Mapping[str, Any]) -> list[str]:
     ]
     lines += [f"  run {_who(run['run'])}: {run['examples']} examples, {run['steps']} steps" for run in runs]
     lines += [f"  found: {f['key']}: {f['times']} time(s), first by {_who(f['first'])} in round {f['round']}" for f in merged["findings"]]
-    return lines
+    return [for_terminal(line) for line in lines]

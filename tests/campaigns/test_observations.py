@@ -92,3 +92,13 @@ def test_a_deeply_nested_or_unreadable_file_is_not_taken_for_observations(tmp_pa
     with pytest.raises(ObservationError, match="not a regular file"):
         read_observations([fifo])
     assert run_cli(["soak", "--examples", "1", "--observations", str(fifo)]) == 2
+
+
+def test_strings_from_a_file_reach_the_terminal_made_safe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "obs.jsonl"
+    log = ObservationLog(path, {**RUN, "sut": "evil\x1b[2Jsut"})
+    log("finding", key="M05 \x1b]0;title\x07boom", round=0, first=True)
+    log.close()
+    assert run_cli(["report", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "boom" in out
