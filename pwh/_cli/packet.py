@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pwh._cli.exit_codes import ExitCode
 from pwh._harness.gate_error import GateError
@@ -40,6 +41,13 @@ def add_packet_commands(subparsers: argparse._SubParsersAction) -> None:
         "--sut", action="append", metavar="NAME", help="a SUT whose results the packet publishes (repeatable; default: reference)"
     )
     build.add_argument("--tar", metavar="PATH", help="also write the packet as one reproducible .tar.gz")
+    build.add_argument(
+        "--verdict",
+        action="append",
+        metavar="PATH",
+        help="a verdict already gated (pwh gate --json) to publish as it is, for the SUT it names: that SUT is not gated "
+        "again (repeatable; it must be a whole run of these features by this pwh)",
+    )
     build.set_defaults(handler=_build_command)
     verify = sub.add_parser(
         "verify",
@@ -71,12 +79,28 @@ def _build_command(args: argparse.Namespace) -> ExitCode:
     # Loaded here, not at the top: `pwh packet verify` (what a consumer runs) never loads the gate.
     from pwh._harness import gate
     from pwh._harness.packet.build import build_packet, result_dir_name
+    from pwh._harness.verdicts import load_verdict
 
-    suts = args.sut or ["reference"]
-    print(f"pwh packet build: running the gate for {', '.join(suts)}", flush=True)
+    saved: dict[str, dict[str, Any]] = {}
+    for path in args.verdict or ():
+        loaded = load_verdict(path)  # every file checked before any gate runs
+        if loaded["sut"] in saved:
+            raise GateError(f"two saved verdicts for SUT {loaded['sut']!r}: give one")
+        saved[loaded["sut"]] = loaded
+    suts = args.sut or ([] if saved else ["reference"])
+    gated = [s for s in dict.fromkeys(suts) if s not in saved]
+    if saved:
+        print(f"pwh packet build: publishing the saved verdicts of {', '.join(saved)}", flush=True)
+    if gated:
+        print(f"pwh packet build: running the gate for {', '.join(gated)}", flush=True)
     try:
         result = build_packet(
-            Path(args.dir), suts, tar_path=Path(args.tar) if args.tar else None, gate=gate.run_gate, private_names=_private_names()
+            Path(args.dir),
+            suts,
+            tar_path=Path(args.tar) if args.tar else None,
+            gate=gate.run_gate,
+            private_names=_private_names(),
+            saved=saved,
         )
     except PacketLeak as exc:
         print(f"pwh: {exc}", file=sys.stderr)

@@ -663,3 +663,71 @@ def test_pwh_packet_verify_rerun_refuses_what_it_cannot_do(packet: Path, args: t
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _never_gated(sut: str, **_: Any) -> GateRun:
+    raise AssertionError(f"{sut} was gated again, though its verdict was given")
+
+
+def test_a_saved_verdict_publishes_the_same_packet_as_the_run_it_came_from(
+    reference_run: GateRun, mini_features: Path, tmp_path: Path
+) -> None:
+    """``--verdict``: what the maintainer just gated is published as it is, byte for byte the
+    packet the gate would have written, and that SUT is not gated again."""
+    gated, given = tmp_path / "gated", tmp_path / "given"
+    build_packet(gated, ["reference"], gate=gate_of(reference_run), features=mini_features)
+    saved = json.loads(json.dumps(reference_run.verdict()))  # what pwh gate --json wrote, read back
+    build_packet(given, [], gate=_never_gated, features=mini_features, saved={"reference": saved})
+    assert _files(given) == _files(gated)
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"partial": True}, "partial run"),
+        ({"rows": ["M01"]}, "partial run"),
+        ({"selection": {"keyword": "x"}}, "partial run"),
+        ({"features_digest": "sha256:" + "0" * 64}, "other features"),
+    ],
+)
+def test_a_saved_verdict_that_is_not_a_whole_run_of_these_features_is_refused(
+    reference_run: GateRun, mini_features: Path, tmp_path: Path, change: dict[str, Any], says: str
+) -> None:
+    saved = json.loads(json.dumps(reference_run.verdict()))
+    saved["run"].update(change)
+    with pytest.raises(PacketError, match=says):
+        build_packet(tmp_path / "p", [], gate=_never_gated, features=mini_features, saved={"reference": saved})
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_saved_verdict_of_another_pwh_commit_is_refused(reference_run: GateRun, mini_features: Path, tmp_path: Path) -> None:
+    from pwh._harness.gate import project_root, pwh_commit
+
+    saved = json.loads(json.dumps(reference_run.verdict()))
+    if pwh_commit(project_root()) is None:  # an installed pwh knows its version only
+        saved["pwh_version"] = "0.0.0-other"
+        says = "gated by pwh 0.0.0-other"
+    else:
+        saved["run"]["pwh_commit"] = "f" * 40
+        says = "another pwh commit"
+    with pytest.raises(PacketError, match=says):
+        build_packet(tmp_path / "p", [], gate=_never_gated, features=mini_features, saved={"reference": saved})
+
+
+def test_packet_build_refuses_a_saved_verdict_in_one_line_before_gating(reference_run: GateRun, tmp_path: Path) -> None:
+    """The mini matrix's verdict is not a run of the project's features: refused at once, exit 2."""
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(reference_run.verdict()))
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "packet", "build", str(tmp_path / "p"), "--verdict", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and "other features" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "running the gate" not in done.stdout and not (tmp_path / "p").exists()

@@ -15,6 +15,7 @@ Apart from :mod:`.verify` because building runs the gate and verifying must not 
 
 from __future__ import annotations
 
+import copy
 import gzip
 import hashlib
 import io
@@ -25,7 +26,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -33,7 +34,7 @@ from typing import Any
 
 from pwh._core.boundary import BoundaryScanner
 from pwh._core.schemas import schema_rejections, validator
-from pwh._harness.gate import GateError, GateRun, locate, project_root, run_gate
+from pwh._harness.gate import GateError, GateRun, features_digest, locate, project_root, pwh_commit, run_gate
 from pwh._harness.packet._common import (
     MANIFEST,
     MANIFEST_SCHEMA_VERSION,
@@ -79,11 +80,14 @@ def build_packet(
     gate: Gate = run_gate,
     private_names: Iterable[str] = (),
     features: Path | None = None,
+    saved: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> BuildResult:
     """Run the gate for each SUT and write the packet to ``out_dir`` (replacing an earlier packet).
 
     ``gate(sut, features=..., progress=False)`` returns a :class:`GateRun` (injectable so tests
-    need not rerun the matrix). ``features`` defaults to the project's ``features/``.
+    need not rerun the matrix). ``features`` defaults to the project's ``features/``. ``saved``:
+    verdicts already gated (``pwh gate --json``), by SUT; those SUTs are not gated again, and each
+    must be a whole run of these features by this pwh (:func:`check_saved_verdict`).
     Raises :class:`PacketLeak` on a boundary finding, :class:`PacketError` for anything else.
     """
     out_dir = Path(os.path.abspath(out_dir))
@@ -95,7 +99,10 @@ def build_packet(
         raise PacketError(str(exc)) from None
     if not feature_dir.is_dir():
         raise PacketError(f"features directory not found: {shown(feature_dir)}")
-    dirs = _result_dirs(suts or ["reference"])
+    saved = dict(saved or {})
+    dirs = _result_dirs([*(suts or ([] if saved else ["reference"])), *saved])
+    for sut, given in saved.items():
+        check_saved_verdict(sut, given, feature_dir)
     if "reference" not in dirs.values():
         raise PacketError("a packet compares every SUT against the reference: add --sut reference")
 
@@ -112,11 +119,14 @@ def build_packet(
     verdicts: dict[str, str] = {}
     profiles: dict[str, str] = {}
     for sut, name in dirs.items():
-        try:
-            run = gate(sut, features=str(feature_dir), progress=False)
-        except GateError as exc:
-            raise PacketError(f"the gate could not run for {sut!r}: {exc}") from None
-        verdict = run.verdict()
+        if sut in saved:
+            verdict: dict[str, Any] = copy.deepcopy(dict(saved[sut]))
+        else:
+            try:
+                run = gate(sut, features=str(feature_dir), progress=False)
+            except GateError as exc:
+                raise PacketError(f"the gate could not run for {sut!r}: {exc}") from None
+            verdict = run.verdict()
         if not os.environ.get("SOURCE_DATE_EPOCH", "").isdigit():
             verdict["run"]["generated_at"] = None  # two builds of one tree give the same bytes
         bad = schema_rejections(validator("gate_verdict"), verdict, "invalid")
@@ -139,6 +149,24 @@ def build_packet(
     _stop_on_leaks(files, scanner)
     _write(out_dir, files, tar)
     return BuildResult(out_dir, manifest, verdicts, tar, profiles)
+
+
+def check_saved_verdict(sut: str, verdict: Mapping[str, Any], feature_dir: Path) -> None:
+    """A saved verdict stands in for a gate run only when it is one: a whole run (every row, no
+    selection) of exactly these features, by this pwh (the same commit when both know theirs, else
+    the same version). Anything else is :class:`PacketError` naming what differs."""
+    run = verdict.get("run") or {}
+    if verdict.get("sut") != sut:
+        raise PacketError(f"the saved verdict for {sut!r} judges another SUT")
+    if run.get("partial") or run.get("selection") or run.get("rows") != "all":
+        raise PacketError(f"the saved verdict for {sut!r} is a partial run: a packet publishes whole runs (gate it without -k/-m/--rows)")
+    if run.get("features_digest") != features_digest(feature_dir):
+        raise PacketError(f"the saved verdict for {sut!r} was gated on other features than the packet's: gate it again")
+    here = pwh_commit(project_root())
+    if here is not None and run.get("pwh_commit") != here:
+        raise PacketError(f"the saved verdict for {sut!r} was gated by another pwh commit than this one: gate it again")
+    if here is None and verdict.get("pwh_version") != __version__:
+        raise PacketError(f"the saved verdict for {sut!r} was gated by pwh {verdict.get('pwh_version')}, this is {__version__}")
 
 
 def _result_dirs(suts: Iterable[str]) -> dict[str, str]:
