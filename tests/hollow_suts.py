@@ -7,19 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from pwh import Unsupported
+from pwh._suts.operations import SEAM_OPERATIONS
 
-SEAM_METHODS = (
-    "register_intent_kind",
-    "install",
-    "set_profile",
-    "dispatch",
-    "redeliver",
-    "arm_crash",
-    "restart",
-    "journal_records",
-    "inject_fault",
-    "close",
-)
+SEAM_METHODS = SEAM_OPERATIONS
 
 
 class _Hollow:

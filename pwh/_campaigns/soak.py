@@ -38,19 +38,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from pwh._campaigns.counterexamples.shrink import shrink_trace
 from pwh._campaigns.counterexamples.trace import counterexample_dir, write_counterexample
-from pwh._campaigns.engine import (
-    FIRST_GUESS_S,
-    PROGRESS_EVERY_S,
-    ROUND_EXAMPLES,
-    Finding,
-    budget_left,
-    budget_words,
-    check_budget,
-    derive_seed,
-    drive,
-    round_examples,
-    shrink_budget,
-)
+from pwh._campaigns.engine import PROGRESS_EVERY_S, Finding, check_budget, drive
 from pwh._campaigns.models.catalog import SOAK_WEIGHTS
 from pwh._campaigns.models.coverage import Coverage
 from pwh._campaigns.models.machine import run_model, with_swarm
@@ -60,19 +48,7 @@ from pwh._campaigns.models.system import Stats
 
 REAL_EVERY = 4  # every n-th round crashes a child process for real
 DATABASE_DIR = "hypothesis-examples"  # under the counterexample directory, one sub-directory per SUT spec
-__all__ = [
-    "FIRST_GUESS_S",
-    "ROUND_EXAMPLES",
-    "ModelsEngine",
-    "budget_left",
-    "budget_words",
-    "check_budget",
-    "derive_seed",
-    "example_database_dir",
-    "round_examples",
-    "shrink_budget",
-    "soak",
-]
+__all__ = ["ModelsEngine", "example_database_dir", "soak"]
 
 
 def example_database_dir(sut: str) -> Path:

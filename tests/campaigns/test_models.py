@@ -576,7 +576,7 @@ def test_a_soak_given_examples_runs_the_same_histories_however_fast_it_runs() ->
     """``--examples N``: a soak ends when N histories are drawn, so one seed runs the same histories
     on a quiet or a loaded machine (what it exercised is the same); given minutes too, whichever
     budget is spent first ends it."""
-    from pwh._campaigns.soak import ROUND_EXAMPLES
+    from pwh._campaigns.engine import ROUND_EXAMPLES
 
     quiet = lambda line: None  # noqa: E731
     # Three examples long before a minute: the examples end it (a soak that ignored them would run

@@ -20,26 +20,14 @@ import json
 from typing import Any
 
 from pwh._core.schemas import load_schema
+from pwh._suts.operations import SEAM_OPERATIONS
 
 __all__ = ["OPERATIONS", "PROTOCOL", "TURN_REQUESTS", "WRITEBACK_REQUESTS", "ProtocolError", "check"]
 
 PROTOCOL = "pwh-seam-stdio/2"
 # The operations an instance may offer (the handshake lists those it does); ``start`` and
 # ``open`` are the channel's own.
-OPERATIONS = (
-    "register_intent_kind",
-    "install",
-    "set_profile",
-    "dispatch",
-    "redeliver",
-    "arm_crash",
-    "restart",
-    "journal_records",
-    "inject_fault",
-    "close",
-    "writeback_open",
-    "turn_open",
-)
+OPERATIONS = (*SEAM_OPERATIONS, "writeback_open", "turn_open")
 # The writeback seam (pwh/_suts/writeback_seam.py) over the protocol: ``writeback_open`` on an
 # instance opens a boundary (``{"writeback": N, "operations": [...]}``), and each of these requests,
 # named after a ``WritebackBoundary`` method, carries the boundary's ``writeback`` and the method's
