@@ -186,23 +186,29 @@ class Dispatcher:
         """Call the providers of ``chunk`` (indexes into ``steps``) in hook order and replace each
         pending step by its judged outcome. Each runner batch is counted just before it starts
         (:meth:`_reserve_attempts`), and one that may end the process runs last in its batch.
-        Returns the journal's code if the count could not be stored: then nothing more is called."""
+        Returns the journal's code if the count could not be stored: then nothing more is called.
+
+        The batch's answers are all collected before any is judged, so the host hands each next
+        call over at once: judging between answers made the worker wait (spinning, on a shared
+        core) for every hand-over. What is judged, and in which order, is unchanged: no call
+        depends on another's verdict (the batch was sized to the free slots before it started),
+        and the crash point after each provider is still hit as its answer comes in."""
         while chunk:
             getattr(self.runner, "wake", _no_wake)()  # the worker wakes while the count is written
             taken, uncounted = self._reserve_attempts([steps[i] for i in chunk])
             now, chunk = chunk[:taken], chunk[taken:]
-            batch = self.runner.start([self._call_spec(steps[i].hook, steps[i].hook_input) for i in now if steps[i].ended is None])
+            called = [i for i in now if steps[i].ended is None]  # the rest: at the retry cap, or not counted
+            batch = self.runner.start([self._call_spec(steps[i].hook, steps[i].hook_input) for i in called])
+            verdicts: dict[int, CallVerdict] = {}
             try:
-                for i in now:
-                    step = steps[i]
-                    if step.ended is not None:  # at the retry cap, or not counted
-                        steps[i] = step.ended
-                        continue
-                    verdict = batch.next_verdict()
+                for i in called:
+                    verdicts[i] = batch.next_verdict()
                     self.journal.crash.hit(_crash.DISPATCH_AFTER_PROVIDER)
-                    steps[i] = self._finish_hook(step, verdict, tally)
             finally:
                 batch.close()
+            for i in now:
+                step = steps[i]
+                steps[i] = step.ended if step.ended is not None else self._finish_hook(step, verdicts[i], tally)
             if uncounted is not None:
                 return uncounted
         return None
