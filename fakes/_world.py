@@ -84,6 +84,34 @@ class SharedFlag:
         return True
 
 
+class VirtualFlag:
+    """The release latch in the models' simulation mode: waiting on it moves the simulated
+    provider's :class:`pwh._core.simulated_runner.VirtualClock` instead of the wall clock, so a
+    hung provider is stopped the moment the clock reaches its limit (``VirtualTimeout``), a
+    provider that pauses moves the clock by its pause, and a busy loop moves it a millisecond per
+    look. Set (the scenario's end), it releases every waiter at once, as :class:`SharedFlag` does."""
+
+    def __init__(self, clock: Any) -> None:
+        self._clock = clock
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def clear(self) -> None:
+        self._set = False
+
+    def is_set(self) -> bool:
+        if not self._set:
+            self._clock.tick()
+        return self._set
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if not self._set:
+            self._clock.sleep(float("inf") if timeout is None else timeout * 1000.0)
+        return self._set
+
+
 class CallLog:
     """What providers saw, recorded by the providers themselves in whatever process they run (the
     host for the thread runner, a forked worker for the reference's default process runner): one
@@ -95,6 +123,7 @@ class CallLog:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
         self._read: tuple[int, list[Any]] = (0, [])  # (bytes parsed, entries)
+        self._calls: tuple[int, list[dict[str, Any]]] = (0, [])  # (entries looked at, the calls among them)
 
     def note(self, entry: dict[str, Any]) -> None:
         line = (json.dumps(entry, sort_keys=True, default=_unjson) + "\n").encode("utf-8", "surrogatepass")
@@ -117,10 +146,34 @@ class CallLog:
         return self._read[1]
 
     def calls(self, hook_id: str | None = None) -> list[dict[str, Any]]:
-        return [e for e in self.entries() if e["e"] == "call" and (hook_id is None or e["h"] == hook_id)]
+        entries = self.entries()
+        if hook_id is not None:
+            return [e for e in entries if e["e"] == "call" and e["h"] == hook_id]
+        seen, calls = self._calls
+        if seen != len(entries):  # entries only grow: only the new ones are looked at
+            calls = calls + [e for e in entries[seen:] if e["e"] == "call"]
+            self._calls = (len(entries), calls)
+        return calls
 
     def answers(self, hook_id: str) -> list[Any]:
         return [e["v"] for e in self.entries() if e["e"] == "answer" and e["h"] == hook_id]
+
+
+class MemoryCallLog(CallLog):
+    """The call log of a world whose providers all run in its own process (the models'
+    simulation mode): the same entries, each made JSON and read back as the file's would be,
+    kept in a list instead of appended to a file."""
+
+    def __init__(self) -> None:
+        self._entries: list[Any] = []
+        self._calls = (0, [])
+
+    def note(self, entry: dict[str, Any]) -> None:
+        line = json.dumps(entry, sort_keys=True, default=_unjson).encode("utf-8", "surrogatepass")
+        self._entries = self._entries + [json.loads(line)]  # a new list: one read earlier stays as it was
+
+    def entries(self) -> list[dict[str, Any]]:
+        return self._entries
 
 
 def _unjson(value: Any) -> Any:
@@ -386,7 +439,7 @@ class World:
         self.profile = Profile(phase_enabled=False)
         self.segment_size = 3
         self.log = CallLog(workdir / f"provider-calls-{os.getpid()}-{id(self):x}.jsonl")  # this world's own
-        self.release = SharedFlag()
+        self.release: SharedFlag | VirtualFlag = SharedFlag()  # a VirtualFlag in the models' simulation mode
         self.private_values: dict[str, str] = {}
         self.hooks: dict[str, HookProbe] = {}
         self.install_rejections: dict[str, list[Rejection]] = {}

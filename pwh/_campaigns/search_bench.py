@@ -39,12 +39,12 @@ from typing import Any
 SCHEMA = "pwh_model_benchmark_v0"
 
 STEPS_PER_S_TARGET = 1000.0  # the in-memory mode, simulated crashes
-MEDIAN_FIND_TARGET_S = 5.0
+MEDIAN_FIND_TARGET_S = 1.0  # in simulation
 MAX_FIND_TARGET_S = 60.0
 
 MODE_SEED = 1
 MUTANT_SEEDS: tuple[int, ...] = (1, 2, 3)
-FULL_MODE_STEPS = {"memory_simulated": 3000, "sqlite_simulated": 3000, "sqlite_real": 800}  # about 20 s each here
+FULL_MODE_STEPS = {"simulation": 10000, "memory_simulated": 3000, "sqlite_simulated": 3000, "sqlite_real": 800}  # about 20 s each here
 FULL_CAP_S = 60.0  # a search that has not found its mutant by then: "not found"
 SCALING_TARGET = 1.8  # steps/s of two workers over one, on the same histories
 SCALING_MINUTES = 10 / 60  # each of the three soaks it takes (the full run only)
@@ -62,10 +62,12 @@ class Mode:
     real_crashes: bool
     label: str
     target: float | None  # steps per second, or None: measured, no target
+    simulated: bool = False  # the simulation engine (seeded histories, virtual time) rather than Hypothesis in real time
 
 
 MODES: tuple[Mode, ...] = (
-    Mode("memory_simulated", "reference-memory", False, "in-memory journal, simulated crashes", STEPS_PER_S_TARGET),
+    Mode("simulation", "reference-memory", False, "simulation, in-memory journal, virtual time", STEPS_PER_S_TARGET, True),
+    Mode("memory_simulated", "reference-memory", False, "in-memory journal, simulated crashes", None),
     Mode("sqlite_simulated", "reference", False, "SQLite journal, simulated crashes", None),
     Mode("sqlite_real", "reference", True, "SQLite journal, real crashes (every round)", None),
 )
@@ -176,12 +178,13 @@ def measure_scaling(minutes: float) -> dict[str, Any]:
 
 def measure_mode(mode: Mode, steps: int, *, round_examples: int | None = None) -> dict[str, Any]:
     """One search of ``mode``'s SUT from the fixed seed, in whole rounds until ``steps`` steps: steps per second."""
-    done = search(mode.sut, MODE_SEED, real_crashes=mode.real_crashes, steps=steps, round_examples=round_examples)
-    hung_s = done["hooks_timed_out"] * _hang_timeout_s()
+    done = search(mode.sut, MODE_SEED, real_crashes=mode.real_crashes, steps=steps, round_examples=round_examples, simulated=mode.simulated)
+    hung_s = 0.0 if mode.simulated else done["hooks_timed_out"] * _hang_timeout_s()  # virtual time waits for nothing
     return {
         "label": mode.label,
         "sut": mode.sut,
         "real_crashes": mode.real_crashes,
+        "simulated": mode.simulated,
         "seed": MODE_SEED,
         **{k: done[k] for k in ("seconds", "steps", "examples", "rounds", "crashes", "restarts", "hooks_timed_out")},
         "steps_per_s": round(done["steps"] / done["seconds"], 1) if done["seconds"] > 0 else 0.0,
@@ -194,8 +197,9 @@ def measure_mode(mode: Mode, steps: int, *, round_examples: int | None = None) -
 
 
 def time_to_find(name: str, row: str, seed: int, cap_s: float) -> dict[str, Any]:
-    """The search of mutant ``name`` from ``seed`` until a violation of ``row`` or ``cap_s`` seconds."""
-    done = search(f"mutant:{name}", seed, real_crashes=False, seconds=cap_s, until_row=row)
+    """The search of mutant ``name`` from ``seed``, in simulation, until a violation of ``row`` or
+    ``cap_s`` seconds."""
+    done = search(f"mutant:{name}", seed, real_crashes=False, seconds=cap_s, until_row=row, simulated=True)
     found = done["found"] is not None
     return {
         "seed": seed,
@@ -219,15 +223,18 @@ def search(
     steps: int | None = None,
     until_row: str | None = None,
     round_examples: int | None = None,
+    simulated: bool = False,
 ) -> dict[str, Any]:
     """Run the soak's rounds against ``sut`` from ``seed`` for ``seconds`` (rounds shrink near the
     end, as a soak's do) or in whole rounds until ``steps`` steps, stopping early at a violation of
     ``until_row`` (then ``found`` names it; other violations are listed and the search goes on).
-    ``round_examples`` makes the rounds smaller (a quick run)."""
+    ``round_examples`` makes the rounds smaller (a quick run). ``simulated``: each round is the
+    simulation engine's (seeded histories, virtual time), not Hypothesis's in real time."""
     if (seconds is None) == (steps is None):
         raise ValueError("give seconds or steps")
     from pwh._campaigns.engine import FIRST_GUESS_S, derive_seed
     from pwh._campaigns.models.machine import run_model
+    from pwh._campaigns.models.simulation import run_simulation
     from pwh._campaigns.models.system import Stats
 
     shape = _round_settings(round_examples)
@@ -250,18 +257,30 @@ def search(
             examples = max(1, min(examples, int((seconds - spent) / per_example)))
         round_seed = derive_seed(seed, rounds)
         before = stats.steps
-        run = run_model(
-            sut,
-            seed=round_seed,
-            max_examples=examples,
-            steps=shape["steps_per_example"],
-            shrink="none",
-            real_crashes=real_crashes,
-            weights=weights,
-            stats=stats,
-            export=False,
-            out=None,
-        )
+        if simulated:
+            run = run_simulation(
+                sut,
+                seed=round_seed,
+                max_examples=examples,
+                steps=shape["steps_per_example"],
+                weights=weights,
+                stats=stats,
+                shrink_budget_s=None,
+                probe=rounds == 0,
+            )
+        else:
+            run = run_model(
+                sut,
+                seed=round_seed,
+                max_examples=examples,
+                steps=shape["steps_per_example"],
+                shrink="none",
+                real_crashes=real_crashes,
+                weights=weights,
+                stats=stats,
+                export=False,
+                out=None,
+            )
         rounds += 1
         if stats.steps == before and steps is not None:
             break  # a round that ran no step (every example refused): more of them would not either
@@ -419,6 +438,9 @@ def _warm_up() -> None:
 
     bad_registration_flaws()
     run_model("reference-memory", seed=0, max_examples=2, steps=10, shrink="none", weights=_weights(), export=False, out=None)
+    from pwh._campaigns.models.simulation import run_simulation
+
+    run_simulation("reference-memory", seed=0, max_examples=2, steps=10, weights=_weights(), shrink_budget_s=None)
 
 
 def _mutant_summary(row: str, runs: list[dict[str, Any]]) -> dict[str, Any]:

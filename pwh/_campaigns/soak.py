@@ -5,9 +5,14 @@ The budget is a time (``minutes``), a number of generated histories (``examples`
 histories from the same seed on any machine, however loaded: what it exercised does not depend
 on how fast it ran (the tests soak that way).
 
-Rounds of Hypothesis examples run one after another, each round with a seed derived from the
-soak's seed (so a soak is reproducible from the seed it prints first). Every fourth round uses
-real SIGKILL crashes when the SUT keeps its journal in a directory. Found counterexamples are
+Rounds run one after another, each round with a seed derived from the soak's seed (so a soak is
+reproducible from the seed it prints first). A round is the simulation engine's
+(:mod:`.models.simulation`: histories drawn from the round's seed, providers in virtual time,
+simulated crashes) unless ``simulate=False`` (``--real-time``), when it is Hypothesis's with
+providers on the SUT's own runner in real time. Every fourth round is in real mode with real
+SIGKILL crashes when the SUT keeps its journal in a directory. A finding made in simulation is
+replayed in real mode before it is reported: one that real mode does not show again is counted
+apart as *simulation-only* (never a counterexample, never the exit code). Found counterexamples are
 shrunk within what is left of the time budget (or, with no time budget, up to
 ``SHRINK_MAX_S``) and written out (the first of each broken RFC invariant);
 the soak goes on looking for others. A broken profile invariant (pwh's reading where the
@@ -44,6 +49,7 @@ from pwh._campaigns.models.coverage import Coverage
 from pwh._campaigns.models.machine import run_model, with_swarm
 from pwh._campaigns.models.names import sut_slug
 from pwh._campaigns.models.profiles import DEFAULT_PROFILE, PROFILES
+from pwh._campaigns.models.simulation import confirm_in_real_mode, run_simulation
 from pwh._campaigns.models.system import Stats
 
 REAL_EVERY = 4  # every n-th round crashes a child process for real
@@ -73,6 +79,7 @@ def soak(
     coverage: Coverage | None = None,
     observations: str | Path | None = None,
     worker: int | None = None,
+    simulate: bool = True,
 ) -> dict[str, Any]:
     """Run model examples against ``sut`` for ``minutes`` (fractions allowed, or None) and/or
     ``examples`` generated histories, whichever is spent first; return a summary.
@@ -86,11 +93,12 @@ def soak(
     stays free of state left by earlier runs).
     ``coverage``: count into this report (the workers merge their reports); else a new one.
     ``observations``: append what the soak saw to that file as JSON lines (``worker`` names it).
+    ``simulate``: rounds without real crashes run in simulation (the default); else in real time.
     """
     check_budget(minutes, examples)
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
-    engine = ModelsEngine(sut, campaign, real_crashes, profile, swarm, database, out)
+    engine = ModelsEngine(sut, campaign, real_crashes, profile, swarm, database, out, simulate)
     return drive(engine, minutes, examples, seed, out=out, coverage=coverage, observations=observations, worker=worker)
 
 
@@ -109,8 +117,12 @@ class ModelsEngine:
         swarm: bool,
         database: bool,
         out: Callable[[str], None],
+        simulate: bool = True,
     ) -> None:
         self.sut, self.campaign, self.real_crashes, self.profile, self.swarm, self.out = sut, campaign, real_crashes, profile, swarm, out
+        self.simulate = simulate
+        self.confirmed: set[tuple[str, str]] = set()  # kinds of finding real mode has shown again
+        self.simulation_only: dict[tuple[str, str], dict[str, Any]] = {}  # found in simulation, not shown in real mode
         self.round_steps = PROFILES[profile].soak_steps
         on_disk = _keeps_journal_on_disk(sut)  # also: a SUT that cannot load fails here, before any output
         self.can_kill = real_crashes is not False and on_disk
@@ -130,6 +142,12 @@ class ModelsEngine:
         ]
         if self.real_crashes and not self.can_kill:
             lines.append("pwh soak: this SUT takes no journal directory: real crashes are skipped")
+        if self.simulate:
+            lines.append(
+                "pwh soak: simulation: histories drawn from each round's seed, providers in virtual time; "
+                "a finding is replayed in real mode before it is reported"
+                + ("; every 4th round in real mode with real crashes" if self.can_kill and self.real_crashes is None else "")
+            )
         if self.swarm:
             lines.append("pwh soak: swarm testing: each example leaves out a random subset of actions, behaviours and crash points")
         if self.db_dir is not None:
@@ -140,6 +158,8 @@ class ModelsEngine:
         if self.ticker is None:
             self.ticker = _Ticker(time.monotonic(), stats, self.out)
         real = self.can_kill and _real_round(index, self.real_crashes)
+        if self.simulate and not real:
+            return self._simulated_round(index, seed, examples, deadline, stats, coverage)
         result = run_model(
             self.sut,
             seed=seed,
@@ -165,8 +185,43 @@ class ModelsEngine:
         key = (result.violation.row, result.violation.invariant)
         return Finding(key, result.trace, result.seed, {"example": result.found_at_example})
 
+    def _simulated_round(
+        self, index: int, seed: int, examples: int, deadline: float | None, stats: Stats, coverage: Coverage
+    ) -> Finding | None:
+        assert self.ticker is not None
+        result = run_simulation(
+            self.sut,
+            seed=seed,
+            max_examples=examples,
+            steps=self.round_steps,
+            weights=SOAK_WEIGHTS,
+            stats=stats,
+            progress=self.ticker.tick,
+            swarm=self.swarm,
+            coverage=coverage,
+            stop_at=deadline,
+            shrink_budget_s=None,  # shrunk when kept (a kind already found is only counted)
+            probe=False,
+        )
+        for key, seen in result.divergences.items():
+            merge_divergence(self.diverged, key, seen, round=index, seed=result.seed)
+        if result.violation is None or result.trace is None:
+            return None
+        key = (result.violation.row, result.violation.invariant)
+        if key not in self.confirmed:
+            if confirm_in_real_mode(result.trace) is None:  # real mode does not show it: not a finding
+                kept = self.simulation_only.setdefault(key, {**result.violation.to_json(), "round": index, "seed": seed, "times": 0})
+                kept["times"] += 1
+                return None
+            self.confirmed.add(key)
+        return Finding(key, result.trace, result.seed, {"example": result.found_at_example})
+
     def keep(self, finding: Finding, round_index: int, shrink_s: float, out: Callable[[str], None]) -> tuple[dict[str, Any], list[Path]]:
         shrunk = with_swarm(shrink_trace(finding.trace, budget_s=shrink_s), finding.trace)
+        if shrunk.get("simulated") and shrunk is not finding.trace and confirm_in_real_mode(shrunk) is None:
+            shrunk = finding.trace  # the shrunk history does not break it in real mode: the one found does
+        if shrunk.get("simulated"):
+            shrunk["confirmed_in_real_mode"] = True
         record = {
             **shrunk["violation"],
             "round": round_index,
@@ -185,6 +240,8 @@ class ModelsEngine:
             "restarts": stats.restarts,
             "violations": found,
             "profile_divergences": list(self.diverged.values()),
+            "simulation": self.simulate,
+            "simulation_only": list(self.simulation_only.values()),
             "swarm": self.swarm,
             "example_database": str(self.db_dir) if self.db_dir is not None else None,
         }
@@ -195,6 +252,10 @@ class ModelsEngine:
             done + f"{stats.crashes_simulated} simulated + {stats.crashes_real} real crashes, {stats.restarts} restarts, "
             f"{len(found)} counterexample(s), {len(self.diverged)} kind(s) of profile divergence",
             *divergence_lines(self.diverged.values()),
+            *(
+                f"  found in simulation only (real mode did not show it again; never a failure): {d['row']} {d['invariant']}: {d['times']} time(s)"
+                for d in self.simulation_only.values()
+            ),
             *(f"  {p}" for p in paths),
         ]
 

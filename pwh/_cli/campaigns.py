@@ -109,13 +109,24 @@ SOAK_OPTIONS: dict[str, tuple[str, object]] = {
     "--no-real-crashes": ("no_real_crashes", False),
     "--no-swarm": ("no_swarm", False),
     "--no-database": ("no_database", False),
+    "--real-time": ("real_time", False),
     "--workers": ("workers", 1),
     "--against": ("against", None),
     "--cluster": ("cluster", None),
     "--observations": ("observations", None),
 }
 # What only the models read (not the reliability campaign, not the benchmark).
-MODEL_OPTIONS = ("--profile", "--no-real-crashes", "--no-swarm", "--no-database", "--workers", "--against", "--cluster", "--observations")
+MODEL_OPTIONS = (
+    "--profile",
+    "--no-real-crashes",
+    "--no-swarm",
+    "--no-database",
+    "--real-time",
+    "--workers",
+    "--against",
+    "--cluster",
+    "--observations",
+)
 
 
 def _given_soak_options(args: argparse.Namespace, options: Sequence[str]) -> list[str]:
@@ -168,6 +179,7 @@ def _soak(args: argparse.Namespace) -> ExitCode:
         "out": say,
         "swarm": not getattr(args, "no_swarm", False),
         "database": not getattr(args, "no_database", False),
+        "simulate": not getattr(args, "real_time", False),
         **({"profile": args.profile} if args.profile else {}),  # else the models' own default
         **({"observations": observations} if observations else {}),
     }
@@ -226,9 +238,11 @@ def _soak_against(args: argparse.Namespace, sut: str, against: str, model_error:
     Exit 1 when the two answered a step differently in RFC terms; 0 when only in profile terms."""
     from pwh._suts.seam import SUTLoadError
 
-    refused = _given_soak_options(args, ("--cluster", "--no-database", "--campaign"))
+    refused = _given_soak_options(args, ("--cluster", "--no-database", "--campaign", "--real-time"))
     if refused:
-        raise UsageError(f"{refused[0]} does not apply to a differential soak (--against): no example database, no cluster")
+        raise UsageError(
+            f"{refused[0]} does not apply to a differential soak (--against): no example database, no cluster, always in real time"
+        )
     if against == sut:
         raise UsageError("--against must name another SUT than --sut")
     options: dict[str, Any] = {
@@ -459,6 +473,13 @@ def add_model_commands(subparsers: argparse._SubParsersAction) -> None:
         "leaves out a random subset of them; the coverage report and each counterexample trace say which)",
     )
     soak.add_argument(
+        "--real-time",
+        action="store_true",
+        help="run every round in real mode: Hypothesis's histories, providers on the SUT's own runner with real limits "
+        "(default: simulation, histories drawn from each round's seed and providers in virtual time, with every 4th "
+        "round in real mode; a finding made in simulation is replayed in real mode before it is reported)",
+    )
+    soak.add_argument(
         "--no-database",
         action="store_true",
         help="neither save failing examples nor replay them (default: Hypothesis's example database, one per SUT in "
@@ -537,6 +558,7 @@ def soak_command(args: argparse.Namespace) -> ExitCode:
         "profile": args.profile or DEFAULT_PROFILE,
         "swarm": not getattr(args, "no_swarm", False),
         "database": not getattr(args, "no_database", False),
+        "simulate": not getattr(args, "real_time", False),
     }
     try:
         if workers == 1:

@@ -47,7 +47,9 @@ class ReferenceSUT:
     sqlite_journal_class: type[SQLiteJournal] = SQLiteJournal
     memory_journal_class: type[MemoryJournal] = MemoryJournal
 
-    def __init__(self, *, journal: str = "sqlite", workdir: str | Path | None = None, synchronous: str | None = None) -> None:
+    def __init__(
+        self, *, journal: str = "sqlite", workdir: str | Path | None = None, synchronous: str | None = None, runner: Any = None
+    ) -> None:
         if journal not in ("sqlite", "memory"):
             raise ValueError("journal must be 'sqlite' or 'memory'")
         self._kind = journal
@@ -55,6 +57,9 @@ class ReferenceSUT:
         self.workdir = Path(tempfile.mkdtemp(prefix="pwh-ref-")) if workdir is None else Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._synchronous = synchronous or sqlite_synchronous()
+        # The runner every dispatcher of this SUT calls providers on, across restarts (the models'
+        # simulation mode gives its virtual-time runner); None: each dispatcher makes its default.
+        self._runner = runner
         self._store = MemoryStore()
         self.crash = CrashPlan(SIDECAR_CRASH_POINTS)
         self.registry = Registry(scanner=BoundaryScanner())  # the dispatcher's scanner is the default one too
@@ -131,16 +136,18 @@ class ReferenceSUT:
         return self.sqlite_journal_class(self.workdir / "sidecar.sqlite3", self.crash, synchronous=self._synchronous)
 
     def _make_dispatcher(self) -> Dispatcher:
-        return self.dispatcher_class(self.registry, self._open_journal(), self.profile)
+        if self._runner is None:  # a dispatcher class that picks its own runner keeps that choice
+            return self.dispatcher_class(self.registry, self._open_journal(), self.profile)
+        return self.dispatcher_class(self.registry, self._open_journal(), self.profile, runner=self._runner)
 
 
-def memory_sut() -> ReferenceSUT:
+def memory_sut(*, runner: Any = None) -> ReferenceSUT:
     """The reference dispatcher with the in-memory journal (fast; for models).
 
-    It takes no options, ``workdir`` above all: nothing it journals lives in a directory, so a
-    real crash (a SIGKILL of the process holding it) loses the journal, as it should, and the
-    models must not mistake it for a SUT that keeps one on disk (a factory that refuses
-    ``workdir`` is how they tell)."""
-    sut = ReferenceSUT(journal="memory")
+    It takes no ``workdir``: nothing it journals lives in a directory, so a real crash (a SIGKILL
+    of the process holding it) loses the journal, as it should, and the models must not mistake it
+    for a SUT that keeps one on disk (a factory that refuses ``workdir`` is how they tell). It
+    takes a ``runner`` (the models' simulation mode gives its virtual-time one)."""
+    sut = ReferenceSUT(journal="memory", runner=runner)
     sut.name = "reference-memory"
     return sut

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from pwh._campaigns.counterexamples.reader import ReplayError
-from pwh._campaigns.counterexamples.trace import TraceError, load_trace, replay_trace, run_steps
-from pwh._campaigns.models.catalog import HANG, HANG_WEIGHTS
+from pwh._campaigns.counterexamples.trace import TraceError, load_trace, replay_trace, run_steps, write_counterexample
+from pwh._campaigns.models.catalog import HANG, SOAK_WEIGHTS
 from pwh._campaigns.models.machine import run_model
+from pwh._campaigns.models.simulation import run_simulation
 from pwh._campaigns.models.system import ModelSystem, StepNotApplicable
 from pwh._campaigns.soak import soak
 from pwh._cli.campaigns import add_model_commands
@@ -30,36 +31,37 @@ from pwh._suts.mutants import MUTANTS, caught_by
 ROOT = Path(__file__).resolve().parents[2]
 
 # Each mutant of the library (pwh/_suts/mutants) the models must catch, the RFC invariant that must
-# catch it, and a seed (runs are deterministic given a seed; each of these finds its bug within
-# the CI profile's first examples). test_caught_by_is_the_registry holds this table to the
-# registry: a mutant registered for the models with no entry here fails, and so does an entry
-# for a mutant the registry does not give to the models. A mutant that breaks only a profile
-# invariant is the registry's ("profile",) and tests/campaigns/test_invariant_kinds.py's.
+# catch it, and a seed: each is found by the simulation engine (seeded histories, virtual time)
+# within SEARCH's examples from that seed, the same on any machine under any load.
+# test_caught_by_is_the_registry holds this table to the registry: a mutant registered for the
+# models with no entry here fails, and so does an entry for a mutant the registry does not give to
+# the models. A mutant that breaks only a profile invariant is the registry's ("profile",) and
+# tests/campaigns/test_invariant_kinds.py's.
 CAUGHT_BY: dict[str, tuple[str, int]] = {
     "replay_calls_provider": ("no_call_after_final", 1),
-    "conflict_overwrites": ("history_kept", 3),
+    "conflict_overwrites": ("history_kept", 1),
     "out_of_order": ("hook_order", 1),
     "shared_budget": ("independent_budgets", 1),
     "rolls_back_primary": ("primary_untouched", 1),
     "blocks_spend": ("primary_untouched", 1),
-    "no_timeout": ("timeout_enforced", 7),
+    "no_timeout": ("timeout_enforced", 1),
     "calls_sink": ("no_sink_call", 1),
     "accepts_external_write": ("no_authority_claim", 1),
     "forgets_last_hook": ("one_outcome_per_hook", 1),
     "leaks_provider_text": ("journal_public_safe", 1),
-    "new_identity_after_restart": ("stable_identity", 8),
+    "new_identity_after_restart": ("stable_identity", 1),
     "reports_a_record_twice": ("one_record_per_dispatch", 1),
     "admits_uncommitted": ("bad_receipt_dispatches_nothing", 1),
-    "registry_replaces_duplicates": ("bad_registration_rejected", 12),
-    "phase_stays_on": ("profile_governs_dispatch", 5),
-    "shares_mutable_input": ("input_unchanged", 2),
-    "identity_by_capability": ("hooks_independent", 3),
+    "registry_replaces_duplicates": ("bad_registration_rejected", 1),
+    "phase_stays_on": ("profile_governs_dispatch", 1),
+    "shares_mutable_input": ("input_unchanged", 1),
+    "identity_by_capability": ("hooks_independent", 1),
     "replay_rewrites_record": ("record_byte_identical", 1),
-    "raised_is_timed_out": ("isolated_failure", 8),
-    "lets_provider_errors_out": ("no_escape", 8),
+    "raised_is_timed_out": ("isolated_failure", 1),
+    "lets_provider_errors_out": ("no_escape", 1),
     "one_hook_only": ("valid_registration_installs", 1),
-    "ignores_crash_points": ("crash_point_reached", 8),
-    "replay_under_new_profile": ("replay_identical", 3),
+    "ignores_crash_points": ("crash_point_reached", 1),
+    "replay_under_new_profile": ("replay_identical", 1),
     "recorded_slots_not_held": ("independent_budgets", 1),
 }
 # Whose counterexample is shrunk and exported too, its .feature checked (each export runs the
@@ -101,14 +103,18 @@ def _children() -> set[int]:
 # The CI weights draw no hanging hook (each costs its real 200 ms on every call, replay and
 # recovery), so the thread runner's timeout paths get a short run of their own: two examples in
 # which a quarter of the hooks hang past their timeout, on a fixed seed whose run meets hangs in
-# dispatches, replays and recoveries (about 2 s here; seeds 4 and 7 meet none).
-HANGING_RUN = {"weights": {"proposes one intent": 2, "raises an error": 1, HANG: 1}, "max_examples": 2, "steps": 20, "seed": 3}
+# dispatches, replays and recoveries (about 2 s here; seeds 1 and 3 meet none).
+HANGING_RUN = {"weights": {"proposes one intent": 2, "raises an error": 1, HANG: 1}, "max_examples": 2, "steps": 20, "seed": 2}
+# The simulation engine on the reference: hung hooks drawn as often as a soak draws them and more,
+# every one timed out on the virtual clock, so the timeout paths run at full speed.
+SIMULATION_RUN = {"weights": {**SOAK_WEIGHTS, HANG: 4}, "max_examples": 40, "steps": 20, "seed": 1, "swarm": True}
 # variant -> (SUT, PWH_RUNNER or None, run_model options: none for the quick profile as it is)
 REFERENCE_VARIANTS: dict[str, tuple[str, str | None, dict[str, Any]]] = {
     "default": ("reference", None, {}),
     "memory journal": ("reference-memory", None, {}),
     "thread runner": ("reference", "thread", {}),
     "thread runner, hooks that hang": ("reference", "thread", HANGING_RUN),
+    "simulation": ("reference-memory", None, SIMULATION_RUN),
 }
 
 
@@ -124,6 +130,11 @@ def test_the_reference_keeps_every_invariant(variant: str, monkeypatch: pytest.M
     if runner is not None:
         monkeypatch.setenv("PWH_RUNNER", runner)
     hanging = options is HANGING_RUN
+    if options is SIMULATION_RUN:
+        run = run_simulation(sut, **options)
+        assert not run.found, f"{sut} breaks {run.violation} (seed {run.seed}) in simulation: {run.trace}"
+        assert run.stats.steps > 800 and run.stats.hooks_timed_out > 20 and run.stats.crashes_simulated > 20
+        return
     run = run_model(sut, **options)  # a finding is written to $PWH_COUNTEREXAMPLES (or the temp dir) and named here
     assert not run.found, f"{sut} breaks {run.violation} (seed {run.seed}); written to {[str(p) for p in run.paths]}"
     if hanging:
@@ -132,8 +143,13 @@ def test_the_reference_keeps_every_invariant(variant: str, monkeypatch: pytest.M
         assert run.stats.steps > 100 and run.stats.crashes_simulated > 0 and run.stats.restarts > 0
 
 
+# The simulation engine's search for each mutant: histories of the soak's length and draw weights.
+SEARCH: dict[str, Any] = {"max_examples": 40, "steps": 20, "weights": SOAK_WEIGHTS}
+
+
 class _Finds:
-    """Each broken adapter's model run, made once per module (the export test reuses one)."""
+    """Each broken adapter's search in simulation, made once per module (the export test reuses
+    one); an exported finding is shrunk (in simulation) and written as JSON and Gherkin."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -141,13 +157,12 @@ class _Finds:
 
     def __call__(self, name: str):  # type: ignore[no-untyped-def]
         if name not in self.runs:
-            invariant, seed = CAUGHT_BY[name]
-            if name == "no_timeout":  # every hung call costs the adapter's 1.5 s: find it, no more
-                self.runs[name] = run_model(f"mutant:{name}", seed=seed, weights=HANG_WEIGHTS, steps=3, shrink="none", export=False)
-            elif name in EXPORTED:
-                self.runs[name] = run_model(f"mutant:{name}", seed=seed, directory=self.root / name)
-            else:
-                self.runs[name] = run_model(f"mutant:{name}", seed=seed, shrink="none", export=False)
+            _invariant, seed = CAUGHT_BY[name]
+            exported = name in EXPORTED
+            run = run_simulation(f"mutant:{name}", seed=seed, shrink_budget_s=8.0 if exported else None, **SEARCH)
+            if exported and run.trace is not None:
+                run.paths = write_counterexample(run.trace, self.root / name)
+            self.runs[name] = run
         return self.runs[name]
 
 
@@ -269,7 +284,7 @@ def test_real_sigkill_crashes_recover_from_the_same_directory() -> None:
         {"op": "replay", "writeback": 1},
     ]
     assert run_steps("reference", steps) == (len(steps), None)
-    run = run_model("reference", seed=8, real_crashes=True, max_examples=2, steps=5, export=False)
+    run = run_model("reference", seed=2, real_crashes=True, max_examples=2, steps=5, export=False)
     assert not run.found, run.violation
     assert run.stats.crashes_real > 0 and run.stats.crashes_simulated == 0
     assert _children() <= before
@@ -734,13 +749,14 @@ def test_a_soak_remembers_its_failures_and_tries_them_first(tmp_path: Path, monk
     def hook_order(summary: dict[str, Any]) -> dict[str, Any]:
         return next(v for v in summary["violations"] if v["invariant"] == "hook_order")
 
-    first = soak(None, sut, 6, examples=2, real_crashes=False, out=quiet, database=True)  # seed 6 finds it at the second example
+    # The example database is Hypothesis's: these soaks run in real time (simulate=False).
+    first = soak(None, sut, 2, examples=2, real_crashes=False, out=quiet, database=True, simulate=False)  # seed 2: at the second example
     assert first["example_database"] == str(database) and hook_order(first)["example"] > 1
     assert any(p.is_file() for p in database.rglob("*")), "nothing was saved to the example database"
-    without = soak(None, sut, 1, examples=2, real_crashes=False, out=quiet)  # the library's default: no database
+    without = soak(None, sut, 1, examples=2, real_crashes=False, out=quiet, simulate=False)  # the library's default: no database
     assert without["example_database"] is None
     assert without["violations"] == [] and without["examples"] >= 2  # seed 1 alone does not find it in its first examples
-    again = soak(None, sut, 1, examples=2, real_crashes=False, out=quiet, database=True)
+    again = soak(None, sut, 1, examples=2, real_crashes=False, out=quiet, database=True, simulate=False)
     refound = hook_order(again)
     assert (refound["round"], refound["example"]) == (0, 1), refound
     # Its trace names the swarm configuration that found it, and replays from its steps alone.
@@ -775,7 +791,8 @@ def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path
         assert (figure["sut"], figure["real_crashes"], figure["target"]) == (mode.sut, mode.real_crashes, mode.target)
         assert figure["steps"] > 0 and figure["seconds"] > 0
         assert figure["steps_per_s"] == round(figure["steps"] / figure["seconds"], 1)
-    assert result["modes"]["memory_simulated"]["target"] == 1000
+    assert result["modes"]["simulation"]["target"] == 1000 and result["modes"]["simulation"]["simulated"] is True
+    assert [m.name for m in MODES if m.target is not None] == ["simulation"]  # the real-time modes are measured, with no target
     assert set(result["mutants"]) == set(QUICK_MUTANTS)
     for name in QUICK_MUTANTS:
         m = result["mutants"][name]
@@ -784,7 +801,7 @@ def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path
         assert m["runs"][0]["invariant"] == CAUGHT_BY[name][0] and 0 < m["median_s"] == m["max_s"] < float("inf")
     assert result["summary"]["found"] == result["summary"]["mutants"] == len(QUICK_MUTANTS)
     names = [t["name"] for t in result["targets"]]
-    assert names[0].startswith("steps/s, in-memory journal") and len(names) == 5, names
+    assert names[0].startswith("steps/s, simulation, in-memory journal") and len(names) == 5, names
     assert result["scaling"] is None and result["targets"][1]["met"] is None  # the 2-worker scaling: the full run only
     for target in result["targets"]:
         if target["met"] is None:
@@ -792,7 +809,7 @@ def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path
             continue
         verdict = "met" if target["met"] else "MISSED"
         assert re.search(rf"^  {re.escape(target['name'])} .*{re.escape(target['target'])}: {verdict}$", done.stdout, re.M), done.stdout
-    assert re.search(r"^in-memory journal, simulated crashes .* >= 1000: (met|MISSED)$", done.stdout, re.M), done.stdout
+    assert re.search(r"^simulation, in-memory journal, virtual time .* >= 1000: (met|MISSED)$", done.stdout, re.M), done.stdout
 
     from pwh._cli import main
 

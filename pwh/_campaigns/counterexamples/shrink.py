@@ -31,7 +31,7 @@ def shrink_trace(trace: dict[str, Any], *, budget_s: float = 8.0) -> dict[str, A
 
     def reproduces(candidate: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any] | None:
         try:
-            ran, found = run_steps(trace["sut"], candidate, options)
+            ran, found = run_steps(trace["sut"], candidate, options, simulated=bool(trace.get("simulated")))
         except ModelError:
             return None
         if found is None or found.invariant != target:

@@ -83,16 +83,22 @@ class ReplayResult:
 
 
 def run_steps(
-    sut: str, steps: list[dict[str, Any]], sut_options: Mapping[str, Any] | None = None, *, divergences: list[Any] | None = None
+    sut: str,
+    steps: list[dict[str, Any]],
+    sut_options: Mapping[str, Any] | None = None,
+    *,
+    divergences: list[Any] | None = None,
+    simulated: bool = False,
 ) -> tuple[int, Any]:
     """Run steps through the model's interpreter and invariants; (steps run, first RFC violation).
     The profile divergences met on the way are appended to ``divergences`` when given (they are
-    never a violation: the run goes on past them)."""
+    never a violation: the run goes on past them). ``simulated``: providers in virtual time
+    (real mode, the default, is what a finding is confirmed in)."""
     from pwh._campaigns.models.invariants import Judge
     from pwh._campaigns.models.system import ModelSystem
 
     real = any(s["op"] == "crash" and s["real"] for s in steps)
-    system = ModelSystem(sut, sut_options=sut_options, real_crashes=real)
+    system = ModelSystem(sut, sut_options=sut_options, real_crashes=real, simulated=simulated)
     judge = Judge()
     try:
         for i, step in enumerate(steps):

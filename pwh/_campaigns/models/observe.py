@@ -64,8 +64,16 @@ class ObservedSUT:
     the invariants) are one read, and every read after a call is the adapter's own answer.
     """
 
-    def __init__(self, inner: Any, begin: Callable[[str, Mapping[str, Any]], Episode], drain: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        begin: Callable[[str, Mapping[str, Any]], Episode],
+        drain: Callable[[], None] | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.inner = inner
+        self._clock = clock  # seconds: the wall clock, or the simulated one in simulation mode
         self._begin = begin
         self._drain = drain  # reads the provider calls made meanwhile (they may run in a worker process)
         self.current: Episode | None = None
@@ -117,13 +125,13 @@ class ObservedSUT:
     def _observe(self, kind: str, source: Mapping[str, Any], run: Callable[[], DispatchOutcome]) -> DispatchOutcome:
         episode = self._begin(kind, source)
         self.current = episode
-        started = time.monotonic()
+        started = self._clock()
         self._enter()
         try:
             outcome = run()
         finally:
             self._leave()
-            episode.elapsed_ms = (time.monotonic() - started) * 1000
+            episode.elapsed_ms = (self._clock() - started) * 1000
             if self._drain is not None:
                 self._drain()
             self.current = None

@@ -12,7 +12,7 @@ import copy
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,12 +26,13 @@ from fakes._orchestrator import (
 )
 from fakes._packets import GENERIC_INTENT_KIND
 from fakes._scheduler import FakeScheduler
-from fakes._world import World
+from fakes._world import MemoryCallLog, VirtualFlag, World
 from pwh import SUT, Profile, SimulatedCrash, Unsupported, canonical_bytes, load_sut
 from pwh._campaigns.models.catalog import PERIODIC, PERIODIC_HOOK_ID, VERSIONED, HookSpec, spec_for
 from pwh._campaigns.models.errors import CannotExpress, ModelError, StepNotApplicable
 from pwh._campaigns.models.language import DUPLICATE
 from pwh._campaigns.models.observe import Call, Episode, ObservedSUT, final_records
+from pwh._core.simulated_runner import SimulatedRunner
 from pwh._harness.interrupt import raise_if_interrupted
 from pwh._harness.paths import fast_tmp
 
@@ -121,9 +122,12 @@ class StepRecord:
     journal_before: list[bytes] | None = None  # the journal's records before a step that must change none
 
 
-def open_sut(spec: str, workdir: Path, options: Mapping[str, Any], *, need_workdir: bool) -> SUT:
-    """Load the adapter with its journal in ``workdir`` when its factory takes one."""
+def open_sut(spec: str, workdir: Path, options: Mapping[str, Any], *, need_workdir: bool, runner: Any = None) -> SUT:
+    """Load the adapter with its journal in ``workdir`` when its factory takes one (and the given
+    ``runner`` when it takes one: :func:`takes_runner` says whether it did)."""
     tries = [{**options, "workdir": workdir}] + ([] if need_workdir else [dict(options), {}])
+    if runner is not None:  # each set of options first with the runner, then without
+        tries = [t for opts in tries for t in ({**opts, "runner": runner}, opts)]
     for opts in tries[:-1]:
         try:
             return load_sut(spec, **opts)
@@ -136,6 +140,11 @@ def open_sut(spec: str, workdir: Path, options: Mapping[str, Any], *, need_workd
         raise ModelError(f"SUT {spec!r} takes no {what}") from None
 
 
+def takes_runner(sut: Any, runner: Any) -> bool:
+    """Whether ``sut`` calls its providers on ``runner`` (the adapter's factory took it)."""
+    return getattr(getattr(sut, "dispatcher", None), "runner", None) is runner
+
+
 class ModelSystem:
     """Interprets steps against one SUT and keeps what the invariants need."""
 
@@ -146,19 +155,29 @@ class ModelSystem:
         sut_options: Mapping[str, Any] | None = None,
         real_crashes: bool = False,
         stats: Stats | None = None,
+        simulated: bool = False,
     ) -> None:
         self.sut_spec = sut_spec
         self.sut_options = dict(sut_options or {})
         self.stats = stats or Stats()
         self.root = Path(tempfile.mkdtemp(prefix="pwh-model-", dir=fast_tmp()))
         self.twin: NoHooksTwin | None = None
+        # Simulation mode: providers run on a virtual-time runner (a hung one is timed out the
+        # moment the simulated clock reaches its limit, with no real waiting). Only a SUT whose
+        # factory takes the runner is simulated; any other runs its own runner in real time.
+        runner = SimulatedRunner() if simulated and not real_crashes else None
         try:
-            inner = open_sut(sut_spec, self.root / "sut", self.sut_options, need_workdir=real_crashes)
+            inner = open_sut(sut_spec, self.root / "sut", self.sut_options, need_workdir=real_crashes, runner=runner)
         except BaseException:
             shutil.rmtree(self.root, ignore_errors=True)
             raise
-        self.sut = ObservedSUT(inner, self._begin_episode, self._drain_calls)
+        self.simulated = runner is not None and takes_runner(inner, runner)
+        self.now: Callable[[], float] = runner.clock.now if runner is not None and self.simulated else time.monotonic
+        self.sut = ObservedSUT(inner, self._begin_episode, self._drain_calls, clock=self.now)
         self.world = World(self.sut, self.root / "world")
+        if runner is not None and self.simulated:  # every provider runs in this process, on the virtual clock
+            self.world.release = VirtualFlag(runner.clock)
+            self.world.log = MemoryCallLog()
         self._calls_seen = 0  # entries of the world's call log already turned into Calls
         self._calls_counted = 0  # entries of the call log counted in _calls_per_hook
         self._calls_per_hook: dict[str, int] = {}
@@ -188,7 +207,7 @@ class ModelSystem:
         record = StepRecord(len(self.steps), dict(step))
         self.steps.append(dict(step))
         first_episode = len(self.episodes)
-        started = time.monotonic()
+        started = self.now()
         try:
             getattr(self, "_" + step["op"])(step, record)
         except Unsupported as exc:
@@ -200,7 +219,7 @@ class ModelSystem:
             raise
         except Exception as exc:
             record.escaped = _compact(exc)
-        record.elapsed_ms = (time.monotonic() - started) * 1000
+        record.elapsed_ms = (self.now() - started) * 1000
         record.episodes = self.episodes[first_episode:]
         self.stats.steps += 1
         self.stats.hooks_timed_out += sum(
