@@ -71,6 +71,14 @@ def add_gate_command(sub: argparse._SubParsersAction) -> None:
         help="run the SQLite stores at synchronous=FULL (slower; the default NORMAL is crash-safe in WAL mode)",
     )
     gate.add_argument("--quiet", action="store_true", help="no per-scenario progress lines")
+    gate.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        metavar="N",
+        help="run the scenarios in N processes side by side, each its own SUT and temp folders (default: one per core; 1: one "
+        "process, in order). The verdict is the same either way; --coverage and -x always run in one",
+    )
     gate.add_argument("-k", dest="keyword", metavar="EXPR", help="only scenarios whose name matches, as pytest's -k")
     gate.add_argument(
         "-m",
@@ -87,6 +95,13 @@ def add_gate_command(sub: argparse._SubParsersAction) -> None:
         "cache). A verdict naming module:factory runs only with that same --sut: a file never chooses code to run",
     )
     gate.set_defaults(handler=_gate)
+
+
+def _jobs(text: str) -> int:
+    """``--jobs N``: a whole number from 1 (argparse turns the error into one line and exit 2)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes from 1 to 256")
+    return int(text)
 
 
 def add_scenarios_commands(sub: argparse._SubParsersAction) -> None:
@@ -146,6 +161,7 @@ def _gate(args: argparse.Namespace) -> ExitCode:
         keyword=args.keyword,
         tags=args.tags,
         scenarios=picked,
+        jobs=args.jobs,
     )
     if not run.scenarios and not run.collection_errors:
         raise UsageError(f"{_selection_words(args)} matches no scenario: nothing was judged, no verdict written")

@@ -167,9 +167,13 @@ def run_gate(
     keyword: str | None = None,
     tags: str | None = None,
     scenarios: list[Pick] | None = None,
+    jobs: int | None = None,
 ) -> GateRun:
-    """Run the matrix against ``sut`` in a child pytest process and collect its results.
-    ``keyword`` (pytest's ``-k``), ``tags`` (a tag expression, pytest's ``-m``; ``@M06`` reads as
+    """Run the matrix against ``sut`` in child pytest processes and collect their results.
+    ``jobs`` child processes (default: one per core; :func:`default_jobs`) each run a share of the
+    scenarios, whose records are merged back into the order one serial run has (``jobs=1``);
+    ``coverage`` and ``exitfirst`` always run in one child (one coverage file; "stopped at the
+    first failure" means the first in run order). ``keyword`` (pytest's ``-k``), ``tags`` (a tag expression, pytest's ``-m``; ``@M06`` reads as
     ``M06``) and ``scenarios`` (:class:`Pick`, resolved by :func:`picks_at`) narrow the run: the
     verdict is then partial and says which selection made it."""
     keyword = keyword_expression(keyword)
@@ -183,8 +187,8 @@ def run_gate(
         "sut_version": sut_version,
         "generated_at": generated_at(),
     }
+    shards = 1 if coverage or exitfirst else max(1, jobs if jobs is not None else default_jobs())
     with tempfile.TemporaryDirectory(prefix="pwh-gate-", dir=fast_tmp()) as tmp:
-        results = Path(tmp) / "results.json"
         data_file = Path(tmp) / "coverage.data"
         run_dir = _row_files(feature_dir, rows, Path(tmp)) if rows and not coverage else feature_dir
         pytest_args = [
@@ -193,22 +197,12 @@ def run_gate(
             "pytest_bdd.plugin",
             "-p",
             "pwh._harness.gate_plugin",
-            "--pwh-results",
-            str(results),
-            "--pwh-progress",
-            "1" if progress else "0",
-            # The whole matrix is checked as `pwh scenarios check` would, in the child, which has
-            # imported the step library anyway, before any scenario runs (also under --rows).
-            "--pwh-preflight",
-            str(feature_dir),
             "-p",
             "no:cacheprovider",
             "-p",
             "no:terminal",
             "-o",
             f"bdd_features_base_dir={run_dir}",
-            "--basetemp",
-            str(Path(tmp) / "scenarios"),
             "--rootdir",
             str(root),
             "-W",
@@ -228,21 +222,6 @@ def run_gate(
             pytest_args += ["--pwh-select", "@" + str(select)]
         if exitfirst:
             pytest_args.append("-x")
-        if coverage:
-            cmd = [
-                sys.executable,
-                "-m",
-                "coverage",
-                "run",
-                "--branch",
-                f"--data-file={data_file}",
-                f"--include={','.join(str(root / m) for m in COVERED_MODULES)}",
-                "-m",
-                "pytest",
-                *pytest_args,
-            ]
-        else:
-            cmd = [sys.executable, "-m", "pytest", *pytest_args]
         # Only the plugins the matrix needs: no third-party plugin installed on the machine may
         # change how the scenarios run or what they report.
         env = {
@@ -252,13 +231,53 @@ def run_gate(
             "PWH_SQLITE_SYNCHRONOUS": "FULL" if durable else "NORMAL",
             "PWH_FEATURES": str(run_dir),
             "PWH_FEATURES_ROOT": str(run_dir.parent),
-            "TMPDIR": tmp,
             **child_import_env(sut_dir),
         }
-        proc = _run_child(cmd, env=env, cwd=root)
-        if not results.exists():
-            raise GateError(f"the scenario run ended without results (pytest exit {proc.returncode})")
-        payload = json.loads(results.read_text("utf-8"))
+        children: list[_Child] = []
+        for index in range(shards):
+            # Each shard its own folder (its scenarios' temp dirs, its SUT's files): nothing is shared but the features.
+            own = Path(tmp) / f"shard-{index}" if shards > 1 else Path(tmp)
+            own.mkdir(exist_ok=True)
+            args = [
+                *pytest_args,
+                "--pwh-results",
+                str(own / "results.json"),
+                "--pwh-progress",
+                ("relay" if shards > 1 else "1") if progress else "0",
+                "--basetemp",
+                str(own / "scenarios"),
+            ]
+            # The whole matrix is checked as `pwh scenarios check` would, in the child, which has
+            # imported the step library anyway, before any scenario runs (also under --rows); by
+            # every shard (a third of a second), so that none runs a scenario of a matrix refused.
+            args += ["--pwh-preflight", str(feature_dir)]
+            if shards > 1:
+                args += ["--pwh-shard", f"{index}/{shards}"]
+            if coverage:
+                cmd = [
+                    sys.executable,
+                    "-m",
+                    "coverage",
+                    "run",
+                    "--branch",
+                    f"--data-file={data_file}",
+                    f"--include={','.join(str(root / m) for m in COVERED_MODULES)}",
+                    "-m",
+                    "pytest",
+                    *args,
+                ]
+            else:
+                cmd = [sys.executable, "-m", "pytest", *args]
+            children.append(_Child(cmd, {**env, "TMPDIR": str(own)}, own / "results.json"))
+        if shards == 1:
+            returncodes = [_run_child(children[0].cmd, env=children[0].env, cwd=root).returncode]
+        else:
+            returncodes = _run_children(children, cwd=root, progress=progress)
+        returncode = _merged_returncode(returncodes)
+        for child, code in zip(children, returncodes, strict=True):
+            if not child.results.exists():
+                raise GateError(f"the scenario run ended without results (pytest exit {code})")
+        payload = _merged_payload([json.loads(child.results.read_text("utf-8")) for child in children])
         if payload.get("matrix_problems"):
             raise GateError(matrix_refusal(payload["matrix_problems"]))
         if payload.get("protocol_errors"):  # the adapter's fault: no verdict on the RFC from this run
@@ -269,9 +288,7 @@ def run_gate(
     if keyword or tags or scenarios:
         picked = list(dict.fromkeys(p.label for p in scenarios or []))
         selection = {"keyword": keyword, "tags": tags, "scenarios": picked}
-    return GateRun(
-        sut, payload["scenarios"], payload.get("collection_errors", []), cov, proc.returncode, rows, exitfirst, covers, selection
-    )
+    return GateRun(sut, payload["scenarios"], payload.get("collection_errors", []), cov, returncode, rows, exitfirst, covers, selection)
 
 
 def _row_files(feature_dir: Path, rows: list[str], tmp: Path) -> Path:
@@ -323,6 +340,110 @@ def generated_at() -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
     moment = _dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch.isdigit() else _dt.datetime.now(_dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_jobs() -> int:
+    """How many shards a gate runs by default: the cores this process may run on (each shard is
+    one single-threaded pytest; the SUT's own workers mostly wait on it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+RELAY_DRAIN_S = 2.0
+
+
+@dataclass
+class _Child:
+    cmd: list[str]
+    env: dict[str, str]
+    results: Path
+
+
+def _merged_returncode(codes: list[int]) -> int:
+    """pytest's exit status for the whole run: the worst shard's, where a shard that was given no
+    scenario (5) counts only when every shard was."""
+    ran = [c for c in codes if c != 5]
+    return max(ran) if ran else 5
+
+
+def _merged_payload(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    """One results payload from the shards', as one serial child would have written it: the
+    scenario records in the run order the shards all collected (the first shard's ``collected``),
+    the collection errors and the matrix check once (every shard collects and checks the same),
+    the protocol errors in the order of their scenarios."""
+    if len(payloads) == 1:
+        return payloads[0]
+    first = payloads[0]
+    place = {sid: i for i, sid in reversed(list(enumerate(first.get("collected", []))))}
+    last = len(place)
+    scenarios = sorted((s for p in payloads for s in p.get("scenarios", [])), key=lambda s: place.get(s.get("id"), last))
+    errors = [(e, sid) for p in payloads for e, sid in zip(p.get("protocol_errors", []), p.get("protocol_error_ids", []), strict=False)]
+    errors.sort(key=lambda pair: place.get(pair[1], last))
+    return {
+        "scenarios": scenarios,
+        "collection_errors": first.get("collection_errors", []),
+        "matrix_problems": first.get("matrix_problems", []),
+        "protocol_errors": [e for e, _ in errors],
+    }
+
+
+def _run_children(children: list[_Child], *, cwd: Path, progress: bool) -> list[int]:
+    """Run the shards side by side, as :func:`_run_child` runs one (SIGINT blocked in each; on any
+    exception, a Ctrl-C included, each still running is killed by its PID and reaped). With
+    ``progress``, each shard's progress lines are read from its stdout and numbered in one
+    sequence here; anything else a shard prints is passed through as it is."""
+    import threading
+
+    from pwh._harness.gate_plugin import RELAY_MARK
+    from pwh._harness.interrupt import children_ignore_sigint
+
+    procs: list[subprocess.Popen[bytes]] = []
+    relays: list[threading.Thread] = []
+    lock = threading.Lock()
+    done = [0]
+
+    def relay(stream: Any) -> None:
+        mark = RELAY_MARK.encode("utf-8")
+        for raw in iter(stream.readline, b""):
+            with lock:
+                if raw.startswith(mark):
+                    total, _, text = raw[len(mark) :].decode("utf-8", "replace").rstrip("\n").partition("\t")
+                    done[0] += 1
+                    sys.stdout.write(f"[{done[0]:>3}/{total}] {text}"[:160] + "\n")
+                else:
+                    sys.stdout.write(raw.decode("utf-8", "replace"))
+                sys.stdout.flush()
+
+    try:
+        for child in children:
+            with children_ignore_sigint():
+                proc = subprocess.Popen(
+                    child.cmd, env=child.env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE if progress else None
+                )
+            procs.append(proc)
+            if proc.stdout is not None:
+                thread = threading.Thread(target=relay, args=(proc.stdout,), name="pwh-gate-relay", daemon=True)
+                thread.start()
+                relays.append(thread)
+        codes = [proc.wait() for proc in procs]
+        for thread in relays:
+            # What a shard printed is in its pipe once it has ended; a process it left behind that
+            # still holds the pipe open must not hold the gate too.
+            thread.join(timeout=RELAY_DRAIN_S)
+        return codes
+    except BaseException:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()  # by PID: this shard only (its own children: pwh._harness.interrupt)
+        for proc in procs:
+            proc.wait()
+        raise
+    finally:
+        for proc, thread in zip(procs, relays, strict=False):
+            if proc.stdout is not None and not thread.is_alive():  # a reader still inside readline holds the file's lock
+                proc.stdout.close()
 
 
 def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:

@@ -34,10 +34,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="JSON list of FEATURE or FEATURE:LINE (relative to the features' parent) to run, or @FILE holding it",
     )
     parser.addoption(PREFLIGHT_OPTION, default=None, help="the whole features directory to check before any scenario runs")
+    parser.addoption(SHARD_OPTION, default=None, help="I/N: run only every N-th selected scenario from the I-th (0-based)")
 
 
 SELECT_OPTION = "--pwh-select"
 PREFLIGHT_OPTION = "--pwh-preflight"
+SHARD_OPTION = "--pwh-shard"
+# With --pwh-progress relay (a shard of a parallel gate), each progress line goes to stdout as
+# RELAY_MARK, the whole run's scenario count, a tab, then the line without its counter: the gate
+# numbers the lines of every shard in one sequence.
+RELAY_MARK = "\x1epwh-progress "
+
+
+def shard_of(text: str | None) -> tuple[int, int] | None:
+    """``I/N`` as the gate passes it, or ``None`` (the whole selection)."""
+    if not text:
+        return None
+    index, _, count = text.partition("/")
+    i, n = int(index), int(count)
+    if not 0 <= i < n:
+        raise ValueError(f"shard {text!r}: not I/N with 0 <= I < N")
+    return i, n
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -80,11 +97,16 @@ class _Recorder:
         self.config = config
         self.out = out
         self.progress = config.getoption("--pwh-progress") != "0"
+        self.relay = config.getoption("--pwh-progress") == "relay"
+        self.shard = shard_of(config.getoption(SHARD_OPTION))
+        self.collected: list[str] = []  # under a shard: every selected scenario in run order, the shares' merge key
+        self.protocol_error_ids: list[str] = []  # under a shard: the scenario of each protocol error
         self.meta: dict[str, dict[str, Any]] = {}
         self.results: dict[str, dict[str, Any]] = {}
         self.order: list[str] = []
         self.total = 0
         self.scanner = BoundaryScanner()
+        self.safe_texts: dict[str, str] = {}
         self.collection_errors: list[str] = []
         self.matrix_problems: list[str] = []
         self.protocol_errors: list[str] = []  # the implementation answered outside the stdio protocol
@@ -100,6 +122,16 @@ class _Recorder:
                 self.config.hook.pytest_deselected(items=list(items))
                 items[:] = []
         self.total = len(items)
+        if self.shard is not None:
+            # Every share keeps every N-th scenario of the same collection, whole scenarios only (each
+            # builds its own world): the shares are disjoint, together the whole selection, and of
+            # nearly the same mix of features. The gate merges their records back in this order.
+            index, count = self.shard
+            self.collected = [_short_id(item.nodeid) for item in items]
+            drop = [item for k, item in enumerate(items) if k % count != index]
+            if drop:
+                self.config.hook.pytest_deselected(items=drop)
+                items[:] = [item for k, item in enumerate(items) if k % count == index]
         for item in items:
             tags = sorted(m.name for m in item.iter_markers() if m.name in RULE_IDS)
             self.meta[item.nodeid] = {"tags": tags, "params": _params(item)}
@@ -160,7 +192,9 @@ class _Recorder:
             result["reason"] = self._safe(_skip_reason(report))
         elif report.failed:
             result["outcome"] = "failed"
+            known = len(self.protocol_errors)
             result.update(self._failure(call.excinfo))
+            self.protocol_error_ids += [_short_id(item.nodeid)] * (len(self.protocol_errors) - known)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self.order.append(nodeid)
@@ -172,8 +206,12 @@ class _Recorder:
         tag = ",".join(meta.get("tags", [])) or "untagged"
         name = meta.get("scenario", nodeid)
         params = meta.get("params") or ""
-        line = f"[{len(self.order):>3}/{self.total}] {tag:<6} {mark:<4} {name}{' [' + params + ']' if params else ''}"
-        sys.stdout.write(for_terminal(line)[:160] + "\n")  # a feature file's names never drive the terminal
+        text = f"{tag:<6} {mark:<4} {name}{' [' + params + ']' if params else ''}"
+        if self.relay:  # the gate numbers it among every shard's lines
+            sys.stdout.write(f"{RELAY_MARK}{self.total}\t{for_terminal(text)}\n")
+        else:
+            line = f"[{len(self.order):>3}/{self.total}] {text}"
+            sys.stdout.write(for_terminal(line)[:160] + "\n")  # a feature file's names never drive the terminal
         sys.stdout.flush()
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -187,6 +225,9 @@ class _Recorder:
             "matrix_problems": self.matrix_problems,
             "protocol_errors": self.protocol_errors,
         }
+        if self.shard is not None:
+            payload["collected"] = self.collected
+            payload["protocol_error_ids"] = self.protocol_error_ids
         self.out.write_text(json.dumps(payload, indent=1, sort_keys=True), "utf-8")
         stdio = sys.modules.get("pwh._suts.stdio.client")
         if stdio is not None:  # the implementations' processes end with the session, not only at exit
@@ -230,8 +271,13 @@ class _Recorder:
         }
 
     def _safe(self, text: str) -> str:
+        """The text, cut and scanned; every answer is kept for the run: the matrix repeats the same
+        step texts in hundreds of scenarios, and the scanner's answer depends on the text alone."""
         text = text[:400]
-        return text if not self.scanner.scan_value(text) else "(withheld: it would carry a private value)"
+        found = self.safe_texts.get(text)
+        if found is None:
+            found = self.safe_texts[text] = text if not self.scanner.scan_value(text) else "(withheld: it would carry a private value)"
+        return found
 
 
 def _operation_names(value: Any) -> list[str]:
