@@ -27,6 +27,8 @@ from pwh import Profile, ReferenceSUT, SimulatedCrash
 from pwh._core import codes
 from pwh._core import crash as _crash
 from pwh._core.canonical import to_plain
+from pwh._core.dispatcher import Dispatcher
+from pwh._core.runner import ThreadRunner
 
 ON = Profile(phase_enabled=True)
 
@@ -413,3 +415,43 @@ def test_a_valid_answer_in_python_shapes_is_judged_as_the_json_it_stands_for(sut
     out = sut.dispatch(source()).hook("a.reporter")
     assert out.status == "proposed" and len(out.intents) == 1
     assert type(sut.journal_records()[0]["intents"]) is list
+
+
+def test_a_batch_is_answered_in_full_before_any_answer_is_judged() -> None:
+    # Judging between two answers kept the worker waiting for each hand-over (the bench's 8-hook
+    # dispatch against its skeleton): every answer of a runner batch is collected first, then the
+    # answers are judged, in hook order, so the first hook still takes the one intent slot.
+    events: list[str] = []
+
+    class Recording(ThreadRunner):
+        def start(self, calls):  # type: ignore[no-untyped-def]
+            batch = super().start(calls)
+            collect = batch.next_verdict
+
+            def next_verdict():  # type: ignore[no-untyped-def]
+                events.append("answer")
+                return collect()
+
+            batch.next_verdict = next_verdict  # type: ignore[method-assign]
+            return batch
+
+    class Judging(Dispatcher):
+        def _finish_hook(self, pending, verdict, tally):  # type: ignore[no-untyped-def]
+            events.append("judge " + pending.hook.hook_id)
+            return super()._finish_hook(pending, verdict, tally)
+
+    class Judged(ReferenceSUT):
+        dispatcher_class = Judging
+
+    sut = Judged(journal="memory", runner=Recording())
+    try:
+        sut.register_intent_kind(GENERIC_INTENT_KIND, GENERIC_PAYLOAD_SCHEMA)
+        sut.set_profile(ON.with_(max_intents_per_dispatch=1))
+        for hook_id in ("c.three", "a.one", "b.two"):
+            install(sut, hook_id, Calls())
+        out = sut.dispatch(source())
+    finally:
+        sut.close()
+    assert events == ["answer"] * 3 + ["judge a.one", "judge b.two", "judge c.three"]
+    assert out.hook("a.one").status == "proposed"
+    assert out.hook("b.two").failure_code == out.hook("c.three").failure_code == codes.DISPATCH_BUDGET_EXHAUSTED
