@@ -142,7 +142,7 @@ def run_benchmark(
         sc = result["scaling"]
         out(f"  2 workers: {sc['together_steps_per_s']:.0f} steps/s against {sc['alone_steps_per_s']:.0f} for one = {sc['scaling']:.2f}x")
     for name in chosen:
-        runs = [time_to_find(name, known[name], seed, cap) for seed in seed_set]
+        runs = [time_to_find(name, known[name], seed, cap, confirm=i == 0) for i, seed in enumerate(seed_set)]
         result["mutants"][name] = _mutant_summary(known[name], runs)
         m = result["mutants"][name]
         out(f"  {name}: {_seconds(m['median_s'])} (median of {len(runs)}), {m['median_steps']} steps")
@@ -196,12 +196,21 @@ def measure_mode(mode: Mode, steps: int, *, round_examples: int | None = None) -
     }
 
 
-def time_to_find(name: str, row: str, seed: int, cap_s: float) -> dict[str, Any]:
+def time_to_find(name: str, row: str, seed: int, cap_s: float, *, confirm: bool = False) -> dict[str, Any]:
     """The search of mutant ``name`` from ``seed``, in simulation, until a violation of ``row`` or
-    ``cap_s`` seconds."""
+    ``cap_s`` seconds; with ``confirm``, the history found is then replayed in real mode (the
+    mutant's own runner, real limits), as ``pwh soak`` does before it reports a finding."""
     done = search(f"mutant:{name}", seed, real_crashes=False, seconds=cap_s, until_row=row, simulated=True)
     found = done["found"] is not None
+    confirmed: dict[str, Any] = {}
+    if found and confirm and done["trace"] is not None:
+        from pwh._campaigns.models.simulation import confirm_in_real_mode
+
+        started = time.monotonic()
+        again = confirm_in_real_mode(done["trace"])
+        confirmed = {"confirmed_in_real_mode": again is not None, "confirm_s": round(time.monotonic() - started, 3)}
     return {
+        **confirmed,
         "seed": seed,
         "found": found,
         "seconds": done["seconds"] if found else math.inf,
@@ -242,6 +251,7 @@ def search(
     stats = Stats()
     violations: list[dict[str, Any]] = []
     found: dict[str, Any] | None = None
+    trace: dict[str, Any] | None = None
     started = time.monotonic()
     rounds = 0
     while True:
@@ -289,6 +299,7 @@ def search(
         seen = {"row": run.violation.row, "invariant": run.violation.invariant, "round_seed": round_seed}
         if until_row is not None and run.violation.row == until_row:
             found = seen
+            trace = run.trace
             break
         violations.append(seen)
     return {
@@ -300,6 +311,7 @@ def search(
         "restarts": stats.restarts,
         "hooks_timed_out": stats.hooks_timed_out,
         "found": found,
+        "trace": trace,  # the found violation's history, unshrunk (not part of the report)
         "violations": violations,
     }
 
@@ -347,6 +359,12 @@ def evaluate_targets(result: dict[str, Any]) -> list[dict[str, Any]]:
             "target": f"<= {MAX_FIND_TARGET_S:g}",
             "met": summary["max_s"] <= MAX_FIND_TARGET_S if measured else None,
         },
+        {
+            "name": "findings shown again in real mode",
+            "figure": f"{summary.get('confirmed', 0)}/{summary.get('confirm_tried', 0)}",
+            "target": "all",
+            "met": summary.get("confirmed") == summary.get("confirm_tried") if summary.get("confirm_tried") else None,
+        },
     ]
     return targets
 
@@ -365,13 +383,15 @@ def render_table(result: dict[str, Any]) -> str:
         lines.append("  (hung: calls of hooks that hang, each waited out for its real timeout; rest/s: steps/s over the rest of the time)")
     if result["mutants"]:
         lines += [""] if lines else []
-        lines += [f"{'mutant':<30} {'row':<5} {'found':>5} {'median s':>9} {'max s':>7} {'steps':>6}  caught by"]
+        lines += [f"{'mutant':<30} {'row':<5} {'found':>5} {'median s':>9} {'max s':>7} {'steps':>6} {'real':>5}  caught by"]
         for name, m in result["mutants"].items():
             found = f"{m['found_runs']}/{len(m['runs'])}"
             invariants = ", ".join(sorted({r["invariant"] for r in m["runs"] if r["invariant"]})) or "not found"
+            real = {True: "yes", False: "NO", None: "-"}[m.get("confirmed_in_real_mode")]
             lines.append(
-                f"{name:<30} {m['row']:<5} {found:>5} {_seconds(m['median_s']):>9} {_seconds(m['max_s']):>7} {m['median_steps']:>6}  {invariants}"
+                f"{name:<30} {m['row']:<5} {found:>5} {_seconds(m['median_s']):>9} {_seconds(m['max_s']):>7} {m['median_steps']:>6} {real:>5}  {invariants}"
             )
+        lines.append("  (found in simulation; real: the first seed's finding replayed in real mode shows it again)")
     lines += ["", "targets:"]
     for t in result["targets"]:
         figure = _seconds(t["figure"]) if isinstance(t["figure"], float) and "time" in t["name"] else t["figure"]
@@ -453,6 +473,8 @@ def _mutant_summary(row: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
         "median_s": statistics.median(times),
         "max_s": max(times),
         "median_steps": int(statistics.median(r["steps"] for r in runs)),
+        # the first seed's finding, replayed in real mode: shown again (True), not (False), not tried (None)
+        "confirmed_in_real_mode": runs[0].get("confirmed_in_real_mode") if runs else None,
     }
 
 
@@ -463,6 +485,8 @@ def _summary(mutants: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "mutants": len(mutants),
         "found": sum(1 for m in mutants.values() if m["found"]),
         "not_found": sorted(n for n, m in mutants.items() if not m["found"]),
+        "confirm_tried": sum(1 for m in mutants.values() if m.get("confirmed_in_real_mode") is not None),
+        "confirmed": sum(1 for m in mutants.values() if m.get("confirmed_in_real_mode")),
         "median_s": statistics.median(medians) if medians else math.nan,
         "max_s": max(every) if every else math.nan,
     }

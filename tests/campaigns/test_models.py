@@ -801,7 +801,11 @@ def test_pwh_soak_benchmark_quick_reports_each_figure_beside_its_target(tmp_path
         assert m["runs"][0]["invariant"] == CAUGHT_BY[name][0] and 0 < m["median_s"] == m["max_s"] < float("inf")
     assert result["summary"]["found"] == result["summary"]["mutants"] == len(QUICK_MUTANTS)
     names = [t["name"] for t in result["targets"]]
-    assert names[0].startswith("steps/s, simulation, in-memory journal") and len(names) == 5, names
+    assert names[0].startswith("steps/s, simulation, in-memory journal") and len(names) == 6, names
+    # each quick mutant's finding in simulation was replayed in real mode and shown again there
+    assert result["summary"]["confirmed"] == result["summary"]["confirm_tried"] == len(QUICK_MUTANTS)
+    assert [m["confirmed_in_real_mode"] for m in result["mutants"].values()] == [True] * len(QUICK_MUTANTS)
+    assert re.search(r"^  findings shown again in real mode +2/2  all: met$", done.stdout, re.M), done.stdout
     assert result["scaling"] is None and result["targets"][1]["met"] is None  # the 2-worker scaling: the full run only
     for target in result["targets"]:
         if target["met"] is None:
@@ -828,7 +832,7 @@ def test_the_benchmark_reports_missed_when_a_target_is_not_met() -> None:
     result = run_benchmark(modes=[], mutants=["replay_under_new_profile"], seeds=[1], cap_s=0.001, warm_up=False, out=lines.append)
     run = result["mutants"]["replay_under_new_profile"]["runs"][0]
     assert not run["found"] and run["seconds"] == float("inf") and run["rounds"] <= 1  # none at all if the cap passed before the first
-    assert [t["met"] for t in result["targets"]] == [None, False, False, False]  # scaling: not measured
+    assert [t["met"] for t in result["targets"]] == [None, False, False, False, None]  # scaling and real mode: not measured
     table = render_table(result)
     assert "not found" in table and table.count(": MISSED") == 3, table
     assert json.loads(json.dumps(to_json(result), allow_nan=False))["summary"]["max_s"] is None  # strict JSON
