@@ -175,3 +175,22 @@ def test_the_simulation_engine_keeps_quiet_on_the_reference() -> None:
     run = run_simulation("reference-memory", seed=5, max_examples=30, steps=20, weights=SOAK_WEIGHTS, swarm=True, stats=stats)
     assert run.violation is None, run.trace
     assert stats.steps >= 30 * 20 and stats.crashes_simulated > 0 and stats.restarts > 0
+
+
+def test_real_mode_gets_more_than_one_replay_to_show_a_finding_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy machine can time out an ordinary provider in real mode and break another invariant
+    first: the history is replayed again, and one replay showing the finding confirms it."""
+    from pwh._campaigns.counterexamples import trace as trace_module
+    from pwh._campaigns.models.invariants import Violation
+    from pwh._campaigns.models.simulation import CONFIRM_ATTEMPTS
+
+    answers = iter(
+        [(3, Violation("isolated_failure", "M07", 2, "timed out")), (3, None), (3, Violation("no_call_after_final", "M05", 2, ""))]
+    )
+    monkeypatch.setattr(trace_module, "run_steps", lambda *a, **k: next(answers))
+    found = {"sut": "reference", "steps": [SETUP], "violation": {"invariant": "no_call_after_final"}}
+    assert CONFIRM_ATTEMPTS >= 3
+    confirmed = confirm_in_real_mode(found)
+    assert confirmed is not None and confirmed.invariant == "no_call_after_final"
+    monkeypatch.setattr(trace_module, "run_steps", lambda *a, **k: (1, None))
+    assert confirm_in_real_mode(found) is None

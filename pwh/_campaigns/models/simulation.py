@@ -28,7 +28,7 @@ from pwh._campaigns.models.invariants import ModelViolation, Violation
 from pwh._campaigns.models.machine import CI_STEPS, ModelRun, _probe_sut, with_swarm
 from pwh._campaigns.models.system import Stats
 
-__all__ = ["confirm_in_real_mode", "example_seed", "run_simulation"]
+__all__ = ["CONFIRM_ATTEMPTS", "confirm_in_real_mode", "example_seed", "run_simulation"]
 
 
 def example_seed(seed: int, example: int) -> int:
@@ -100,16 +100,24 @@ def run_simulation(
     return run
 
 
-def confirm_in_real_mode(trace: dict[str, Any]) -> Violation | None:
+CONFIRM_ATTEMPTS = 3  # real-mode replays of one history before it is called simulation-only
+
+
+def confirm_in_real_mode(trace: dict[str, Any], *, attempts: int = CONFIRM_ATTEMPTS) -> Violation | None:
     """Replay a trace found in simulation with real providers (the SUT's own runner, real limits):
-    the violation real mode shows, if it is the same invariant; else None (a simulation-only one)."""
+    the violation real mode shows, if it is the same invariant; else None (a simulation-only one).
+
+    Real mode runs on real time: on a machine busy enough that an ordinary provider misses its
+    limit, a replay can break another invariant first (a timed-out answer) and hide the one found.
+    So the history is replayed up to ``attempts`` times; one replay showing it again confirms it."""
     from pwh._campaigns.counterexamples.trace import run_steps
     from pwh._campaigns.models.errors import ModelError
 
-    try:
-        _ran, found = run_steps(trace["sut"], trace["steps"], trace.get("sut_options", {}), simulated=False)
-    except ModelError:
-        return None
-    if found is None or found.invariant != trace["violation"]["invariant"]:
-        return None
-    return found
+    for _ in range(max(1, attempts)):
+        try:
+            _ran, found = run_steps(trace["sut"], trace["steps"], trace.get("sut_options", {}), simulated=False)
+        except ModelError:
+            return None
+        if found is not None and found.invariant == trace["violation"]["invariant"]:
+            return found
+    return None
