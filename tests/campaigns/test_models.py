@@ -11,12 +11,14 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pwh import Dispatcher, ReferenceSUT
 from pwh._campaigns.counterexamples.reader import ReplayError
 from pwh._campaigns.counterexamples.trace import TraceError, load_trace, replay_trace, run_steps, write_counterexample
 from pwh._campaigns.models.catalog import HANG, SOAK_WEIGHTS
@@ -25,6 +27,7 @@ from pwh._campaigns.models.simulation import run_simulation
 from pwh._campaigns.models.system import ModelSystem, StepNotApplicable
 from pwh._campaigns.soak import soak
 from pwh._cli.campaigns import add_model_commands
+from pwh._core.runner import ThreadRunner
 from pwh._harness.scenarios_check import check, load_step_modules, step_definitions
 from pwh._suts.mutants import MUTANTS, caught_by
 
@@ -420,11 +423,60 @@ EXPLICIT: dict[str, list[dict]] = {  # type: ignore[type-arg]
 
 
 @pytest.mark.parametrize("name", sorted(EXPLICIT))
-def test_each_invariant_fails_when_its_rule_is_broken(name: str) -> None:
+@pytest.mark.parametrize("simulated", [False, True], ids=["real mode", "simulation"])
+def test_each_invariant_fails_when_its_rule_is_broken(name: str, simulated: bool) -> None:
     steps = EXPLICIT[name]
-    assert run_steps("reference", steps) == (len(steps), None)
-    _, violation = run_steps(f"mutant:{name}", steps)
+    assert run_steps("reference", steps, simulated=simulated) == (len(steps), None)
+    _, violation = run_steps(f"mutant:{name}", steps, simulated=simulated)
     assert violation is not None and (violation.row, violation.invariant) == (MUTANTS[name].row, CAUGHT_BY[name][0]), violation
+
+
+class _SlowMachineDispatcher(Dispatcher):
+    """Every provider is 0.6 s late in real time, as on a machine too busy to run it within its
+    0.5 s limit: started late (``late_start``) or answering late. The real runner times it out,
+    after waiting that long."""
+
+    late_start = True
+
+    def _call_spec(self, hook, hook_input):  # type: ignore[no-untyped-def]
+        producer, *rest = super()._call_spec(hook, hook_input)
+        late_start = self.late_start
+
+        def slow(given):  # type: ignore[no-untyped-def]
+            if late_start:
+                time.sleep(0.6)
+            answer = producer(given)
+            time.sleep(0 if late_start else 0.6)
+            return answer
+
+        return (slow, *rest)
+
+
+class _AnswersLate(_SlowMachineDispatcher):
+    late_start = False
+
+
+def slow_machine_sut(**kw: Any) -> ReferenceSUT:
+    return type("SlowMachine", (ReferenceSUT,), {"dispatcher_class": _SlowMachineDispatcher})(journal="memory", runner=ThreadRunner())
+
+
+def late_answer_sut(**kw: Any) -> ReferenceSUT:
+    return type("LateAnswers", (ReferenceSUT,), {"dispatcher_class": _AnswersLate})(journal="memory", runner=ThreadRunner())
+
+
+@pytest.mark.parametrize("factory", ["slow_machine_sut", "late_answer_sut"])
+def test_a_timeout_the_machine_caused_is_not_the_suts_in_real_mode(factory: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In real mode an ordinary provider timed out by a dispatch that did wait its limit (started
+    late, or answering late) is the machine's doing (the runner must hold it to its limit), never a
+    finding; one timed out sooner is the SUT's (``raised_is_timed_out`` above, in both modes).
+    Without the excuse, the same run is a finding."""
+    from pwh._campaigns.models import invariants
+
+    steps, sut = [*TWO_HOOKS, T_DONE], f"tests.campaigns.test_models:{factory}"
+    assert run_steps(sut, steps) == (len(steps), None)
+    monkeypatch.setattr(invariants, "_slow_machine", lambda *a: False)
+    _, violation = run_steps(sut, steps)
+    assert violation is not None and violation.invariant == "isolated_failure", violation
 
 
 def test_profile_changes_govern_later_dispatches_and_leave_history_alone() -> None:
