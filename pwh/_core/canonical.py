@@ -43,8 +43,8 @@ def to_plain(value: Any, *, max_bytes: int | None = None) -> Any:
     little to refuse.
     """
     limit = max_bytes if max_bytes is not None else -1
-    try:  # the usual plain value: one pass without path bookkeeping
-        return quick_copy(value, 0, [limit])
+    try:  # the usual plain value: one pass without path bookkeeping (nor byte counting, with no budget)
+        return quick_copy(value, 0, [limit]) if limit >= 0 else _free_copy(value, 0)
     except (QuickCopyUnsure, UnicodeEncodeError):  # anything unusual: the pass that names the path decides
         return _plain(value, (), 0, [limit])
 
@@ -62,7 +62,8 @@ def quick_copy(value: Any, depth: int, budget: list[int]) -> Any:
     (or ``UnicodeEncodeError``)."""
     kind = type(value)
     if kind is str:
-        value.encode("utf-8")  # a lone surrogate raises: unsure
+        if not value.isascii():
+            value.encode("utf-8")  # a lone surrogate raises: unsure
         _charge(budget, len(value) + 2)
         return value
     if kind is int:
@@ -90,13 +91,52 @@ def quick_copy(value: Any, depth: int, budget: list[int]) -> Any:
         for key, item in items:
             if type(key) is not str:
                 raise QuickCopyUnsure
-            key.encode("utf-8")
+            if not key.isascii():
+                key.encode("utf-8")
             _charge(budget, len(key) + 3)
             out[key] = quick_copy(item, depth + 1, budget)
         return out
     if kind is list or kind is tuple:
         _charge(budget, 2)
         return [quick_copy(item, depth + 1, budget) for item in value]
+    raise QuickCopyUnsure
+
+
+def _free_copy(value: Any, depth: int) -> Any:
+    """:func:`quick_copy` with no byte budget: the same checks, in the same order, without the
+    counting (most copies have no budget, and the count was most of their cost)."""
+    kind = type(value)
+    if kind is str:
+        if not value.isascii():
+            value.encode("utf-8")  # a lone surrogate raises: unsure
+        return value
+    if kind is int:
+        if value.bit_length() > 64:
+            raise QuickCopyUnsure
+        return value
+    if value is None or kind is bool:
+        return value
+    if kind is float:
+        if value != value or value in (math.inf, -math.inf):
+            raise QuickCopyUnsure
+        return value
+    if depth >= MAX_DEPTH:  # its items would be deeper than _plain allows
+        raise QuickCopyUnsure
+    if kind is dict:
+        try:
+            items = list(value.items())
+        except RuntimeError:
+            raise QuickCopyUnsure from None
+        out: dict[str, Any] = {}
+        for key, item in items:
+            if type(key) is not str:
+                raise QuickCopyUnsure
+            if not key.isascii():
+                key.encode("utf-8")
+            out[key] = _free_copy(item, depth + 1)
+        return out
+    if kind is list or kind is tuple:
+        return [_free_copy(item, depth + 1) for item in value]
     raise QuickCopyUnsure
 
 
