@@ -62,10 +62,6 @@ class _Pending:
     ended: tuple[HookOutcome, dict[str, Any] | None] | None = None
 
 
-def _no_wake() -> None:
-    """A runner without ``wake`` (one of another shape) has nothing to wake."""
-
-
 # The private methods a deliberately broken dispatcher (the mutant library, pwh/_suts/mutants) may
 # override: each holds one decision the RFC constrains, so a mutant breaks one rule by replacing one
 # of them. They are a seam like the public ones: renaming one, or changing what it takes, changes
@@ -192,9 +188,12 @@ class Dispatcher:
         call over at once: judging between answers made the worker wait (spinning, on a shared
         core) for every hand-over. What is judged, and in which order, is unchanged: no call
         depends on another's verdict (the batch was sized to the free slots before it started),
-        and the crash point after each provider is still hit as its answer comes in."""
+        and the crash point after each provider is still hit as its answer comes in.
+
+        The worker is not woken ahead of the count (the runner's ``wake``): woken early it spins
+        waiting for its call, and on a shared core that starves the host writing the count; the
+        call itself wakes it, as it does the skeleton's."""
         while chunk:
-            getattr(self.runner, "wake", _no_wake)()  # the worker wakes while the count is written
             taken, uncounted = self._reserve_attempts([steps[i] for i in chunk])
             now, chunk = chunk[:taken], chunk[taken:]
             called = [i for i in now if steps[i].ended is None]  # the rest: at the retry cap, or not counted
