@@ -135,6 +135,8 @@ def _compile(schema: Any, resolve: Any, seen: dict[str, Check]) -> Check:
         want = schema["const"]
         if type(want) is str:
             checks.append(lambda v: type(v) is str and v == want)
+        elif want is None or type(want) is bool:  # a singleton: JSON-equal to it is being it (0 is not false)
+            checks.append(lambda v: v is want)
         else:
             checks.append(lambda v: _json_equal(v, want))
     if "enum" in schema:
