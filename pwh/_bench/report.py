@@ -4,7 +4,8 @@ Pure functions of the figures :func:`pwh._bench.measure.run_bench` pooled (workl
 median, p90, rate, peak memory), kept apart from the running so they can be tested on made-up
 figures: the guards' ratios and their spread over the repetitions, each judged against its
 target; where a 1-hook durable dispatch goes; what the RFC's checks cost (the dispatch minus its
-check-free skeleton); and the text table that shows it all (the figure is :mod:`pwh._bench.plot`'s,
+check-free skeleton); and the text table that shows it all, the whole gate's times
+(:mod:`pwh._bench.gate`) last (the figure is :mod:`pwh._bench.plot`'s,
 which needs the ``plot`` extra).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pwh._bench.gate import render_gate
 from pwh._bench.workloads import COUNTERPARTS
 
 # The guards, read from this output (never asserted as timings in tests). What the RFC's checks
@@ -139,6 +141,9 @@ def render_table(result: dict[str, Any]) -> str:
     """The run as text: one row per workload, each figure beside its spread and its verdict, then
     the breakdown and the checks' cost when measured. Reads the targets from ``result`` when
     present, so a result loaded from ``--json`` renders as it did."""
+    gate = result.get("gate")
+    if not result["workloads"] and gate:  # `pwh bench --gate only`: the gate's figures alone
+        return "\n".join(render_gate(gate)) + "\n"
     lines = [f"{'workload':<30} {'calls':>6} {'median ms':>10} {'p90 ms':>9} {'per s':>9} {'peak MiB':>9}"]
     for name, r in result["workloads"].items():
         lines.append(
@@ -179,4 +184,6 @@ def render_table(result: dict[str, Any]) -> str:
             f"the RFC's checks cost {checks['checks_1_hook_ms']:.3f} ms of a 1-hook dispatch and "
             f"{checks['checks_8_hooks_ms']:.3f} ms of an 8-hook one; without any (the skeleton): {reached}"
         )
+    if gate:
+        lines += ["", *render_gate(gate)]
     return "\n".join(lines) + "\n"

@@ -305,6 +305,13 @@ def add_bench_command(sub: argparse._SubParsersAction) -> None:
         choices=["memory", "sqlite"],
         help="instead: alternate the process and thread runners in one process (12 blocks of 50 dispatches) and print the A/B as JSON",
     )
+    bench.add_argument(
+        "--gate",
+        choices=["also", "only", "no"],
+        default="also",
+        help="time whole `pwh gate --quiet` runs of the reference and (when installed) LoopX against 10 s and 30 s: "
+        "after the dispatcher figures (also, the default), alone (only), or not at all (no)",
+    )
     bench.set_defaults(handler=_bench)
 
 
@@ -340,8 +347,19 @@ def _bench(args: argparse.Namespace) -> ExitCode:
     if not base.is_dir():
         raise UsageError(f"--dir {args.dir} is not a directory")
     plan = BenchPlan(quick=args.quick, compare_loopx=args.compare == "loopx")
-    print(f"pwh bench: {'quick' if args.quick else 'full'} run, {plan.reps()} repetitions, durable stores under --dir", flush=True)
-    result = run_bench(plan, base, out=say)
+    if args.gate == "only" and (args.compare or args.dir or args.plot):
+        raise UsageError("--gate only times whole gate runs: drop --compare, --dir and --plot (they are the dispatcher figures')")
+    if args.gate != "only":
+        print(f"pwh bench: {'quick' if args.quick else 'full'} run, {plan.reps()} repetitions, durable stores under --dir", flush=True)
+        result = run_bench(plan, base, out=say)
+    else:
+        result = {"workloads": {}, "ratios": {}}
+    if args.gate != "no":
+        from pwh._bench.gate import gate_figures
+
+        reps = 1 if args.quick else 3
+        print(f"pwh bench: {reps} whole gate run(s) per SUT", flush=True)
+        result["gate"] = gate_figures(reps=reps, out=say)
     print()
     print(render_table(result), end="")
     write(args.json, json.dumps(result, indent=2, sort_keys=True) + "\n")

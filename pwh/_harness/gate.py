@@ -270,7 +270,7 @@ def run_gate(
                 cmd = [sys.executable, "-m", "pytest", *args]
             children.append(_Child(cmd, {**env, "TMPDIR": str(own)}, own / "results.json"))
         if shards == 1:
-            returncodes = [_run_child(children[0].cmd, env=children[0].env, cwd=root).returncode]
+            returncodes = [run_child(children[0].cmd, env=children[0].env, cwd=root).returncode]
         else:
             returncodes = _run_children(children, cwd=root, progress=progress)
         returncode = _merged_returncode(returncodes)
@@ -390,7 +390,7 @@ def _merged_payload(payloads: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run_children(children: list[_Child], *, cwd: Path, progress: bool) -> list[int]:
-    """Run the shards side by side, as :func:`_run_child` runs one (SIGINT blocked in each; on any
+    """Run the shards side by side, as :func:`run_child` runs one (SIGINT blocked in each; on any
     exception, a Ctrl-C included, each still running is killed by its PID and reaped). With
     ``progress``, each shard's progress lines are read from its stdout and numbered in one
     sequence here; anything else a shard prints is passed through as it is."""
@@ -446,14 +446,16 @@ def _run_children(children: list[_Child], *, cwd: Path, progress: bool) -> list[
                 proc.stdout.close()
 
 
-def _run_child(cmd: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+def run_child(cmd: list[str], *, env: dict[str, str], cwd: Path, quiet: bool = False) -> subprocess.CompletedProcess[bytes]:
     """Run the scenario child with SIGINT blocked: a Ctrl-C at the terminal reaches the whole
     process group, and the child would print its own traceback; pwh handles it instead (stops
-    the child by PID, exit 130: pwh._harness.interrupt). The mask is inherited across exec."""
+    the child by PID, exit 130: pwh._harness.interrupt). The mask is inherited across exec.
+    ``quiet``: what the child prints is dropped (``pwh bench`` times whole gates this way)."""
     from pwh._harness.interrupt import children_ignore_sigint
 
     with children_ignore_sigint():
-        child = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL)
+        out = subprocess.DEVNULL if quiet else None
+        child = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
     with child:
         try:
             child.wait()

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from pwh._bench.gate import GateTiming, gate_figures, render_gate
 from pwh._bench.measure import run_child, summarise
 from pwh._bench.report import breakdown, checks_cost, judge_targets, ratio_spread, ratios, render_table
 from pwh._bench.workloads import BY_NAME, COUNTERPARTS, make_sut, prefill, receipt, skeleton_dispatcher
@@ -255,3 +257,70 @@ def test_the_runner_ab_is_a_bench_option(capsys: pytest.CaptureFixture[str]) -> 
     shown = json.loads(capsys.readouterr().out)
     assert set(shown) == {"process_median_ms", "thread_median_ms", "boundary_cost_ms"}
     assert shown["process_median_ms"] > 0 and shown["thread_median_ms"] > 0
+
+
+# -- the whole gate's figures (pwh/_bench/gate.py), with a stub for the gate: no gate runs here -------
+
+
+def _stub_gate(seconds: dict[str, list[float]], exit_code: int = 0) -> Callable[[str], GateTiming]:
+    left = {sut: list(times) for sut, times in seconds.items()}
+
+    def run(sut: str) -> GateTiming:
+        return GateTiming(left[sut].pop(0), exit_code)
+
+    return run
+
+
+def test_the_gate_figures_are_medians_judged_against_10_and_30_seconds() -> None:
+    lines: list[str] = []
+    gate = gate_figures(
+        reps=3,
+        runner=_stub_gate({"reference": [9.0, 12.5, 7.25], "loopx": [31.0, 29.0, 40.0]}),
+        loopx_reason=lambda: None,
+        out=lines.append,
+    )
+    assert set(gate) == {"jobs", "cores", "suts"} and gate["jobs"] >= 1
+    assert gate["suts"] == {
+        "reference": {"target_s": 10.0, "seconds": 9.0, "runs": [9.0, 12.5, 7.25], "met": True},
+        "loopx": {"target_s": 30.0, "seconds": 31.0, "runs": [31.0, 29.0, 40.0], "met": False},
+    }
+    assert len(lines) == 6  # one progress line a run
+    table = render_table({"workloads": {}, "ratios": {}, "gate": gate})
+    assert "gate_reference" in table and "target <= 10 s met" in table
+    assert "gate_loopx" in table and "target <= 30 s MISSED" in table
+
+
+def test_loopx_not_installed_is_reported_as_not_measured_with_the_reason() -> None:
+    gate = gate_figures(reps=2, runner=_stub_gate({"reference": [3.0, 4.0]}), loopx_reason=lambda: "no loopx here", out=lambda _: None)
+    assert gate["suts"]["loopx"] == {"target_s": 30.0, "seconds": None, "runs": [], "met": None, "reason": "no loopx here"}
+    assert gate["suts"]["reference"]["seconds"] == 3.5
+    assert "n/a (not measured: no loopx here)" in "\n".join(render_gate(gate))
+
+
+def test_a_gate_that_could_not_run_is_not_measured() -> None:
+    gate = gate_figures(
+        reps=2,
+        runner=_stub_gate({"reference": [1.0, 1.0], "loopx": [1.0, 1.0]}, exit_code=2),
+        loopx_reason=lambda: None,
+        out=lambda _: None,
+    )
+    assert all(fig["met"] is None and fig["reason"] == "the gate could not run (exit 2)" for fig in gate["suts"].values())
+
+
+def test_bench_gate_only_writes_the_gate_figures_beside_empty_dispatcher_ones(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pwh._bench import gate as bench_gate
+    from pwh._cli import main
+
+    monkeypatch.setattr(bench_gate, "time_gate", _stub_gate({"reference": [8.0], "loopx": [20.0]}))
+    monkeypatch.setattr(bench_gate, "loopx_missing", lambda: None)
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--quick", "--gate", "only", "--json", str(out)]) == 0
+    result = json.loads(out.read_text("utf-8"))
+    assert result["workloads"] == {} and result["ratios"] == {}
+    assert {sut: (fig["seconds"], fig["met"]) for sut, fig in result["gate"]["suts"].items()} == {
+        "reference": (8.0, True),
+        "loopx": (20.0, True),
+    }
+    assert "target <= 30 s met" in capsys.readouterr().out
