@@ -1,0 +1,63 @@
+"""The gate's shards (``pwh gate --jobs N``): their records merge back into the serial run's order,
+and a sharded run judges exactly as one process does. Nothing here is timed: the gate's times are
+`pwh bench`'s (pwh/_bench/gate.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from pwh._harness.gate import _merged_payload, _merged_returncode, default_jobs, run_gate
+from pwh._harness.gate_plugin import shard_of
+
+
+def _record(sid: str) -> dict[str, Any]:
+    return {"id": sid, "outcome": "passed"}
+
+
+def test_shard_records_merge_back_in_the_order_every_shard_collected() -> None:
+    collected = ["a", "b", "c", "d", "e"]
+    first = {"scenarios": [_record("a"), _record("c"), _record("e")], "collected": collected, "collection_errors": ["x"]}
+    second = {
+        "scenarios": [_record("b"), _record("d")],
+        "collected": collected,
+        "collection_errors": ["x"],
+        "protocol_errors": ["late", "early"],
+        "protocol_error_ids": ["d", "b"],
+    }
+    merged = _merged_payload([first, second])
+    assert [s["id"] for s in merged["scenarios"]] == collected
+    assert merged["collection_errors"] == ["x"]  # every shard collects the same: said once
+    assert merged["protocol_errors"] == ["early", "late"]  # in the order of their scenarios
+
+
+def test_the_exit_status_is_the_worst_shards_and_an_empty_shard_is_not_a_failure() -> None:
+    assert _merged_returncode([0, 5]) == 0
+    assert _merged_returncode([5, 1]) == 1
+    assert _merged_returncode([5, 5]) == 5
+    assert _merged_returncode([0, 2]) == 2
+
+
+def test_a_shard_is_i_of_n() -> None:
+    assert shard_of(None) is None and shard_of("1/2") == (1, 2)
+    with pytest.raises(ValueError):
+        shard_of("2/2")
+    assert default_jobs() >= 1
+
+
+def _comparable(verdict: dict[str, Any]) -> dict[str, Any]:
+    run = {k: v for k, v in verdict["run"].items() if k != "generated_at"}
+    return {**verdict, "run": run}
+
+
+def test_two_shards_judge_as_one_process_does_record_for_record(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = ["M06", "M08"]
+    serial = run_gate("reference", rows=rows, progress=False, jobs=1).verdict()
+    sharded = run_gate("reference", rows=rows, progress=True, jobs=2).verdict()
+    assert len(serial["scenarios"]) > 2
+    assert _comparable(sharded) == _comparable(serial)  # every field of every record, in the same order
+    numbered = re.findall(r"^\[ *(\d+)/(\d+)\] ", capsys.readouterr().out, re.M)
+    total = len(serial["scenarios"])
+    assert [int(n) for n, _ in numbered] == list(range(1, total + 1)) and {int(t) for _, t in numbered} == {total}
