@@ -7,13 +7,10 @@ once what it fixed or broke. Skipped when the loopx extra is not installed.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import subprocess
 import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,8 +27,7 @@ from fakes._packets import (  # noqa: E402
     source,
 )
 from pwh import load_sut  # noqa: E402
-from pwh._harness.divergences import observed_divergences, render  # noqa: E402
-from pwh._harness.rules import RULE_IDS  # noqa: E402
+from pwh._harness.divergences import render  # noqa: E402
 from pwh._suts.loopx.map import (  # noqa: E402
     EVENT_KINDS,
     MAPPING,
@@ -44,86 +40,47 @@ from pwh._suts.loopx.map import (  # noqa: E402
     to_rfc_event_kind,
     to_rfc_intent,
 )
-from pwh._suts.loopx.runtime import PID_LOG_ENV, pid_alive  # noqa: E402
+from pwh._suts.loopx.runtime import pid_alive  # noqa: E402
 from pwh._suts.seam import Unsupported  # noqa: E402
+from tests.suts.loopx_gate import (  # noqa: E402
+    COMMITTED,
+    ROOT,
+    SEED003,
+    assert_divergences_are_the_committed_ones,
+    assert_judges_its_rows,
+    assert_no_runtime_survives,
+    assert_seed003_rows_run_through_loopxs_own_primary_turn_code,
+    readme_table,
+    run_loopx_gate,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-COMMITTED = ROOT / "pwh" / "divergences" / "loopx-2.1.1.json"
-REGENERATE = "pwh gate --sut loopx --json v.json; pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md; rm v.json"
+# -- a few rows of the matrix against LoopX ------------------------------------------------------------------
+#
+# The test command gates LoopX on DEFAULT_ROWS: every seed-003 row (its turn seam) and the matrix rows
+# with the fewest scenarios, divergences among them; tests/suts/test_loopx_whole_matrix.py (marked slow:
+# `python -m pytest -m slow`) makes the same checks of a whole run, every row.
 
-
-# -- the whole matrix against LoopX ------------------------------------------------------------------
+DEFAULT_ROWS = ["M04", "M06", "M09", "M10", "M11", "M12", *SEED003]
 
 
 @pytest.fixture(scope="module")
 def loopx_gate(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("loopx-gate")
-    pid_log = out / "pids.txt"
-    started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "pwh", "gate", "--sut", "loopx", "--quiet", "--json", str(out / "v.json")],
-        cwd=ROOT,
-        env={**os.environ, PID_LOG_ENV: str(pid_log)},
-        capture_output=True,
-        text=True,
-        timeout=900,
-        stdin=subprocess.DEVNULL,
-    )
-    verdict = json.loads((out / "v.json").read_text("utf-8")) if (out / "v.json").exists() else None
-    pids = [int(line) for line in pid_log.read_text().split()] if pid_log.exists() else []
-    return {"proc": proc, "verdict": verdict, "pids": pids, "seconds": time.monotonic() - started}
+    return run_loopx_gate(tmp_path_factory.mktemp("loopx-gate"), DEFAULT_ROWS)
 
 
-def test_the_gate_judges_every_row(loopx_gate: dict[str, Any]) -> None:
-    proc, verdict = loopx_gate["proc"], loopx_gate["verdict"]
-    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert verdict is not None and verdict["sut"] == "loopx"
-    assert sorted(verdict["rows"]) == sorted(RULE_IDS)
-    assert "collection_errors" not in verdict
-    assert all(r["scenarios"] >= 1 for r in verdict["rows"].values())
-    assert "Traceback" not in proc.stdout + proc.stderr
+def test_the_gate_judges_the_rows_it_is_given(loopx_gate: dict[str, Any]) -> None:
+    assert_judges_its_rows(loopx_gate)
+    assert loopx_gate["verdict"]["selected_rows"] == DEFAULT_ROWS
 
 
 def test_seed003_rows_run_through_loopxs_own_primary_turn_code(loopx_gate: dict[str, Any]) -> None:
-    """Every seed-003 row a turn-seam operation reaches judges LoopX's registry, request builder
-    and host validator; recovery by readback and a Turn's provider resolution (no LoopX entry a
-    Python caller reaches) stay self-checks."""
-    rows = loopx_gate["verdict"]["rows"]
-    seed003 = {r for r in rows if r.startswith(("PRV-", "HST-", "FT-", "REC-"))}
-    through_loopx = {r for r in seed003 if rows[r]["seams"] == ["turn"]}
-    assert seed003 - through_loopx == {"REC-1", "FT-7", "FT-1", "FT-2"}
-    assert all(rows[r]["rfc"] == "self-check" for r in ("REC-1", "FT-7", "FT-1", "FT-2"))
+    assert_seed003_rows_run_through_loopxs_own_primary_turn_code(loopx_gate)
 
 
-def test_observed_divergences_equal_the_committed_file(loopx_gate: dict[str, Any]) -> None:
-    """A difference is what a LoopX release (or a harness change) fixed or broke: review it, then
-    regenerate the file."""
-    committed = json.loads(COMMITTED.read_text("utf-8"))
-    observed = observed_divergences(loopx_gate["verdict"])
-    if observed == committed["divergences"]:
-        return
-    key = lambda d: json.dumps({k: d[k] for k in ("row", "scenario", "status", "loopx")}, sort_keys=True)  # noqa: E731
-    gone = [d for d in committed["divergences"] if key(d) not in {key(o) for o in observed}]
-    new = [d for d in observed if key(d) not in {key(c) for c in committed["divergences"]}]
-    line = lambda d: f"  {d['row']:<6} {d['status']:<4} {d['scenario']['name']} [{d['scenario']['params']}]: {d['loopx']}"  # noqa: E731
-    diff = difflib.unified_diff(
-        render(committed["divergences"], sut="loopx", sut_version=committed["sut_version"]).splitlines(),
-        render(observed, sut="loopx", sut_version=committed["sut_version"]).splitlines(),
-        "committed",
-        "observed",
-        lineterm="",
-        n=2,
-    )
-    pytest.fail(
-        "LoopX's divergences changed.\n"
-        f"No longer observed ({len(gone)}):\n" + "\n".join(map(line, gone)) + "\n"
-        f"Newly observed ({len(new)}):\n"
-        + "\n".join(map(line, new))
-        + "\n\n"
-        + "\n".join(list(diff)[:200])
-        + f"\n\nIf intended, regenerate: {REGENERATE}",
-        pytrace=False,
-    )
+def test_observed_divergences_equal_the_committed_file_on_these_rows(loopx_gate: dict[str, Any]) -> None:
+    committed = json.loads(COMMITTED.read_text("utf-8"))["divergences"]
+    assert {d["row"] for d in committed} & set(DEFAULT_ROWS), "the rows run here must hold committed divergences"
+    assert_divergences_are_the_committed_ones(loopx_gate)
 
 
 def test_the_committed_file_is_what_render_writes() -> None:
@@ -134,10 +91,25 @@ def test_the_committed_file_is_what_render_writes() -> None:
 
 
 def test_no_node_process_started_by_the_gate_survives(loopx_gate: dict[str, Any]) -> None:
-    pids = loopx_gate["pids"]
-    assert pids, "the gate recorded no LoopX runtime PID"
-    assert len(pids) <= 5, f"{len(pids)} runtimes for one run: it should be shared, not started per scenario"
-    assert [p for p in pids if pid_alive(p)] == []
+    assert_no_runtime_survives(loopx_gate)
+
+
+def test_the_readme_table_shows_these_rows_as_this_run_does(loopx_gate: dict[str, Any]) -> None:
+    """The README's table (a whole run's) has each of these rows' lines as this run writes them."""
+    from pwh._harness.report import verdict_table
+
+    lines = [
+        line
+        for line in verdict_table(loopx_gate["verdict"], failures=False, covers=False).splitlines()
+        if line.split(" ", 1)[0] in DEFAULT_ROWS
+    ]
+    assert len(lines) == len(DEFAULT_ROWS)
+    readme = readme_table().splitlines()
+    stale = [line for line in lines if line not in readme]
+    assert stale == [], (
+        "README's LoopX verdict table is stale: regenerate with pwh gate --sut loopx --json v.json; "
+        "pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
+    )
 
 
 # -- process hygiene of one adapter process ------------------------------------------------------------
@@ -157,7 +129,7 @@ outcome = sut.dispatch(source(1))
 report = {"status": outcome.hooks[0].status, "pids": RUNTIME.note_pids(), "tmpdir": os.environ["TMPDIR"]}
 if sys.argv[1] == "close":
     sut.close()
-    deadline = time.monotonic() + LINGER_SECONDS + 8
+    deadline = time.monotonic() + LINGER_SECONDS + 60  # a hang guard: a loaded machine stops Node slowly
     while (RUNTIME.survivors() or os.environ.get("TMPDIR") == report["tmpdir"]) and time.monotonic() < deadline:
         time.sleep(0.1)
     report["alive_after_close"] = [p for p in report["pids"] if pid_alive(p)]
@@ -292,17 +264,6 @@ def test_failure_codes_are_renamed_only_where_loopx_has_the_same_one() -> None:
     assert to_rfc_code("contract_rejected") == "result_contract_rejected"
     assert to_rfc_code("receipt_conflict") == "intent_conflict"
     assert to_rfc_code("registration_or_input_rejected") == "registration_or_input_rejected"  # verbatim
-
-
-def test_the_readme_table_is_the_one_this_run_generates(loopx_gate: dict[str, Any]) -> None:
-    from pwh._harness.divergences import readme_block
-
-    verdict = loopx_gate["verdict"]
-    assert verdict is not None
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert readme_block(verdict) in readme, (
-        "README's LoopX verdict table is stale: regenerate with pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
-    )
 
 
 def test_the_source_field_loopx_names_is_the_rejections_path() -> None:

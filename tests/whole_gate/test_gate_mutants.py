@@ -3,12 +3,15 @@ that names the rule it breaks, and each failing scenario says what it expected a
 
 The gate runs in this process (``run_gate``: the same child pytest and judging as ``pwh gate``,
 without a second interpreter per mutant); the command line's exit codes for a failing SUT are
-held by tests/whole_gate/test_gate.py."""
+held by tests/whole_gate/test_gate.py.
+
+The test command runs one mutant of each row (the first by name), so every row is shown to catch
+a broken library; the rest, one whole gate run each, are marked ``slow`` (run them with
+``python -m pytest -m slow``, see the README)."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections.abc import Mapping
 
 import pytest
 
@@ -17,23 +20,32 @@ from pwh._suts.mutants import MUTANTS
 from tests.broken_suts import BROKEN
 
 
-def _broken(name: str) -> tuple[str, dict[str, Any]]:
+def one_per_row(rows: Mapping[str, str]) -> set[str]:
+    """The first name (in sorted order) of each row ``rows`` maps names to."""
+    first: dict[str, str] = {}
+    for name in sorted(rows):
+        first.setdefault(rows[name], name)
+    return set(first.values())
+
+
+def sampled(rows: Mapping[str, str]) -> list[object]:
+    """Every name as a parameter: one per row in the test command, the others marked slow."""
+    keep = one_per_row(rows)
+    return [name if name in keep else pytest.param(name, marks=pytest.mark.slow) for name in sorted(rows)]
+
+
+def test_the_sample_covers_every_row_a_mutant_names() -> None:
+    for rows in (BROKEN, PROFILE_ONLY):
+        keep = one_per_row(rows)
+        assert {rows[n] for n in keep} == set(rows.values()) and len(keep) == len(set(rows.values()))
+
+
+@pytest.mark.parametrize("name", sampled(BROKEN))
+def test_every_broken_adapter_fails_on_its_row(name: str) -> None:
+    row = BROKEN[name]
     # exitfirst: that the row fails is the point, and the first failing scenario shows it (its
     # expected and seen are checked below); the rest of the row would only repeat it.
-    run = run_gate(f"tests.broken_suts:{name}", rows=[BROKEN[name]], exitfirst=True, progress=False)
-    return name, run.verdict()
-
-
-@pytest.fixture(scope="module")
-def broken_runs() -> dict[str, dict[str, Any]]:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(_broken, sorted(BROKEN)))
-
-
-@pytest.mark.parametrize("name", sorted(BROKEN))
-def test_every_broken_adapter_fails_on_its_row(broken_runs: dict[str, dict[str, Any]], name: str) -> None:
-    verdict = broken_runs[name]
-    row = BROKEN[name]
+    verdict = run_gate(f"tests.broken_suts:{name}", rows=[row], exitfirst=True, progress=False).verdict()
     assert verdict["summary"]["verdict"] == "fail", f"gate should fail for {name}: {verdict['summary']}"
     assert verdict["rows"][row]["status"] == "fail", f"{name} not caught on {row}"
     failing = [s for s in verdict["scenarios"] if s["outcome"] == "failed"]
@@ -44,7 +56,7 @@ def test_every_broken_adapter_fails_on_its_row(broken_runs: dict[str, dict[str, 
 PROFILE_ONLY = {name: m.row for name, m in sorted(MUTANTS.items()) if m.caught_by == ("profile",)}
 
 
-@pytest.mark.parametrize("name", sorted(PROFILE_ONLY))
+@pytest.mark.parametrize("name", sampled(PROFILE_ONLY))
 def test_a_mutant_of_a_reading_of_pwhs_passes_the_rfc_and_shows_as_a_divergence(name: str) -> None:
     """A mutant that breaks only pwh's reading (the documents allow what it does) must never fail
     the RFC verdict, and must still be seen: a profile divergence on its row."""
