@@ -92,7 +92,7 @@ def test_a_cluster_soak_runs_a_task_per_worker_thread_and_merges_them(cluster: A
     """Two tasks (the cluster's two threads), seeds derived from the one seed as `--workers` derives
     them, counts the sum of the tasks' own, their coverage merged, lines prefixed by task."""
     lines: list[str] = []
-    summary = soak_cluster(cluster.scheduler_address, 0.05, "reference-memory", seed=5, out=lines.append, **QUIET)
+    summary = soak_cluster(cluster.scheduler_address, None, "reference-memory", seed=5, examples=4, out=lines.append, **QUIET)
     assert summary["cluster"] == {"address": cluster.scheduler_address, "tasks": 2, "workers": 2}
     assert summary["seed"] == 5 and summary["workers"] == 2
     assert summary["worker_seeds"] == [worker_seed(5, 0), worker_seed(5, 1)] == [w["seed"] for w in summary["per_worker"]]
@@ -116,8 +116,8 @@ def test_findings_and_database_entries_come_back_to_the_client(cluster: Any, tmp
     with its task, which finds the failure at its very first example (it would not without them)."""
     sut, address = "mutant:out_of_order", cluster.scheduler_address
     lines: list[str] = []
-    # long enough for a first example on a loaded machine: the soak ends at its first round past it
-    first = soak_cluster(address, 0.1, sut, seed=5, out=lines.append, **QUIET)
+    # an example budget, not minutes: a loaded machine runs the same histories, only slower
+    first = soak_cluster(address, None, sut, seed=5, examples=16, out=lines.append, **QUIET)
     assert [v["invariant"] for v in first["violations"]] == ["hook_order"], first["violations"]
     assert first["counterexamples"] and all(Path(p).is_file() and Path(p).parent == tmp_path for p in first["counterexamples"])
     trace = next(Path(p) for p in first["counterexamples"] if p.endswith(".json"))
@@ -127,9 +127,9 @@ def test_findings_and_database_entries_come_back_to_the_client(cluster: Any, tmp
     _public_safe(first, lines, cluster, tmp_path)
 
     seed = 6
-    alone = soak(0.01, sut, worker_seed(seed, 0), out=lambda line: None, real_crashes=False)  # no database
+    alone = soak(None, sut, worker_seed(seed, 0), examples=1, out=lambda line: None, real_crashes=False)  # no database
     assert all((v["round"], v["example"]) != (0, 1) for v in alone["violations"]), alone["violations"]
-    again = soak_cluster(address, 0.02, sut, seed=seed, tasks=1, out=lambda line: None, **QUIET)
+    again = soak_cluster(address, None, sut, seed=seed, tasks=1, examples=1, out=lambda line: None, **QUIET)
     refound = next(v for v in again["violations"] if v["invariant"] == "hook_order")
     assert (refound["round"], refound["example"]) == (0, 1), refound
     assert set(stored) <= set(read_entries(example_database_dir(sut)))
@@ -156,8 +156,8 @@ def test_a_failed_task_or_ctrl_c_stops_every_soak_process(cluster: Any) -> None:
     threading.Thread(target=interrupt_once_both_soak, daemon=True).start()
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        soak_cluster(cluster.scheduler_address, 1, "reference-memory", seed=5, out=lambda line: None, **QUIET)
-    assert time.monotonic() - started < 50  # well before the end of its minute
+        soak_cluster(cluster.scheduler_address, 5, "reference-memory", seed=5, out=lambda line: None, **QUIET)
+    assert time.monotonic() - started < 120  # well before the end of its five minutes (generous: a loaded machine)
     assert _wait_until(lambda: not soaking(), 30), soaking()  # (a loaded machine relays the stop slowly)
 
 
@@ -172,7 +172,7 @@ def test_a_cluster_that_cannot_be_used_is_one_line(monkeypatch: pytest.MonkeyPat
     started = time.monotonic()
     with pytest.raises(ClusterUnavailable) as nobody:
         soak_cluster(address, 0.01, "reference-memory", seed=1, out=lambda line: None)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # a 1 s connect timeout, never a wait for the soak (generous: a loaded machine)
     assert str(nobody.value) == f"pwh soak: no Dask scheduler answered at {address} within 1 s"
     with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None) as empty:
         with pytest.raises(ClusterUnavailable) as idle:
@@ -265,4 +265,4 @@ def test_a_scheduler_address_that_never_answers_or_answers_garbage_is_one_line_e
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     assert done.returncode == 2 and len(lines) == 1 and "pwh soak: " in lines[0], (done.returncode, lines[:20])
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
-    assert took < 20, took
+    assert took < 45, took  # the 1 s connect timeout, not the 60 s hang guard above (generous: a loaded machine)

@@ -167,7 +167,7 @@ def test_hanging_producer_times_out_and_later_hooks_still_run(sut: ReferenceSUT,
     elapsed = time.monotonic() - started
     assert out.hook("a.hangs").failure_code == codes.PRODUCER_TIMED_OUT
     assert out.hook("b.reporter").status == "proposed"
-    assert elapsed < 0.2 + 0.1 + 0.5  # generous: a missing timeout would block until release (30 s)
+    assert elapsed < 15  # generous (a loaded machine): a missing timeout would block until release (30 s)
     release.set()
     # The default runner killed the hung provider's worker process, so no late return comes at
     # all; under the thread runner it comes and is dropped. Either way it is never recorded.
