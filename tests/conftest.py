@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 
+import pytest
 from hypothesis import settings
 
 from pwh._campaigns.models.profiles import DEFAULT_PROFILE, register_hypothesis_profiles
@@ -65,9 +66,18 @@ def pytest_configure(config: object) -> None:
         option.loadscopereorder = False  # keep SLOW_FIRST's order (xdist reads it when it schedules)
 
 
-def pytest_collection_modifyitems(items: list) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     def rank(item: object) -> int:
         path = str(getattr(item, "nodeid", ""))
         return next((i for i, prefix in enumerate(SLOW_FIRST) if path.startswith(prefix)), len(SLOW_FIRST))
 
     items.sort(key=rank)  # stable: the order within each group stays as collected
+    # Release-scale runs (marked slow) are left out unless a -m expression is given: the test command
+    # stays minutes long; `python -m pytest -m slow` runs them (what they check is also checked, at a
+    # smaller scale, in the test command). Here, not in pyproject's addopts: `pwh gate`'s child
+    # pytest reads those too, and must never leave out a scenario a feature file tags @slow.
+    if not config.getoption("markexpr", ""):
+        slow = [item for item in items if item.get_closest_marker("slow") is not None]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if item.get_closest_marker("slow") is None]
