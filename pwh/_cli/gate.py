@@ -272,6 +272,9 @@ def _refuse_options_that_do_not_apply(args: argparse.Namespace, rows: list[str] 
         raise UsageError("--coverage measures the reference dispatcher: it does not apply to --sut " + repr(sut))
     if args.coverage and rows:
         raise UsageError("--coverage measures what the whole matrix covers: it does not apply with --rows")
+    if args.jobs is not None and args.jobs > 1 and (args.coverage or args.exitfirst):
+        which = "--coverage" if args.coverage else "-x"
+        raise UsageError(f"--jobs {args.jobs}: {which} runs the scenarios in one process (in order); drop --jobs")
     unknown = [r for r in rows or [] if r not in RULE_IDS]
     if unknown or (rows is not None and not rows):
         raise UsageError(f"--rows: unknown row {', '.join(unknown) or '(empty)'}; known: {', '.join(RULE_IDS)}")

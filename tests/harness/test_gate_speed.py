@@ -61,3 +61,12 @@ def test_two_shards_judge_as_one_process_does_record_for_record(capsys: pytest.C
     numbered = re.findall(r"^\[ *(\d+)/(\d+)\] ", capsys.readouterr().out, re.M)
     total = len(serial["scenarios"])
     assert [int(n) for n, _ in numbered] == list(range(1, total + 1)) and {int(t) for _, t in numbered} == {total}
+
+
+@pytest.mark.parametrize("option", ["-x", "--coverage"])
+def test_jobs_beside_an_option_that_runs_in_one_process_is_refused_before_any_work(option: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from pwh._cli import main
+
+    assert main(["gate", "--jobs", "2", option]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"pwh: error: --jobs 2: {option} runs the scenarios in one process (in order); drop --jobs"]
