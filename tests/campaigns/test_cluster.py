@@ -192,7 +192,7 @@ def test_pwh_soak_cluster_on_the_command_line_writes_the_merged_summary(cluster:
     import subprocess
 
     env = {**os.environ, "PWH_COUNTEREXAMPLES": str(tmp_path)}
-    args = ["soak", "--cluster", cluster.scheduler_address, "--minutes", "0.05", "--sut", "reference-memory", "--seed", "5"]
+    args = ["soak", "--cluster", cluster.scheduler_address, "--examples", "4", "--sut", "reference-memory", "--seed", "5"]
     done = subprocess.run(
         [sys.executable, "-m", "pwh", *args, "--json", str(tmp_path / "s.json")],
         cwd=Path(__file__).resolve().parents[2],
