@@ -32,9 +32,9 @@ from fakes._packets import (
     intent_for,
     not_applicable,
     proposed,
-    registration,
     source,
 )
+from fakes._packets import registration as _registration
 from pwh import (
     BoundaryScanner,
     Dispatcher,
@@ -51,6 +51,13 @@ from pwh._core import codes
 REG_V = "loopx_post_writeback_capability_hook_registration_v0"
 
 ON = Profile(phase_enabled=True)
+
+
+def registration(hook_id: str = "a.reporter", **overrides: Any) -> dict[str, Any]:
+    """fakes' registration with a generous limit (10 s, not 500 ms) unless the test names one: a
+    provider that must not time out still answers in time when a loaded machine forks its worker
+    slowly; every test of a timeout here names its own limit."""
+    return _registration(hook_id, **{**overrides, "budget": {"timeout_ms": 10000, **overrides.get("budget", {})}})
 
 
 def compose(
@@ -398,7 +405,7 @@ _SIGNALLING_HOST = textwrap.dedent("""
         time.sleep(1)
         return NA
     registry.install(example_registration("a.hostile", intent_kinds=["x.note"], budget={"timeout_ms": 300}), hostile)
-    registry.install(example_registration("z.witness", intent_kinds=["x.note"]), lambda i: NA)
+    registry.install(example_registration("z.witness", intent_kinds=["x.note"], budget={"timeout_ms": 10000}), lambda i: NA)
     d = Dispatcher(registry, MemoryJournal(), Profile(phase_enabled=True))
     try:
         out = d.dispatch(example_receipt(1))
