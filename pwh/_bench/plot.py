@@ -358,7 +358,7 @@ def _nice(value: float, *, down: bool) -> float:
 
 
 def _target_bound(target: str) -> tuple[str, float]:
-    """``">= 20"`` (a target as :func:`pwh._bench.report.judge_targets` writes it) as ``(">=", 20.0)``."""
+    """``">= 0.75"`` (a target as :func:`pwh._bench.report.judge_targets` writes it) as ``(">=", 0.75)``."""
     op, bound = target.split()
     return op, float(bound)
 
