@@ -404,11 +404,11 @@ def test_a_relative_journal_path_is_resolved_when_the_journal_is_made(tmp_path: 
 def test_a_backtracking_payload_pattern_is_matched_in_linear_time() -> None:
     schema = {"type": "object", "properties": {"ref": {"type": "string", "pattern": "^(a+)+$"}}}
     registry, d = _dispatcher(payload_schema=schema)
-    registry.install(_registration("a.hostile", 100), lambda i: _proposed(i, {"ref": "a" * 40 + "!"}))
-    registry.install(_registration("b.honest", 100), lambda i: _proposed(i, {"ref": "a" * 40}))
+    registry.install(_registration("a.hostile"), lambda i: _proposed(i, {"ref": "a" * 40 + "!"}))
+    registry.install(_registration("b.honest"), lambda i: _proposed(i, {"ref": "a" * 40}))
     out, took = _timed_dispatch(d)
     assert _outcomes(out) == [("a.hostile", "failed", "result_contract_rejected"), ("b.honest", "proposed", None)]
-    assert took < 1.0  # Python's re would take days on 41 characters
+    assert took < 30  # Python's re would take days on 41 characters (generous: a loaded machine)
 
 
 def test_patterns_the_linear_engine_cannot_run_are_refused_at_registration() -> None:
