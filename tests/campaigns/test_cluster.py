@@ -116,8 +116,9 @@ def test_findings_and_database_entries_come_back_to_the_client(cluster: Any, tmp
     with its task, which finds the failure at its very first example (it would not without them)."""
     sut, address = "mutant:out_of_order", cluster.scheduler_address
     lines: list[str] = []
+    real_time = {**QUIET, "simulate": False}  # the example database is Hypothesis's: its rounds run in real time
     # an example budget, not minutes: a loaded machine runs the same histories, only slower
-    first = soak_cluster(address, None, sut, seed=5, examples=16, out=lines.append, **QUIET)
+    first = soak_cluster(address, None, sut, seed=5, examples=16, out=lines.append, **real_time)
     assert [v["invariant"] for v in first["violations"]] == ["hook_order"], first["violations"]
     assert first["counterexamples"] and all(Path(p).is_file() and Path(p).parent == tmp_path for p in first["counterexamples"])
     trace = next(Path(p) for p in first["counterexamples"] if p.endswith(".json"))
@@ -127,9 +128,9 @@ def test_findings_and_database_entries_come_back_to_the_client(cluster: Any, tmp
     _public_safe(first, lines, cluster, tmp_path)
 
     seed = 6
-    alone = soak(None, sut, worker_seed(seed, 0), examples=1, out=lambda line: None, real_crashes=False)  # no database
+    alone = soak(None, sut, worker_seed(seed, 0), examples=1, out=lambda line: None, real_crashes=False, simulate=False)  # no database
     assert all((v["round"], v["example"]) != (0, 1) for v in alone["violations"]), alone["violations"]
-    again = soak_cluster(address, None, sut, seed=seed, tasks=1, examples=1, out=lambda line: None, **QUIET)
+    again = soak_cluster(address, None, sut, seed=seed, tasks=1, examples=1, out=lambda line: None, **real_time)
     refound = next(v for v in again["violations"] if v["invariant"] == "hook_order")
     assert (refound["round"], refound["example"]) == (0, 1), refound
     assert set(stored) <= set(read_entries(example_database_dir(sut)))
