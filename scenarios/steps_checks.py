@@ -357,8 +357,9 @@ def record_survives(world: World, hook_id: str) -> None:
 
 # How long past the registered timeout a dispatch may take to give up on a hung hook. The RFC
 # says "shortly after its limit"; the reference stops within a few milliseconds, and this slack
-# absorbs a loaded CI machine without letting an implementation that ignores the limit pass.
-TIMEOUT_GRACE_MS = 700
+# absorbs a loaded CI machine (two test runs beside this one) without letting an implementation that
+# ignores the limit pass: the library's mutant that waits 1.5 s on a 200 ms hook still fails it.
+TIMEOUT_GRACE_MS = 1200
 
 
 @then(parsers.parse('the Turn gave up on hook "{hook_id}" within its timeout'))

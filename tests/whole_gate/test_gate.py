@@ -112,7 +112,10 @@ def _function_of(path: Path, line: int) -> str:
 # The supervisor between host and provider (one call at a time, a token per call, a worker retired
 # when its call leaves something running) added plumbing only a hostile provider reaches; it is named
 # in pwh/_harness/coverage_notes.py and held by tests/core/test_hook_isolation.py.
-BRANCH_FLOOR = 91.5
+# The canonical copy without a byte budget (issue 35: most copies have none, and counting was most
+# of their cost) repeats the counted copy's refusals, which the matrix reaches only through values a
+# budget bounds; with the runner's wake no longer sent by the dispatcher: 90.0 % measured.
+BRANCH_FLOOR = 89.5
 
 
 def test_matrix_alone_covers_the_branch_floor_and_names_the_rest(reference_run) -> None:  # type: ignore[no-untyped-def]

@@ -43,7 +43,7 @@ from pwh._harness.clauses import citation_ids
 
 # How long past its registered timeout a dispatch may take to give up on a hung hook: the same
 # slack as the Gherkin step "the Turn gave up on hook ... within its timeout".
-TIMEOUT_GRACE_MS = 700
+TIMEOUT_GRACE_MS = 1200
 # A sidecar record is a hook's result (at most its max_result_bytes) plus a fixed envelope (pwh's
 # reading: the number is pwh's, ``record_envelope``).
 RECORD_ENVELOPE_BYTES = 4096
