@@ -153,6 +153,11 @@ class Chromium:
                 continue
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # the group is the browser's own (start_new_session)
+        # A killed process lingers until the kernel has torn it down, which takes a while on a busy
+        # machine: wait for the group to empty (a generous hang guard, not a time budget).
+        deadline = time.monotonic() + 60
+        while self.survivors() and time.monotonic() < deadline:
+            time.sleep(0.05)
         for fd in (self._w, self._r):
             with contextlib.suppress(OSError):
                 os.close(fd)
