@@ -128,8 +128,10 @@ def test_a_sigkill_inside_a_provider_then_loopx_s_own_recovery(run: dict[str, An
 def test_commands_run_in_forked_children_of_one_warm_interpreter(run: dict[str, Any]) -> None:
     boundary = run["boundary"]
     assert boundary.server_pid == run["server_pid"] and pid_alive(boundary.server_pid)
-    costs = [s for name, s in boundary.command_seconds if name == "todo complete"]
-    assert len(costs) >= 3 and min(costs) < 5.0  # a cold LoopX process takes 2 s or more to import
+    # Each command ran in a child the warm interpreter forked (its own PID, never the server's):
+    # what a command costs through it is pwh bench's figure, not a test's.
+    pids = [pid for name, pid in boundary.command_pids if name == "todo complete"]
+    assert len(pids) >= 3 and len(set(pids)) == len(pids) and boundary.server_pid not in pids
 
 
 def test_what_loopx_cannot_offer_is_unsupported(run: dict[str, Any]) -> None:
@@ -313,13 +315,16 @@ def test_a_sigkill_inside_a_provider_of_a_turn_then_recovery_by_its_resume_key(t
     assert seen == [receipt, receipt]  # the killed call and the recovery's, both for the committed Turn
 
 
-def test_a_turn_costs_a_second_or_two_through_the_warm_interpreter(turn: dict[str, Any], turn_crash: dict[str, Any]) -> None:
-    costs = {
-        name: [s for cmd, s in state["boundary"].command_seconds if cmd == "turn run-once"]
+def test_every_turn_runs_in_a_child_forked_by_the_warm_interpreter(turn: dict[str, Any], turn_crash: dict[str, Any]) -> None:
+    pids = {
+        name: [pid for cmd, pid in state["boundary"].command_pids if cmd == "turn run-once"]
         for name, state in (("turn", turn), ("crash", turn_crash))
     }
-    assert len(costs["turn"]) == 3 and len(costs["crash"]) == 3  # a Turn, then a replay and a refusal / a recovery and a replay
-    assert min(costs["turn"] + costs["crash"]) < 2.5  # a cold LoopX process spends about 4 s importing
+    assert len(pids["turn"]) == 3 and len(pids["crash"]) == 3  # a Turn, then a replay and a refusal / a recovery and a replay
+    servers = {turn["boundary"].server_pid, turn_crash["boundary"].server_pid}
+    assert None not in servers
+    every = pids["turn"] + pids["crash"]
+    assert len(set(every)) == len(every) and not servers & set(every)  # a fresh fork per command, never the server
 
 
 def test_no_process_of_a_turn_is_left_after_close(turn: dict[str, Any], turn_crash: dict[str, Any]) -> None:

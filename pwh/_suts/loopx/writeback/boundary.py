@@ -148,6 +148,7 @@ class LoopxWritebackBoundary:
         self._turns = 0
         self._node_pids: set[int] = set()
         self.command_seconds: list[tuple[str, float]] = []
+        self.command_pids: list[tuple[str, int]] = []  # the forked child that ran each command
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._socket_dir: Path | None = None
         self._socket_path = str(self.layout.root / "cb.sock")
@@ -683,6 +684,7 @@ class LoopxWritebackBoundary:
         started, offset = time.monotonic(), self._inputs_size()
         answer = self._run("run", argv=full, hooks=[self._wire(h) for h in self._hooks.values()], crash=crash_in_provider)
         self.command_seconds.append((" ".join(argv[:2]), time.monotonic() - started))
+        self.command_pids.append((" ".join(argv[:2]), answer["pid"]))
         answer["json"] = _json(answer["out"]) if answer["out"].strip().startswith("{") else None
         answer["events"] = self._events_since(offset)
         self._after_command(answer, kind)
