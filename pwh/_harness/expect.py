@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pwh._harness.clauses import cite
+from pwh._harness.difference import Difference, first_difference
 
 About = Literal["sut", "testbed"]
 
@@ -31,12 +32,13 @@ __all__ = ["ExpectationFailed", "Ledger", "current_ledger", "expect", "expect_co
 class ExpectationFailed(AssertionError):
     """An RFC check failed: the implementation (or, for a testbed check, the fakes) broke a rule."""
 
-    def __init__(self, expected: str, seen: str, clause: str = "", about: str = "sut") -> None:
+    def __init__(self, expected: str, seen: str, clause: str = "", about: str = "sut", difference: Difference | None = None) -> None:
         super().__init__(f"expected: {expected}\nseen: {seen}")
         self.expected = expected
         self.seen = seen
         self.clause = clause
         self.about = about
+        self.difference = difference  # where two compared values part (expect_equal), else None
 
 
 @dataclass
@@ -45,7 +47,7 @@ class Ledger:
     every profile divergence."""
 
     sut_checks: int = 0
-    divergences: list[dict[str, str]] = field(default_factory=list)
+    divergences: list[dict[str, Any]] = field(default_factory=list)
 
 
 _CURRENT: list[Ledger] = []
@@ -72,6 +74,7 @@ def expect(
     rfc: str | tuple[str, ...] | None = None,
     profile: str | None = None,
     about: About = "sut",
+    difference: Difference | None = None,
 ) -> bool:
     """Check ``condition``; returns it. Exactly one of ``rfc`` (clause ids from the clause table)
     or ``profile`` (pwh's reading) must be given: a check that says neither, or cites a clause the
@@ -87,10 +90,13 @@ def expect(
     if condition:
         return True
     if rfc is not None:
-        raise ExpectationFailed(expected, str(seen), citation, about)
+        raise ExpectationFailed(expected, str(seen), citation, about, difference)
     if ledger is None:  # outside a scenario (a unit test of a step): a profile miss still fails
-        raise ExpectationFailed(expected, str(seen), "profile", about)
-    ledger.divergences.append({"expected": expected, "seen": str(seen), "reading": str(profile)})
+        raise ExpectationFailed(expected, str(seen), "profile", about, difference)
+    divergence: dict[str, Any] = {"expected": expected, "seen": str(seen), "reading": str(profile)}
+    if difference is not None:
+        divergence["difference"] = difference.as_dict()
+    ledger.divergences.append(divergence)
     return False
 
 
@@ -103,7 +109,16 @@ def expect_equal(
     profile: str | None = None,
     about: About = "sut",
 ) -> bool:
-    return expect(actual == wanted, f"{what} = {wanted!r}", f"{what} = {actual!r}", rfc=rfc, profile=profile, about=about)
+    same = actual == wanted
+    return expect(
+        same,
+        f"{what} = {wanted!r}",
+        f"{what} = {actual!r}",
+        rfc=rfc,
+        profile=profile,
+        about=about,
+        difference=None if same else first_difference(wanted, actual),
+    )
 
 
 def require(condition: bool, expected: str, seen: Any) -> None:
