@@ -8,6 +8,7 @@ text too long to show whole is cut *around* its first difference, never before i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,9 +39,13 @@ def first_difference(wanted: Any, actual: Any) -> Difference | None:
     """The first of the paths where ``actual`` differs from ``wanted`` (mappings key by key in
     ``wanted``'s order then ``actual``'s extra keys, sequences index by index), or None when equal.
     A value of another type differs even where Python calls it equal (``1`` and ``True``, ``1`` and
-    ``1.0``): what a journal records is compared as JSON would be."""
+    ``1.0``): what a journal records is compared as JSON would be. Two texts that are each a JSON
+    object or array (a record's canonical text) are compared as what they encode."""
     found: list[tuple[str, str, str]] = []
-    _walk(wanted, actual, "$", found)
+    try:
+        _walk(wanted, actual, "$", found)
+    except RecursionError:  # nested past what Python can walk: the failure's texts still say it
+        return None
     if not found:
         return None
     path, expected, seen = found[0]
@@ -69,8 +74,23 @@ def _walk(wanted: Any, actual: Any, path: str, found: list[tuple[str, str, str]]
             else:
                 _walk(wanted[i], actual[i], here, found, limit)
         return
+    if isinstance(wanted, str) and isinstance(actual, str) and wanted != actual:
+        inner = _json_texts(wanted, actual)
+        if inner is not None:  # two encoded records (a journal's canonical text): compared as what they encode
+            _walk(*inner, path, found, limit)
+            return
     if type(wanted) is not type(actual) or (wanted != actual and repr(wanted) != repr(actual)):
         found.append((path, repr(wanted), repr(actual)))
+
+
+def _json_texts(a: str, b: str) -> tuple[Any, Any] | None:
+    """Both texts decoded, where each is a JSON object or array, else None."""
+    if not a.startswith(("{", "[")) or not b.startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(a), json.loads(b)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _is_sequence(value: Any) -> bool:

@@ -129,6 +129,7 @@ def _public_scenario(s: dict[str, Any]) -> dict[str, Any]:
         "divergences",
         "expected",
         "seen",
+        "difference",
         "clause",
         "reason",
         "failed_step",

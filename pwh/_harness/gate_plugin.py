@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pwh._core.boundary import BoundaryScanner
+from pwh._harness.difference import LEAF_LIMIT, TEXT_LIMIT, Difference, cut_pair
 from pwh._harness.paths import feature_label
 from pwh._harness.rules import RULE_IDS
 from pwh._harness.safe_text import for_terminal
@@ -239,7 +240,10 @@ class _Recorder:
         exc = excinfo.value
         expected, seen = getattr(exc, "expected", None), getattr(exc, "seen", None)
         if expected is not None:
-            out = {"expected": self._safe(str(expected)), "seen": self._safe(str(seen))}
+            out: dict[str, Any] = dict(zip(("expected", "seen"), self._pair(str(expected), str(seen)), strict=True))
+            difference = self._difference(getattr(exc, "difference", None))
+            if difference is not None:
+                out["difference"] = difference
             clause, about = getattr(exc, "clause", None), getattr(exc, "about", None)
             if isinstance(clause, str) and clause:
                 out["clause"] = self._safe(clause)
@@ -256,11 +260,7 @@ class _Recorder:
 
     def _judgement(self, raw: dict[str, Any]) -> dict[str, Any]:
         """The world's account of a scenario, reduced to plain, public-safe fields."""
-        divergences = [
-            {k: self._safe(str(d.get(k, ""))) for k in ("expected", "seen", "reading")}
-            for d in raw.get("divergences", [])
-            if isinstance(d, dict)
-        ]
+        divergences = [self._divergence(d) for d in raw.get("divergences", []) if isinstance(d, dict)]
         return {
             "reached": bool(raw.get("reached")),
             "judged_sut": bool(raw.get("judged_sut")),
@@ -270,10 +270,39 @@ class _Recorder:
             "answered": _operation_names(raw.get("answered")),
         }
 
+    def _divergence(self, d: dict[str, Any]) -> dict[str, Any]:
+        expected, seen = self._pair(str(d.get("expected", "")), str(d.get("seen", "")))
+        out: dict[str, Any] = {"expected": expected, "seen": seen, "reading": self._safe(str(d.get("reading", "")))}
+        difference = self._difference(d.get("difference"))
+        if difference is not None:
+            out["difference"] = difference
+        return out
+
+    def _pair(self, expected: str, seen: str, limit: int = TEXT_LIMIT) -> tuple[str, str]:
+        """An expected and a seen text, each cut around the first character where they differ
+        (never before it), then scanned."""
+        cut_expected, cut_seen = cut_pair(expected, seen, limit)
+        return self._scanned(cut_expected), self._scanned(cut_seen)
+
+    def _difference(self, found: Any) -> dict[str, Any] | None:
+        """Where a check's two values part (a :class:`Difference` or its dict), public-safe."""
+        d = found.as_dict() if isinstance(found, Difference) else found
+        if not isinstance(d, dict) or not all(isinstance(d.get(k), str) for k in ("path", "expected", "seen")):
+            return None
+        expected, seen = self._pair(d["expected"], d["seen"], LEAF_LIMIT)
+        others = d.get("others")
+        path = self._safe(d["path"])
+        path = path if path.startswith("$") else "$"  # a path that would carry a private key is the whole value's
+        return {"path": path, "expected": expected, "seen": seen, "others": others if isinstance(others, int) and others >= 0 else 0}
+
     def _safe(self, text: str) -> str:
-        """The text, cut and scanned; every answer is kept for the run: the matrix repeats the same
-        step texts in hundreds of scenarios, and the scanner's answer depends on the text alone."""
-        text = text[:400]
+        """The text, cut to its first TEXT_LIMIT characters, and scanned."""
+        return self._scanned(text[:TEXT_LIMIT])
+
+    def _scanned(self, text: str) -> str:
+        """The text, or a withheld mark where it carries a private value; every answer is kept for
+        the run: the matrix repeats the same step texts in hundreds of scenarios, and the scanner's
+        answer depends on the text alone."""
         found = self.safe_texts.get(text)
         if found is None:
             found = self.safe_texts[text] = text if not self.scanner.scan_value(text) else "(withheld: it would carry a private value)"

@@ -15,7 +15,11 @@ from pwh._harness.difference import LEAF_LIMIT, cut_around, cut_pair, first_diff
 from pwh._harness.expect import ExpectationFailed, Ledger, expect_equal, pop_ledger, push_ledger
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=30).filter(lambda t: not t.startswith(("{", "["))),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
     max_leaves=20,
 )
@@ -106,3 +110,23 @@ def test_expect_equal_carries_the_difference_to_the_failure_and_to_a_divergence(
         pop_ledger(ledger)
     assert ledger.divergences[0]["difference"]["path"] == "$.payload.score"
     assert expect_equal(wanted, wanted, "the intent", rfc="§12.M04") is True
+
+
+def test_two_encoded_records_are_compared_as_what_they_encode() -> None:
+    found = first_difference(['{"payload": {"score": 9007199254740993}}'], ['{"payload": {"score": 9007199254740992.0}}'])
+    assert found is not None and (found.path, found.expected, found.seen) == (
+        "$[0].payload.score",
+        "9007199254740993",
+        "9007199254740992.0",
+    )
+    assert first_difference("{not json", "{not json either").path == "$"  # type: ignore[union-attr]
+
+
+def test_a_value_nested_past_the_recursion_limit_has_no_difference_rather_than_an_error() -> None:
+    deep_a: Any = 1
+    deep_b: Any = 2
+    for _ in range(5000):
+        deep_a, deep_b = [deep_a], [deep_b]
+    assert first_difference(deep_a, deep_b) is None
+    text = "[" * 100_000 + "]" * 100_000
+    assert first_difference(text, text[:-1] + " ]") is not None  # not JSON past the limit: compared as text

@@ -100,9 +100,21 @@ def rules_in(verdict: dict[str, Any]) -> list[Any]:
 
 
 def one_line(s: dict[str, Any]) -> str:
-    """A failed scenario's expected, seen and clause, on one terminal-safe line."""
+    """A failed scenario's expected, seen, where they differ and clause, on one terminal-safe line."""
     clause = f" [{s['clause']}]" if s.get("clause") else ""
-    return for_terminal(f"expected {s.get('expected', '?')}; seen {s.get('seen', '?')}{clause}".replace("\n", " "))
+    differs = difference_line(s)
+    where = f"; differs at {differs}" if differs else ""
+    return for_terminal(f"expected {s.get('expected', '?')}; seen {s.get('seen', '?')}{where}{clause}".replace("\n", " "))
+
+
+def difference_line(x: Any) -> str:
+    """Where a failure's or a divergence's two values part (``$.path: expected A, seen B``), or ""
+    when the check compared no two values."""
+    d = x.get("difference") if isinstance(x, dict) else None
+    if not isinstance(d, dict):
+        return ""
+    more = f" (and {d['others']} more)" if isinstance(d.get("others"), int) and d["others"] > 0 else ""
+    return f"{d.get('path', '$')}: expected {d.get('expected', '?')}, seen {d.get('seen', '?')}{more}"
 
 
 def ranges(lines: Iterable[int]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pwh._harness.report._common import one_line
+from pwh._harness.report._common import difference_line, one_line
 
 
 def cucumber_json(verdict: dict[str, Any]) -> str:
@@ -49,7 +49,11 @@ def cucumber_json(verdict: dict[str, Any]) -> str:
             element_steps.append({"keyword": step["keyword"] + " ", "name": step["text"], "line": step.get("line", 0), "result": result})
         description = x.get("params", "")
         judged = f"RFC {x.get('rfc', '?')}, profile {x.get('profile', '?')}, counts for {x.get('counts_for', 'sut')}"
-        notes = [judged] + [f"profile divergence: expected {d['expected']}, saw {d['seen']}" for d in x.get("divergences", [])]
+        notes = [judged] + [
+            f"profile divergence: expected {d['expected']}, saw {d['seen']}"
+            + (f"; differs at {difference_line(d)}" if difference_line(d) else "")
+            for d in x.get("divergences", [])
+        ]
         if skipped:
             notes.append(f"skipped: {x.get('reason', '')}")
         feature["elements"].append(

@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
-from pwh._harness.report._common import PARTIAL_TAIL, VERDICT_WORD, covers_facts, ranges, rules_in, summary_lines
+from pwh._harness.report._common import PARTIAL_TAIL, VERDICT_WORD, covers_facts, difference_line, ranges, rules_in, summary_lines
 from pwh._harness.rules import RULES
 
 
@@ -263,11 +263,16 @@ class _HtmlPage:
             first = members[0][1]
             word = _scenario_kind(first)[1]
             entries = [
-                (f"sc-{i}", x.get("params", ""), {c: str(x.get(c, "?" if c != "clause" else "")) for c in ("expected", "seen", "clause")})
+                (
+                    f"sc-{i}",
+                    x.get("params", ""),
+                    {c: str(x.get(c, "?" if c != "clause" else "")) for c in ("expected", "seen", "clause")}
+                    | {"difference": difference_line(x)},
+                )
                 for i, x in members
             ]
             label = f"steps of [{first['params']}]" if first.get("params") else "steps"
-            facts = _facts(entries, ("expected", "seen", "clause"), kind, word)
+            facts = _facts(entries, ("expected", "seen", "difference", "clause"), kind, word)
             parts = [
                 f'<div class="group {kind}{_split(facts)}" id="f-{members[0][0]}">',
                 self.title(row, first, kind, word, len(members)),
@@ -291,12 +296,16 @@ class _HtmlPage:
         for row, members in self.groups(chosen):
             first = members[0][1]
             entries = [
-                (f"sc-{i}" if n == 0 else "", x.get("params", ""), {c: str(d.get(c, "")) for c in ("expected", "seen", "reading")})
+                (
+                    f"sc-{i}" if n == 0 else "",
+                    x.get("params", ""),
+                    {c: str(d.get(c, "")) for c in ("expected", "seen", "reading")} | {"difference": difference_line(d)},
+                )
                 for i, x in members
                 for n, d in enumerate(x.get("divergences", []) or [{}])
             ]
             steps = self.steps(first, open_=False) if len(members) == 1 else self.other_steps(members, "steps of each example")
-            facts = _facts(entries, ("expected", "seen", "reading"), "divergence", "differs", wide=True)
+            facts = _facts(entries, ("expected", "seen", "difference", "reading"), "divergence", "differs", wide=True)
             out.append(
                 f'<div class="group divergence" id="f-{members[0][0]}">'
                 f"{self.title(row, first, 'divergence', 'differs', len(members))}{facts}{steps}</div>"
@@ -362,14 +371,15 @@ class _HtmlPage:
         return out
 
 
-_LABELS = {"expected": "expected", "seen": "seen", "clause": "clause", "reading": "pwh's reading"}
+_LABELS = {"expected": "expected", "seen": "seen", "difference": "differs at", "clause": "clause", "reading": "pwh's reading"}
 _LONG = 240  # characters of a value shown before the rest waits behind a click
 
 
 def _text(value: str, column: str = "") -> str:
     """A value as HTML; a long one shows its start, the whole of it one click away. A clause is
-    never folded: the words a failure rests on are what a reader weighs it by."""
-    if len(value) <= _LONG or column == "clause":
+    never folded, nor where two values differ: the words a failure rests on are what a reader
+    weighs it by."""
+    if len(value) <= _LONG or column in ("clause", "difference"):
         return _h(value)
     return f'<details class="long"><summary>{_h(value[:200])}…</summary>{_h(value)}</details>'
 

@@ -6,7 +6,7 @@ from typing import Any
 from xml.sax.saxutils import escape as _xml_escape
 from xml.sax.saxutils import quoteattr as _xml_quoteattr
 
-from pwh._harness.report._common import one_line, rules_in
+from pwh._harness.report._common import difference_line, one_line, rules_in
 from pwh._harness.safe_text import for_xml
 
 
@@ -61,7 +61,11 @@ def _junit_suite(name: str, cases: list[dict[str, Any]], row: dict[str, Any] | N
             out.append(f"      <skipped message={quoteattr(x.get('reason', 'skipped'))}/>")
         if x.get("divergences"):
             out.append('      <properties><property name="profile" value="divergence"/></properties>')
-            text = "\n".join(f"profile divergence: expected {d['expected']}, saw {d['seen']} ({d['reading']})" for d in x["divergences"])
+            text = "\n".join(
+                f"profile divergence: expected {d['expected']}, saw {d['seen']} ({d['reading']})"
+                + (f"; differs at {difference_line(d)}" if difference_line(d) else "")
+                for d in x["divergences"]
+            )
             out.append(f"      <system-out>{escape(text)}</system-out>")
         out.append("    </testcase>")
     if row is not None and row["scenarios"] == 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pwh._harness.report._common import STATUS_MARK, VERDICT_WORD, covers_lines, ranges, rules_in
+from pwh._harness.report._common import STATUS_MARK, VERDICT_WORD, covers_lines, difference_line, ranges, rules_in
 from pwh._harness.safe_text import for_markdown, for_markdown_code
 
 
@@ -58,10 +58,14 @@ def markdown_report(verdict: dict[str, Any]) -> str:
                     out.append(f"  - clause: {_md(x['clause'])}")
                 out.append(f"  - expected: {_md(x.get('expected', '?'))}")
                 out.append(f"  - seen: {_md(x.get('seen', '?'))}")
+                if difference_line(x):
+                    out.append(f"  - differs at: {_md(difference_line(x))}")
             elif x.get("outcome") == "skipped":
                 out.append(f"  - skipped: {_md(x.get('reason', ''))}")
             for d in x.get("divergences", []):
                 out.append(f"  - profile divergence: expected {_md(d['expected'])}, saw {_md(d['seen'])} ({_md(d['reading'])})")
+                if difference_line(d):
+                    out.append(f"    - differs at: {_md(difference_line(d))}")
     return "\n".join(out) + "\n"
 
 

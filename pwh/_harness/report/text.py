@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pwh._harness.report._common import STATUS_MARK, covers_lines, one_line, rules_in, summary_lines
+from pwh._harness.report._common import STATUS_MARK, covers_lines, difference_line, one_line, rules_in, summary_lines
 from pwh._harness.safe_text import for_terminal
 
 
@@ -46,7 +46,9 @@ def detail_lines(verdict: dict[str, Any]) -> list[str]:
     for x in (s for s in verdict["scenarios"] if s.get("profile") == "divergence"):
         for d in x["divergences"]:
             lines.append(
-                f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}".replace("\n", " ")
+                f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}{_differs(d)}".replace(
+                    "\n", " "
+                )
             )
     for x in (s for s in verdict["scenarios"] if s.get("outcome") == "skipped"):
         lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
@@ -60,3 +62,8 @@ def _where(x: dict[str, Any]) -> str:
 
 def verdict_json(verdict: dict[str, Any]) -> str:
     return json.dumps(verdict, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _differs(d: dict[str, Any]) -> str:
+    found = difference_line(d)
+    return f"; differs at {found}" if found else ""
