@@ -122,12 +122,16 @@ def add_divergences_command(sub: argparse._SubParsersAction) -> None:
     """``pwh divergences``: the known divergences of a saved verdict (:mod:`pwh._harness.divergences`)."""
     p = sub.add_parser(
         "divergences",
-        help="render the divergences of a saved verdict (and refresh the README's verdict table)",
+        help="render the divergences of a saved verdict (and refresh a Markdown file's verdict table)",
         epilog="exit codes: 0 written; 2 the verdict cannot be read",
     )
     p.add_argument("verdict", metavar="VERDICT.json", help="a verdict written by pwh gate --json")
     p.add_argument("out", metavar="OUT.json", nargs="?", help="where to write the divergences (default: standard output)")
-    p.add_argument("--readme", metavar="README.md", help="also replace that README's generated verdict table for the verdict's SUT")
+    p.add_argument(
+        "--readme",
+        metavar="FILE.md",
+        help="also replace the generated verdict table for the verdict's SUT in that Markdown file (LoopX's: docs/loopx.md)",
+    )
     p.set_defaults(handler=_divergences)
 
 

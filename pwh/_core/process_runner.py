@@ -39,7 +39,7 @@ the whole host. A process boundary holds against all of them, so providers run i
   alone. Every live worker is killed at exit and when its runner is garbage-collected.
 - **Nothing of a call outlives it.** After each answer the host reads ``/proc`` for the executor:
   a thread besides its main one, or a child, gets the worker killed by PID and replaced before
-  the next call (what a provider can still do by other roads: README, "Provider isolation").
+  the next call (what a provider can still do by other roads: docs/reliability.md, "Provider isolation").
 
 Linux-first: the descendants' clean-up uses ``prctl`` and ``/proc``; where ``fork`` is missing
 (or ``PWH_RUNNER=thread``) :func:`default_runner` gives the thread runner.

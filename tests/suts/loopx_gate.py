@@ -21,7 +21,7 @@ from pwh._suts.loopx.runtime import PID_LOG_ENV, pid_alive
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "pwh" / "divergences" / "loopx-2.1.1.json"
-REGENERATE = "pwh gate --sut loopx --json v.json; pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md; rm v.json"
+REGENERATE = "pwh gate --sut loopx --json v.json; pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme docs/loopx.md; rm v.json"
 SEED003 = [r for r in RULE_IDS if r.startswith(("PRV-", "HST-", "FT-", "REC-"))]
 
 
@@ -108,9 +108,9 @@ def assert_no_runtime_survives(run: dict[str, Any]) -> None:
 
 
 def readme_table() -> str:
-    """The README's generated LoopX verdict table, markers included."""
-    readme = (ROOT / "README.md").read_text("utf-8")
+    """docs/loopx.md's generated LoopX verdict table, markers included."""
+    readme = (ROOT / "docs" / "loopx.md").read_text("utf-8")
     begin, end = README_BEGIN.format(sut="loopx"), README_END.format(sut="loopx")
     head, found, rest = readme.partition(begin)
-    assert found and end in rest, "the README has no generated LoopX verdict table"
+    assert found and end in rest, "docs/loopx.md has no generated LoopX verdict table"
     return begin + rest.partition(end)[0] + end

@@ -44,6 +44,7 @@ from pwh._suts.loopx.runtime import pid_alive  # noqa: E402
 from pwh._suts.seam import Unsupported  # noqa: E402
 from tests.suts.loopx_gate import (  # noqa: E402
     COMMITTED,
+    REGENERATE,
     ROOT,
     SEED003,
     assert_divergences_are_the_committed_ones,
@@ -95,7 +96,7 @@ def test_no_node_process_started_by_the_gate_survives(loopx_gate: dict[str, Any]
 
 
 def test_the_readme_table_shows_these_rows_as_this_run_does(loopx_gate: dict[str, Any]) -> None:
-    """The README's table (a whole run's) has each of these rows' lines as this run writes them."""
+    """docs/loopx.md's table (a whole run's) has each of these rows' lines as this run writes them."""
     from pwh._harness.report import verdict_table
 
     lines = [
@@ -106,10 +107,7 @@ def test_the_readme_table_shows_these_rows_as_this_run_does(loopx_gate: dict[str
     assert len(lines) == len(DEFAULT_ROWS)
     readme = readme_table().splitlines()
     stale = [line for line in lines if line not in readme]
-    assert stale == [], (
-        "README's LoopX verdict table is stale: regenerate with pwh gate --sut loopx --json v.json; "
-        "pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
-    )
+    assert stale == [], f"docs/loopx.md's LoopX verdict table is stale: regenerate with {REGENERATE}"
 
 
 # -- process hygiene of one adapter process ------------------------------------------------------------

