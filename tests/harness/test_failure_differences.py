@@ -113,3 +113,32 @@ def test_no_format_cuts_a_long_pair_before_its_first_difference(rounded: dict[st
     }.items():
         assert BIG in text and ROUNDED in text, name
         assert "payload.score" in text, name
+
+
+def _many_failures(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The run's verdict with each failure copied forty times (one row failing everywhere) and a
+    skip reason shared by twenty scenarios."""
+    out = copy.deepcopy(verdict)
+    failed = next(s for s in out["scenarios"] if s["outcome"] == "failed")
+    extra = [{**copy.deepcopy(failed), "id": f"{failed['id']}~{k}", "params": f"n{k}"} for k in range(40)]
+    skipped = [
+        {**copy.deepcopy(failed), "id": f"skip~{k}", "outcome": "skipped", "rfc": "skip", "profile": "skip", "reason": "the SUT lacks it"}
+        for k in range(20)
+    ]
+    for s in skipped:
+        for key in ("expected", "seen", "difference", "clause", "failed_step"):
+            s.pop(key, None)
+    out["scenarios"] += extra + skipped
+    return out
+
+
+def test_the_terminal_caps_failures_per_row_and_ends_with_the_verdict(rounded: dict[str, Any]) -> None:
+    verdict = _many_failures(rounded["verdict"])
+    lines = verdict_table(verdict).splitlines()
+    assert "verdict: FAIL (RFC)" in lines[-1]  # the last line on screen is the verdict
+    shown = [line for line in lines if line.startswith("  RFC FAIL")]
+    assert len(shown) == 3 and any(line == "  … 40 more in M04" for line in lines), lines
+    assert [line for line in lines if "skip" in line and "20 scenarios in M04: the SUT lacks it" in line]
+    full = verdict_table(rounded["verdict"]).splitlines()  # the run itself: every failure is shown
+    assert len([line for line in full if line.startswith("  RFC FAIL")]) == 3 and "verdict: FAIL (RFC)" in full[-1]
+    assert "verdict: FAIL (RFC)" in rounded["proc"].stdout.rstrip().splitlines()[-1]

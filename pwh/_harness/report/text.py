@@ -29,30 +29,74 @@ def verdict_table(verdict: dict[str, Any], *, failures: bool = True, rows: Seque
     summary = summary_lines(verdict)
     if rows:
         summary[0] = "these rows only: " + summary[0]
-    lines += ["", *summary]
+    coverage = []
     if "coverage" in verdict:
-        lines.append(f"branch coverage of the reference by the matrix alone: {verdict['coverage']['branch_percent']}%")
-    if failures:
-        lines += detail_lines(verdict)
+        coverage.append(f"branch coverage of the reference by the matrix alone: {verdict['coverage']['branch_percent']}%")
+    if not failures:  # the stable copy a document keeps (pwh divergences --readme)
+        return "\n".join([*lines, "", *summary, *coverage]) + "\n"
+    # In a terminal the verdict is what must stay on screen: the failures (capped per row; every
+    # one of them is in the --json and --report files) come first, the one-line verdict last.
+    details = detail_lines(verdict, per_row=PER_ROW)
+    lines += ["", *details] if details else []
+    lines += ["", *coverage, *summary[1:], summary[0]]
     return "\n".join(lines) + "\n"
 
 
-def detail_lines(verdict: dict[str, Any]) -> list[str]:
-    """Each RFC failure, testbed self-check failure, profile divergence and skip, by file:line."""
-    lines = []
-    for failed in (s for s in verdict["scenarios"] if s.get("outcome") == "failed"):
-        kind = "RFC FAIL " if failed.get("counts_for", "sut") == "sut" else "SELF FAIL"
-        lines.append(f"  {kind} {_where(failed)}: {one_line(failed)}")
-    for x in (s for s in verdict["scenarios"] if s.get("profile") == "divergence"):
-        for d in x["divergences"]:
-            lines.append(
-                f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}{_differs(d)}".replace(
-                    "\n", " "
-                )
-            )
-    for x in (s for s in verdict["scenarios"] if s.get("outcome") == "skipped"):
-        lines.append(f"  skip      {_where(x)}: {x.get('reason', 'skipped')}")
-    return [for_terminal(line) for line in lines]  # names, expected/seen and reasons come from files
+PER_ROW = 3  # lines of each kind (RFC failures, self-check failures, divergences) a row shows in a terminal
+
+
+def detail_lines(verdict: dict[str, Any], *, per_row: int | None = None) -> list[str]:
+    """Each RFC failure, testbed self-check failure and profile divergence by file:line, and the
+    skips grouped by reason. ``per_row``: at most that many lines of each kind per row, then one
+    line saying how many more (a whole run of a failing SUT is hundreds of lines otherwise)."""
+    failed = [s for s in verdict["scenarios"] if s.get("outcome") == "failed"]
+    rfc = [(s, f"  RFC FAIL  {_where(s)}: {one_line(s)}") for s in failed if s.get("counts_for", "sut") == "sut"]
+    own = [(s, f"  SELF FAIL {_where(s)}: {one_line(s)}") for s in failed if s.get("counts_for", "sut") != "sut"]
+    differs = [
+        (x, f"  profile   {_where(x)}: RFC pass, profile divergence: expected {d['expected']}, saw {d['seen']}{_differs(d)}")
+        for x in verdict["scenarios"]
+        if x.get("profile") == "divergence"
+        for d in x["divergences"]
+    ]
+    lines: list[str] = []
+    for title, entries in (("RFC failures", rfc), ("testbed self-check failures", own), ("profile divergences", differs)):
+        if entries:
+            lines.append(f"{title} ({len(entries)}){_cap_note(per_row)}:")
+            lines += _capped(entries, per_row)
+    skipped = [s for s in verdict["scenarios"] if s.get("outcome") == "skipped"]
+    if skipped:
+        lines.append(f"skipped ({len(skipped)}), by reason:")
+        by_reason: dict[str, list[dict[str, Any]]] = {}
+        for s in skipped:
+            by_reason.setdefault(str(s.get("reason", "skipped")), []).append(s)
+        for reason, members in by_reason.items():
+            if len(members) == 1:
+                lines.append(f"  skip      {_where(members[0])}: {reason}")
+            else:
+                rows = sorted({t for s in members for t in s.get("tags", [])})
+                lines.append(f"  skip      {len(members)} scenarios in {', '.join(rows)}: {reason}")
+    return [for_terminal(line.replace("\n", " ")) for line in lines]  # names, expected/seen and reasons come from files
+
+
+def _cap_note(per_row: int | None) -> str:
+    return f"; at most {per_row} a row here, every one in --json and --report" if per_row is not None else ""
+
+
+def _capped(entries: list[tuple[dict[str, Any], str]], per_row: int | None) -> list[str]:
+    if per_row is None:
+        return [line for _, line in entries]
+    out: list[str] = []
+    shown: dict[str, int] = {}
+    hidden: dict[str, int] = {}
+    for x, line in entries:
+        row = ",".join(x.get("tags", [])) or "?"
+        if shown.get(row, 0) < per_row:
+            shown[row] = shown.get(row, 0) + 1
+            out.append(line)
+        else:
+            hidden[row] = hidden.get(row, 0) + 1
+    out += [f"  … {n} more in {row}" for row, n in hidden.items()]
+    return out
 
 
 def _where(x: dict[str, Any]) -> str:
