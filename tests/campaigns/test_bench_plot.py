@@ -1,6 +1,6 @@
 """`pwh bench --plot`: the figure (pwh/_bench/plot.py, the `plot` extra) from a bench result.
 
-The result is made up here, from figures like the README's, and passed through the report's own
+The result is made up here, from figures like docs/performance.md's, and passed through the report's own
 functions (ratios, spread, targets, checks), so the figure is read as `pwh bench` would hand it
 over; a real bench takes minutes. The plotting tests skip without matplotlib (the README's test
 command installs only `.[test,loopx]`); the refusal without it runs everywhere.

@@ -168,7 +168,7 @@ def test_a_trace_naming_a_builtin_sut_runs(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_an_explicit_adapter_runs_from_the_cwd_without_the_traces_options(tmp_path: Path) -> None:
-    """--sut names the code; the trace's sut_options still never reach it (README: pwh replay)."""
+    """--sut names the code; the trace's sut_options still never reach it (docs/models.md: pwh replay)."""
     seen = tmp_path / "kwargs.json"
     (tmp_path / "spy_adapter.py").write_text(
         "import json\nfrom pwh._suts.reference import memory_sut\n\n"
