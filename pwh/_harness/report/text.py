@@ -15,7 +15,7 @@ def verdict_table(verdict: dict[str, Any], *, failures: bool = True, rows: Seque
     """The terminal table: row · scenarios · passed · failed · skipped · self-checks · RFC ·
     profile (then, unless ``failures`` is false, each RFC failure and each profile divergence).
     ``rows``: the run was limited to these rows, and the table says so in its title and summary.
-    ``covers``: a line saying what the verdict covers (left out of the README's stable copy)."""
+    ``covers``: a line saying what the verdict covers (left out of the stable copy docs/loopx.md keeps)."""
     only = f" (rows {', '.join(rows)} only)" if rows else ""
     lines = [f"pwh gate — SUT: {for_terminal(verdict['sut'])}{only}", *(covers_lines(verdict) if covers else []), ""]
     header = f"{'row':<6} {'scenarios':>9} {'passed':>6} {'failed':>6} {'skipped':>7} {'self':>4}  {'RFC':<6}  {'profile':<7}  case"
