@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pwh._cli.common import UsageError, check_outputs, say, write
+from pwh._cli.common import UsageError, check_outputs, say, unwritable, write
 from pwh._cli.exit_codes import ExitCode
 from pwh._harness.paths import shown
 
@@ -373,6 +373,7 @@ def _bench(args: argparse.Namespace) -> ExitCode:
             Path(args.plot).write_bytes(figure)
         except OSError as exc:
             raise UsageError(f"cannot write {shown(args.plot)}: {exc.strerror or 'write failed'}") from None
+        print(f"wrote {shown(args.plot)}", flush=True)
     return ExitCode.OK
 
 
@@ -567,6 +568,9 @@ def soak_command(args: argparse.Namespace) -> ExitCode:
     workers = getattr(args, "workers", 1)
     if workers < 1:
         return _error("--workers must be at least 1")
+    path = getattr(args, "json", None)  # pwh's CLI adds --json (the summary with its coverage report)
+    if path and unwritable(Path(path)):
+        return _error(f"--json {shown(path)} {unwritable(Path(path))}")
     _importable_cwd()
     sut = args.sut or os.environ.get("PWH_SUT") or "reference"
     options: dict[str, Any] = {
@@ -589,12 +593,13 @@ def soak_command(args: argparse.Namespace) -> ExitCode:
         return _error(str(exc))
     except OSError as exc:
         return _error(f"cannot write counterexamples: {exc.strerror or 'write failed'}")
-    path = getattr(args, "json", None)  # pwh's CLI adds --json (the summary with its coverage report)
     if path:
         try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", "utf-8")
         except OSError as exc:
-            return _error(f"cannot write {Path(path).name}: {exc.strerror or 'write failed'}")
+            return _error(f"cannot write {shown(path)}: {exc.strerror or 'write failed'}")
+        print(f"wrote {shown(path)}", flush=True)
     return ExitCode.FAILED if summary["violations"] else ExitCode.OK
 
 
@@ -605,8 +610,8 @@ def benchmark_command(args: argparse.Namespace) -> ExitCode:
     from pwh._campaigns.search_bench import render_table, run_benchmark, to_json
 
     path = getattr(args, "json", None)
-    if path and Path(path).is_dir():
-        return _error(f"--json {Path(path).name} is a directory; name a file")
+    if path and unwritable(Path(path)):
+        return _error(f"--json {shown(path)} {unwritable(Path(path))}")
     _importable_cwd()
     result = run_benchmark(quick=bool(getattr(args, "quick", False)), out=say)
     print()
@@ -616,7 +621,8 @@ def benchmark_command(args: argparse.Namespace) -> ExitCode:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(json.dumps(to_json(result), indent=2, sort_keys=True) + "\n", "utf-8")
         except OSError as exc:
-            return _error(f"cannot write {Path(path).name}: {exc.strerror or 'write failed'}")
+            return _error(f"cannot write {shown(path)}: {exc.strerror or 'write failed'}")
+        print(f"wrote {shown(path)}", flush=True)
     return ExitCode.FAILED if result["reference_violations"] else ExitCode.OK
 
 

@@ -141,4 +141,24 @@ def test_the_terminal_caps_failures_per_row_and_ends_with_the_verdict(rounded: d
     assert [line for line in lines if "skip" in line and "20 scenarios in M04: the SUT lacks it" in line]
     full = verdict_table(rounded["verdict"]).splitlines()  # the run itself: every failure is shown
     assert len([line for line in full if line.startswith("  RFC FAIL")]) == 3 and "verdict: FAIL (RFC)" in full[-1]
-    assert "verdict: FAIL (RFC)" in rounded["proc"].stdout.rstrip().splitlines()[-1]
+    said = rounded["proc"].stdout.rstrip().splitlines()
+    wrote = [line for line in said if line.startswith("wrote ")]
+    assert sorted(wrote) == sorted(f"wrote {name}" for name in ("v.json", "j.xml", "c.json", "r.md"))  # each file, once, named
+    assert said[-len(wrote) :] == wrote and "verdict: FAIL (RFC)" in said[-len(wrote) - 1]  # the verdict, then what was written
+
+
+@pytest.mark.parametrize("option", ["--json", "--junit", "--report"])
+def test_an_output_that_cannot_be_written_is_refused_before_any_scenario_runs(option: str, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("", "utf-8")
+    target = "a-file/out.md" if option == "--report" else "a-file/out.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pwh", "gate", "--quiet", option, target],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 2 and "running the matrix" not in done.stdout, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [f"pwh: error: {option} {target} cannot be written: a-file is not a folder"], done.stderr
