@@ -133,10 +133,22 @@ def _free_copy(value: Any, depth: int) -> Any:
                 raise QuickCopyUnsure
             if not key.isascii():
                 key.encode("utf-8")
-            out[key] = _free_copy(item, depth + 1)
+            # A leaf the call would return as it is (an ASCII string, a 64-bit integer, None, a
+            # bool) is taken here, without the call: most of a packet's values are such leaves.
+            t = type(item)
+            out[key] = (
+                item
+                if (t is str and item.isascii()) or (t is int and item.bit_length() <= 64) or item is None or t is bool
+                else _free_copy(item, depth + 1)
+            )
         return out
     if kind is list or kind is tuple:
-        return [_free_copy(item, depth + 1) for item in value]
+        return [
+            item
+            if ((t := type(item)) is str and item.isascii()) or (t is int and item.bit_length() <= 64) or item is None or t is bool
+            else _free_copy(item, depth + 1)
+            for item in value
+        ]
     raise QuickCopyUnsure
 
 

@@ -6,6 +6,7 @@ loses exactly what a real one would: whatever had not been committed.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -34,6 +35,12 @@ class MemoryStore:
         self.attempts: dict[str, int] = {}  # counted before each call (reserve_attempts)
         self.seq = 0
         self.read_only = False
+        # Not state: what each row's bytes decode to, kept for the row (the very tuple) it was read
+        # from, so a row is decoded once, not on every read. A row written, corrupted or tampered
+        # with is a new tuple, read afresh. Only ever derived from ``rows``: keeping it across a
+        # simulated restart keeps nothing a crash would lose.
+        self.decoded: dict[str, tuple[tuple[int, bytes, str], dict[str, Any]]] = {}  # records(): shared, read-only
+        self.verified: dict[str, tuple[int, bytes, str]] = {}  # rows found valid sidecar receipts (get_many)
 
 
 # One lock for every in-memory journal of the process: several may share one store (a restart
@@ -70,11 +77,19 @@ class MemoryJournal(Journal):
             return self._get_many(dispatch_ids)
 
     def _get_many(self, dispatch_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Each stored record asked for, decoded afresh (the caller may keep and hand on what it
+        gets); a row already found a valid sidecar receipt is not checked again (its bytes, the
+        very same, would pass the same checks)."""
         out = {}
+        verified = self.store.verified
         for did in dispatch_ids:
             row = self.store.rows.get(did)
             if row is not None:
-                out[did] = _decode(did, row[1], row[2])
+                if verified.get(did) is row:
+                    out[did] = json.loads(row[1])
+                else:
+                    out[did] = _decode(did, row[1], row[2])
+                    verified[did] = row
         return out
 
     def reserve_attempts(self, floors: Mapping[str, int], cap: int) -> dict[str, int]:
@@ -115,6 +130,16 @@ class MemoryJournal(Journal):
         return results
 
     def records(self) -> list[dict[str, Any]]:
+        """Every record, in record order. A row is decoded the first time it is read and the same
+        record given again until the row changes: the records are shared between reads and must
+        not be changed by whoever reads them."""
         with _LOCK:
             rows = sorted(self.store.rows.items(), key=lambda kv: kv[1][0])
-        return [_decode(did, blob, s, typed=False) for did, (_, blob, s) in rows]
+        decoded = self.store.decoded
+        out = []
+        for did, row in rows:
+            kept = decoded.get(did)
+            if kept is None or kept[0] is not row:
+                kept = decoded[did] = (row, _decode(did, row[1], row[2], typed=False))
+            out.append(kept[1])
+        return out
