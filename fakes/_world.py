@@ -440,6 +440,7 @@ class World:
         self.segment_size = 3
         self.log = CallLog(workdir / f"provider-calls-{os.getpid()}-{id(self):x}.jsonl")  # this world's own
         self.release: SharedFlag | VirtualFlag = SharedFlag()  # a VirtualFlag in the models' simulation mode
+        self.restart_keeps_connection = False  # the orchestrator's (FakeOrchestrator.keep_connection): simulated crashes only
         self.private_values: dict[str, str] = {}
         self.hooks: dict[str, HookProbe] = {}
         self.install_rejections: dict[str, list[Rejection]] = {}
@@ -469,7 +470,12 @@ class World:
     def orch(self) -> FakeOrchestrator:
         if self._orch is None:
             self._orch = FakeOrchestrator(
-                self.sut, self.workdir / "primary", seed=self.SEED, segment_size=self.segment_size, turn=self.turn_seam
+                self.sut,
+                self.workdir / "primary",
+                seed=self.SEED,
+                segment_size=self.segment_size,
+                turn=self.turn_seam,
+                keep_connection=self.restart_keeps_connection,
             )
         return self._orch
 

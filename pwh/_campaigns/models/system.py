@@ -51,8 +51,8 @@ def twin_point(point: str) -> str:
 class NoHooksTwin:
     """Follows the model's steps on the primary side only."""
 
-    def __init__(self, workdir: Path, *, seed: int, segment_size: int) -> None:
-        self.orch = FakeOrchestrator(NoHooksSUT(), workdir, seed=seed, segment_size=segment_size)
+    def __init__(self, workdir: Path, *, seed: int, segment_size: int, keep_connection: bool = False) -> None:
+        self.orch = FakeOrchestrator(NoHooksSUT(), workdir, seed=seed, segment_size=segment_size, keep_connection=keep_connection)
 
     def turn(self, action: str) -> None:
         getattr(self.orch, action)()
@@ -159,6 +159,7 @@ class ModelSystem:
     ) -> None:
         self.sut_spec = sut_spec
         self.sut_options = dict(sut_options or {})
+        self.real_crashes = real_crashes
         self.stats = stats or Stats()
         self.root = Path(tempfile.mkdtemp(prefix="pwh-model-", dir=fast_tmp()))
         self.twin: NoHooksTwin | None = None
@@ -178,6 +179,10 @@ class ModelSystem:
         if runner is not None and self.simulated:  # every provider runs in this process, on the virtual clock
             self.world.release = VirtualFlag(runner.clock)
             self.world.log = MemoryCallLog()
+        # Crashes simulated in this process: a restart rolls back the primary store's uncommitted
+        # transaction and keeps its connection (FakeOrchestrator.keep_connection). A real crash
+        # (a killed child) is followed by the usual reopening.
+        self.world.restart_keeps_connection = not real_crashes
         self._calls_seen = 0  # entries of the world's call log already turned into Calls
         self._calls_counted = 0  # entries of the call log counted in _calls_per_hook
         self._calls_per_hook: dict[str, int] = {}
@@ -259,7 +264,7 @@ class ModelSystem:
     def _setup(self, step: dict[str, Any], record: StepRecord) -> None:
         self.segment = step["segment"]
         self.world.segment_size = self.segment
-        self.twin = NoHooksTwin(self.root / "twin", seed=World.SEED, segment_size=self.segment)
+        self.twin = NoHooksTwin(self.root / "twin", seed=World.SEED, segment_size=self.segment, keep_connection=not self.real_crashes)
         self.world.set_profile(phase_enabled=True)
         if step["ceiling"] is not None:  # a SUT that cannot take it raises Unsupported: the default stays
             with self._kept_if_refused():
