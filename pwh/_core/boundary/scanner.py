@@ -110,6 +110,17 @@ def _as_str_list(items: Iterable[str]) -> list[str]:
     return out
 
 
+# The memos every scanner of the default configuration shares (BoundaryScanner.__init__): each is
+# bounded as a scanner's own is, and holds only clean strings and keys.
+_DEFAULT_MEMOS: tuple[dict[str, tuple[str, ...]], dict[str, _KeyInfo], dict[tuple[str, ...], bool], dict[str, bool], set[str]] = (
+    {},
+    {},
+    {},
+    {},
+    set(),
+)
+
+
 class BoundaryScanner:
     """Finds private data in JSON-like values and text; shareable across threads.
 
@@ -148,6 +159,12 @@ class BoundaryScanner:
         self._key_sets: dict[tuple[str, ...], bool] = {}
         self._opaque_memo: dict[str, bool] = {}  # typed opaque ids found clean as ids
         self._no_start: set[str] = set()  # clean strings that begin no token (fragments.could_start_token)
+        if self._names_re is None and self._allow_re is None:
+            # The default configuration (no declared names, nothing allowed): every scanner made so
+            # shares one set of memos, since what they hold (the verdicts on clean strings and
+            # keys) is the same for all of them. A dispatcher made anew on each restart, and each
+            # judge of a model run, then start from the memos their predecessors filled.
+            self._memo, self._key_memo, self._key_sets, self._opaque_memo, self._no_start = _DEFAULT_MEMOS
 
     # -- public API ---------------------------------------------------------------------------
 
