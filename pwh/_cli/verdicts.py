@@ -65,10 +65,16 @@ def _report(args: argparse.Namespace) -> ExitCode:
         print(verdict_table(verdict), end="")
     for path, render in ((args.md, markdown_report), (args.html, html_report), (args.junit, junit_xml), (args.cucumber, cucumber_json)):
         if path:
-            write_output(path, render(verdict))
+            _write(path, render(verdict))
     if args.json:
-        write_output(args.json, matrix_json(matrix([(shown(args.verdict[0]), verdict)])))
+        _write(args.json, matrix_json(matrix([(shown(args.verdict[0]), verdict)])))
     return ExitCode.OK
+
+
+def _write(path: str, text: str) -> None:
+    """Write a file the user asked for and say so."""
+    write_output(path, text)
+    print(f"wrote {shown(path)}", flush=True)
 
 
 def _campaign_report(args: argparse.Namespace) -> ExitCode:
@@ -84,7 +90,7 @@ def _campaign_report(args: argparse.Namespace) -> ExitCode:
         raise GateError(str(exc)) from None
     print("\n".join(merged_lines(merged)))
     if args.json:
-        write_output(args.json, json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        _write(args.json, json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     return ExitCode.FAILED if merged["findings"] else ExitCode.OK
 
 
@@ -100,7 +106,7 @@ def _matrix_report(args: argparse.Namespace) -> ExitCode:
         print(matrix_table(data), end="")
     for path, render in ((args.md, matrix_markdown), (args.html, matrix_html), (args.json, matrix_json)):
         if path:
-            write_output(path, render(data))
+            _write(path, render(data))
     return ExitCode.OK
 
 
@@ -114,7 +120,7 @@ def _compare(args: argparse.Namespace) -> ExitCode:
     else:
         print("\n".join(comparison_lines(result, shown(args.a), shown(args.b))))
         if args.json:
-            write_output(args.json, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+            _write(args.json, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     return ExitCode.OK if result["same"] else ExitCode.FAILED
 
 
@@ -150,7 +156,14 @@ def _divergences(args: argparse.Namespace) -> ExitCode:
             raise ValueError(f"not a pwh gate verdict — {problem}")
         if args.readme is not None:
             readme = Path(args.readme)
-            readme.write_text(replace_readme_block(readme.read_text("utf-8"), verdict), "utf-8")
+            before = readme.read_text("utf-8")
+            try:
+                after = replace_readme_block(before, verdict)
+            except (KeyError, TypeError, AttributeError):  # a verdict without its rows' table
+                raise ValueError(f"not a whole pwh gate verdict — its table cannot be drawn ({Path(args.verdict).name})") from None
+            if after != before:
+                readme.write_text(after, "utf-8")
+            table_said = f"{'wrote' if after != before else 'unchanged:'} {shown(readme)} (the {verdict.get('sut', '?')} verdict table)"
     except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).split(":")[0]
         print(f"pwh divergences: error: {why} ({Path(getattr(exc, 'filename', None) or args.verdict).name})", file=sys.stderr)
@@ -160,8 +173,11 @@ def _divergences(args: argparse.Namespace) -> ExitCode:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text, "utf-8")
+        print(f"wrote {shown(args.out)}", flush=True)
     else:
         sys.stdout.write(text)
+    if args.readme is not None:  # said on stderr when the divergences themselves go to stdout
+        print(table_said, file=sys.stdout if args.out else sys.stderr, flush=True)
     return ExitCode.OK
 
 

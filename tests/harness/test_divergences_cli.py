@@ -35,3 +35,34 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err.strip()
     assert err.startswith("pwh divergences: error:") and "\n" not in err and "Traceback" not in err
     assert str(tmp_path) not in err  # the file's name, never its absolute path
+
+
+def test_each_file_written_is_said_and_an_unchanged_table_is_said_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pwh._harness.divergences import README_BEGIN, README_END
+    from pwh._harness.gate import run_gate
+
+    saved = tmp_path / "v.json"
+    saved.write_text(json.dumps(run_gate("reference", rows=["M11"], progress=False).verdict()))
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"# doc\n\n{README_BEGIN.format(sut='reference')}\nold table\n{README_END.format(sut='reference')}\n", "utf-8")
+    assert _cli.main(["divergences", str(saved), str(tmp_path / "out.json"), "--readme", str(doc)]) == 0
+    said = capsys.readouterr()
+    assert said.out.splitlines() == ["wrote out.json", "wrote doc.md (the reference verdict table)"], said
+    assert "old table" not in doc.read_text("utf-8")
+    assert _cli.main(["divergences", str(saved), "--readme", str(doc)]) == 0
+    said = capsys.readouterr()
+    assert json.loads(said.out)["sut"] == "reference"  # stdout stays the divergences alone
+    assert said.err.splitlines() == ["unchanged: doc.md (the reference verdict table)"]
+
+
+def test_a_verdict_without_its_table_cannot_refresh_a_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pwh._harness.divergences import README_BEGIN, README_END
+
+    saved = tmp_path / "v.json"
+    saved.write_text(json.dumps(VERDICT))
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"{README_BEGIN.format(sut='reference')}\nold\n{README_END.format(sut='reference')}\n", "utf-8")
+    assert _cli.main(["divergences", str(saved), "--readme", str(doc)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pwh divergences: error: not a whole pwh gate verdict") and "\n" not in err, err
+    assert "old" in doc.read_text("utf-8")

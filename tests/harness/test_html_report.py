@@ -374,7 +374,7 @@ def test_pwh_report_writes_the_html_of_a_saved_verdict(verdicts: dict[str, dict[
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+    assert done.returncode == 0 and done.stdout == "wrote r.html\n", done.stdout + done.stderr  # the file, said
     assert (tmp_path / "out" / "r.html").read_text("utf-8") == html_report(verdicts["many"])  # no links: it cannot know where
 
 

@@ -239,7 +239,7 @@ def test_pwh_report_renders_several_verdicts_as_one_table(tmp_path: Path) -> Non
     assert "row × SUT" in done.stdout and done.stdout.index("loopx@1.4.2") < done.stdout.index("loopx@2.1.1")
     out = tmp_path / "m"
     done = pwh("report", str(b), str(a), "--json", f"{out}.json", "--html", f"{out}.html", "--md", f"{out}.md")
-    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert done.returncode == 0 and done.stdout == "wrote m.md\nwrote m.html\nwrote m.json\n", done.stderr
     data = json.loads(Path(f"{out}.json").read_text("utf-8"))
     # two releases of one SUT, given newest first: shown in release order
     assert data["schema_version"] == "pwh_verdict_matrix_v1" and [c["sut"] for c in data["columns"]] == ["loopx@1.4.2", "loopx@2.1.1"]
@@ -279,7 +279,7 @@ def test_junit_is_for_one_verdict(tmp_path: Path) -> None:
 def test_one_verdict_can_also_be_written_as_table_data(tmp_path: Path) -> None:
     a = save(tmp_path, "a.json", NEW)
     done = pwh("report", str(a), "--json", str(tmp_path / "m.json"))
-    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert done.returncode == 0 and done.stdout == "wrote m.json\n", done.stderr
     data = json.loads((tmp_path / "m.json").read_text("utf-8"))
     assert [c["sut"] for c in data["columns"]] == ["loopx@2.1.1"] and data["rows"][2]["cells"] == [cell("pass", "divergence")]
 

@@ -54,7 +54,7 @@ def test_report_renders_a_saved_verdict_again(partial: tuple[Path, dict[str, Any
     table = pwh("report", str(path))
     assert table.returncode == 0 and "pwh gate — SUT: reference-memory" in table.stdout and "PARTIAL verdict" in table.stdout
     done = pwh("report", str(path), "--md", str(tmp_path / "r.md"), "--html", str(tmp_path / "r.html"))
-    assert done.returncode == 0 and done.stdout == ""
+    assert done.returncode == 0 and done.stdout == "wrote r.md\nwrote r.html\n"  # each file written, said
     md = (tmp_path / "r.md").read_text("utf-8")
     assert "**PARTIAL verdict (a row filter)" in md and "covers: rows M06, M11" in md
     assert (tmp_path / "r.html").read_text("utf-8").startswith("<!doctype html>")
