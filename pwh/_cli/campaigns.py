@@ -526,7 +526,7 @@ def add_model_commands(subparsers: argparse._SubParsersAction) -> None:
         metavar="ADDRESS",
         help="spread the soak over the Dask distributed cluster whose scheduler is at ADDRESS (tcp://host:port): one "
         "soak per worker thread, seeds derived from the soak's seed, the example database carried to the workers and "
-        "back, counts, counterexamples and coverage merged here (needs the cluster extra: pip install 'pwh[cluster]')",
+        "back, counts, counterexamples and coverage merged here (needs the cluster extra: pip install -e '.[cluster]')",
     )
     soak.add_argument(
         "--against",

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-distributed = pytest.importorskip("distributed", reason="the cluster extra (Dask distributed) is not installed: pip install 'pwh[cluster]'")
+distributed = pytest.importorskip("distributed", reason="the cluster extra (Dask distributed) is not installed: pip install -e '.[cluster]'")
 
 from pwh._campaigns.counterexamples.trace import replay_trace  # noqa: E402
 from pwh._campaigns.distribute import cluster as _cluster  # noqa: E402
@@ -182,7 +182,7 @@ def test_a_cluster_that_cannot_be_used_is_one_line(monkeypatch: pytest.MonkeyPat
     monkeypatch.setitem(sys.modules, "distributed", None)  # what `import distributed` makes of a missing package
     with pytest.raises(ClusterUnavailable) as missing:
         soak_cluster(address, 0.01, "reference-memory", seed=1)
-    assert "pip install 'pwh[cluster]'" in str(missing.value)
+    assert "pip install -e '.[cluster]'" in str(missing.value)
     for error in (nobody, idle, missing):
         assert "\n" not in str(error.value) and error.value.__cause__ is None
     assert not _ours(before)

@@ -26,7 +26,7 @@ def _pwh(*args: str, without_distributed: bool = False) -> subprocess.CompletedP
 def test_without_the_cluster_extra_a_cluster_soak_is_one_line_naming_it() -> None:
     done = _pwh("soak", "--cluster", "tcp://127.0.0.1:9", "--minutes", "0.05", without_distributed=True)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().startswith("pwh: error:") and "pwh[cluster]" in done.stderr
+    assert done.stderr.strip().startswith("pwh: error:") and "[cluster]" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
 

@@ -61,7 +61,7 @@ POLL_S = 1.0  # how often a task looks whether it was told to stop, and a soak p
 KEYS_ENTRY = b".hypothesis-keys"
 TASK_DIR_PREFIX = "pwh-cluster-task-"
 HIDDEN = "<task dir>"  # what a worker's temporary directory reads as in lines and summaries
-INSTALL_HINT = "pip install 'pwh[cluster]'"
+INSTALL_HINT = "pip install -e '.[cluster]'"
 
 if TYPE_CHECKING:
     from distributed import Client, Future

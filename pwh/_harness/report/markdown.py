@@ -24,7 +24,7 @@ def markdown_report(verdict: dict[str, Any]) -> str:
         *[f"*{_md(line)}*" if not line.startswith("PARTIAL") else f"**{_md(line)}**" for line in covers_lines(verdict)],
         "",
         f"**RFC verdict: {VERDICT_WORD[s['verdict']]}** · profile: {VERDICT_WORD[s['profile']]} "
-        f"({s['passed']} rows pass, {s['failed']} fail, {s['skipped']} skipped, {s['self_check_rows']} testbed only; "
+        f"({s['passed']} {'row passes' if s['passed'] == 1 else 'rows pass'}, {s['failed']} fail, {s['skipped']} skipped, {s['self_check_rows']} testbed only; "
         f"{s['scenarios']} scenarios, {s['sut_scenarios']} of them judged the SUT, {s['divergences']} differ from pwh's reading only).",
         "",
         "The RFC verdict comes from checks a clause of the RFC or seed 003 requires; the profile verdict adds pwh's own "
