@@ -69,7 +69,7 @@ def summary_lines(verdict: dict[str, Any]) -> list[str]:
     s = verdict["summary"]
     own = s["self_checks"]
     lines = [
-        f"{_rows(s['passed'])} pass, {s['failed']} fail, {s['skipped']} skipped, {s['self_check_rows']} testbed only — "
+        f"{_rows_pass(s['passed'])}, {s['failed']} fail, {s['skipped']} skipped, {s['self_check_rows']} testbed only — "
         f"verdict: {VERDICT_WORD[s['verdict']]} (RFC); profile: {VERDICT_WORD[s['profile']]}"
         + (f" ({s['divergences']} scenario(s) differ from pwh's reading only)" if s["divergences"] else ""),
         f"testbed self-checks (pwh's own fakes; never a pass of the SUT): {own['scenarios']} scenario(s), "
@@ -81,8 +81,8 @@ def summary_lines(verdict: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _rows(n: int) -> str:
-    return f"{n} row" if n == 1 else f"{n} rows"
+def _rows_pass(n: int) -> str:
+    return "1 row passes" if n == 1 else f"{n} rows pass"
 
 
 def turn_judged_rows(verdict: dict[str, Any]) -> list[str]:
