@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
 import sys
+import tempfile
 
 import pytest
 from hypothesis import settings
@@ -19,6 +22,15 @@ settings.load_profile(os.environ.get("PWH_HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
 # fakes and the step library from source again, ~0.15 s each. The tests let them keep their bytecode
 # (under __pycache__, ignored by git); what the tests check never depends on it.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# The soaks the tests run keep their counterexamples and Hypothesis example database in a folder of
+# this test run (removed at its end), never in the user's own folder that `pwh soak` uses by default
+# (one per user, shared by every checkout): a test run neither reads nor leaves anything there. The
+# processes the tests start (xdist workers, soak workers, gate children) inherit it.
+if not os.environ.get("PWH_COUNTEREXAMPLES"):
+    _RUN_COUNTEREXAMPLES = tempfile.mkdtemp(prefix="pwh-test-counterexamples-")
+    os.environ["PWH_COUNTEREXAMPLES"] = _RUN_COUNTEREXAMPLES
+    atexit.register(shutil.rmtree, _RUN_COUNTEREXAMPLES, True)
 sys.dont_write_bytecode = False
 
 # A shell starts a background job (`pytest ... &`) with SIGINT ignored, and an ignored signal stays
