@@ -116,6 +116,7 @@ class FakeOrchestrator:
         segment_size: int = 3,
         turn: Any = None,
         keep_connection: bool = False,
+        in_memory: bool = False,
     ) -> None:
         self.sut = sut
         # A restart (:meth:`reopen`) rolls back what the store's connection had not committed and
@@ -123,7 +124,12 @@ class FakeOrchestrator:
         # (a process that dies loses its uncommitted transaction, nothing else of SQLite's), at a
         # fraction of the cost. For crashes simulated in this process (the models' simulation);
         # after a real crash, a fresh process opens the file, as the default does.
-        self.keep_connection = keep_connection
+        # ``in_memory``: the primary store is an SQLite database in memory, which only this
+        # connection sees (so restarts keep the connection): for an orchestrator no provider runs
+        # beside, whose store nothing reads apart (the models' no-hooks twin). The same tables,
+        # transactions and rows, so the same snapshot bytes, without a file.
+        self.keep_connection = keep_connection or in_memory
+        self._store_path = Path(":memory:") if in_memory else None
         # The host's output is judged by the SUT's turn seam when it offers that operation
         # (seed 003 then judges the SUT's code), by the testbed otherwise.
         self.turn = turn if turn is not None and "accept_host_output" in turn.operations else TestbedTurn()
@@ -138,7 +144,7 @@ class FakeOrchestrator:
         self.agent_id = self.ids.next("agent")
         self.crash = CrashPlan(PRIMARY_CRASH_POINTS)
         self.rollout = RolloutLog()
-        self.store = PrimaryStore(self.workdir / "primary.sqlite3")
+        self.store = PrimaryStore(self._store_path or self.workdir / "primary.sqlite3")
         self.providers = ProviderRegistry()
         self.catalog = CapabilityCatalog()
         self.providers.register(TURN_PROVIDER, TURN_CAPABILITY, ProviderState(True, True, True, True))

@@ -9,13 +9,14 @@ issues a ticket to a sink, so no effect can follow from a hook's proposal alone 
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pwh import CanonicalError, digest
-from pwh._core.canonical import to_plain
+from pwh import CanonicalError
+from pwh._core.canonical import dumps_plain, to_plain
 
 INTENT_SCHEMA_VERSION: Final = "loopx_post_writeback_intent_v0"
 
@@ -199,7 +200,7 @@ class FakeScheduler:
             return self._record(None, None, REJECTED, INTENT_RECEIPT_REJECTED)
         key = plain["intent_id"]
         kind = plain.get("intent_kind") if type(plain.get("intent_kind")) is str else None
-        fingerprint = digest(plain)
+        fingerprint = hashlib.sha256(dumps_plain(plain)).hexdigest()  # digest(plain): plain is a copy already, not copied again
         if key in self._seen:
             differs = self._seen[key] != fingerprint
             return self._record(key, kind, DUPLICATE, DUPLICATE_CONTENT_DIFFERS if differs else None)

@@ -51,8 +51,10 @@ def twin_point(point: str) -> str:
 class NoHooksTwin:
     """Follows the model's steps on the primary side only."""
 
-    def __init__(self, workdir: Path, *, seed: int, segment_size: int, keep_connection: bool = False) -> None:
-        self.orch = FakeOrchestrator(NoHooksSUT(), workdir, seed=seed, segment_size=segment_size, keep_connection=keep_connection)
+    def __init__(self, workdir: Path, *, seed: int, segment_size: int) -> None:
+        # Its primary store in memory: nothing but this object reads it, and every crash of the
+        # twin is simulated in this process (a restart rolls back what was not committed).
+        self.orch = FakeOrchestrator(NoHooksSUT(), workdir, seed=seed, segment_size=segment_size, in_memory=True)
 
     def turn(self, action: str) -> None:
         getattr(self.orch, action)()
@@ -159,7 +161,6 @@ class ModelSystem:
     ) -> None:
         self.sut_spec = sut_spec
         self.sut_options = dict(sut_options or {})
-        self.real_crashes = real_crashes
         self.stats = stats or Stats()
         self.root = Path(tempfile.mkdtemp(prefix="pwh-model-", dir=fast_tmp()))
         self.twin: NoHooksTwin | None = None
@@ -264,7 +265,7 @@ class ModelSystem:
     def _setup(self, step: dict[str, Any], record: StepRecord) -> None:
         self.segment = step["segment"]
         self.world.segment_size = self.segment
-        self.twin = NoHooksTwin(self.root / "twin", seed=World.SEED, segment_size=self.segment, keep_connection=not self.real_crashes)
+        self.twin = NoHooksTwin(self.root / "twin", seed=World.SEED, segment_size=self.segment)
         self.world.set_profile(phase_enabled=True)
         if step["ceiling"] is not None:  # a SUT that cannot take it raises Unsupported: the default stays
             with self._kept_if_refused():
