@@ -339,6 +339,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "campaigns": ("pwh._campaigns",),
     "scenarios": ("scenarios",),
     "top": ("pwh.__main__", "pwh._cli", "pwh._suts.stdio.serve"),  # the CLI package: pwh._cli and its verb modules
+    # The skeleton `pwh smoke --template` copies out: an adapter as its author writes it, outside pwh,
+    # through the public API only (nothing of pwh imports it; it is read as text).
+    "example": ("pwh._suts.adapter_template",),
 }
 EXACT = {"api"}
 _BELOW_API = {"core", "suts", "harness"}
@@ -355,6 +358,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "campaigns": {*_BELOW_API, "api", "capabilities", "fakes", "mutants", "campaigns"},
     "scenarios": {*_BELOW_API, "api", "capabilities", "fakes", "mutants", "campaigns", "scenarios"},
     "top": set(LAYERS),
+    "example": {"api"},
 }
 LEAVES = {"pwh._version"}
 

@@ -48,7 +48,7 @@ RETURNS_NOTHING = frozenset({"set_profile", "arm_crash", "inject_fault"})
 @dataclass
 class OperationResult:
     name: str
-    status: str  # answered | called | unsupported | raised | failed | not reached
+    status: str  # answered | called | unsupported | raised | failed | not reached | waiting (on another operation)
     detail: str = ""
     scenarios: int = 0
 
@@ -84,7 +84,8 @@ def smoke(sut: str, *, features: str | None = None) -> SmokeReport:
         raise GateError(f"the smoke scenarios could not be collected ({len(run.collection_errors)} error(s))")
     if not run.scenarios:
         raise GateError(f"no scenario is tagged @{SMOKE_TAG} in the features")
-    return SmokeReport(sut, run.covers.get("sut_version"), time.monotonic() - started, _operations(run.scenarios), run.scenarios)
+    judged = run.judged()  # each scenario with whom it counts for: pwh's testbed passes are never the adapter's
+    return SmokeReport(sut, run.covers.get("sut_version"), time.monotonic() - started, _operations(judged), judged)
 
 
 def _operations(scenarios: list[dict[str, Any]]) -> list[OperationResult]:
@@ -115,6 +116,10 @@ def _one(op: str, reached: list[dict[str, Any]], answered: list[dict[str, Any]])
         s = raised[0]
         where = f" at {s['raised_at']}" if s.get("raised_at") else ""
         return OperationResult(op, "raised", f"{str(s['seen']).removeprefix('it raised ')}{where} ({_where(s)})", len(reached))
+    elsewhere = next((o for o in OPERATIONS if o != op and unsupported.startswith(f"{o} is not wired")), None)
+    if skipped and elsewhere is not None and not answered:  # the scenarios stopped at another operation
+        status = "called" if op in RETURNS_NOTHING else "waiting"
+        return OperationResult(op, status, f"its scenarios stopped at {elsewhere}, not wired yet", len(reached))
     also = f"; unsupported in {len(skipped)}: {unsupported}" if skipped else ""
     if answered:
         return OperationResult(op, "answered", also.removeprefix("; "), len(reached))
@@ -135,7 +140,7 @@ def _where(s: dict[str, Any]) -> str:
     return f"{s.get('feature', '?')}:{s.get('line', '?')}"
 
 
-MARKS = {"answered": "ok", "called": "ok", "unsupported": "skip", "raised": "FAIL", "failed": "FAIL", "not reached": "-"}
+MARKS = {"answered": "ok", "called": "ok", "unsupported": "skip", "raised": "FAIL", "failed": "FAIL", "not reached": "-", "waiting": "-"}
 
 
 def render(report: SmokeReport) -> str:
@@ -144,14 +149,19 @@ def render(report: SmokeReport) -> str:
         f"pwh smoke — SUT {report.sut}{version}: {len(report.scenarios)} scenarios in {report.seconds:.1f} s "
         f"(not a verdict: `pwh gate --sut {report.sut}` judges every row)",
         "",
-        f"{'operation':<26}{'':<6}{'scenarios':>9}  result",
+        f"{'operation':<26}{'status':<8}{'scenarios':>9}  detail",
     ]
     for o in report.operations:
         detail = f"{o.status}: {o.detail}" if o.detail else o.status
         count = str(o.scenarios) if o.scenarios else ""
-        lines.append(f"{o.name:<26}{MARKS[o.status]:<6}{count:>9}  {detail}"[:200])
-    outcomes = [s.get("outcome") for s in report.scenarios]
-    lines += ["", f"scenarios: {outcomes.count('passed')} pass, {outcomes.count('failed')} FAIL, {outcomes.count('skipped')} skip"]
+        lines.append(f"{o.name:<26}{MARKS[o.status]:<8}{count:>9}  {detail}"[:200])
+    mine = [s.get("outcome") for s in report.scenarios if s.get("counts_for", "sut") == "sut"]
+    testbed = len(report.scenarios) - len(mine)
+    lines += [
+        "",
+        f"scenarios: {mine.count('passed')} pass, {mine.count('failed')} FAIL, {mine.count('skipped')} skip"
+        + (f"; {testbed} testbed-only (pwh's own fakes: never a pass of the adapter)" if testbed else ""),
+    ]
     for s in report.failed:
         raised = f" (at {s['raised_at']})" if s.get("raised_at") else ""
         params = f" [{s['params']}]" if s.get("params") else ""
@@ -165,16 +175,19 @@ def render(report: SmokeReport) -> str:
 
 def write_template(target: Path) -> None:
     """Write the documented adapter skeleton to ``target`` (a new .py file), or :class:`GateError`."""
+    import pwh._suts
     from pwh._harness.paths import shown
-    from pwh._suts import adapter_template
 
     if target.suffix != ".py":
         raise GateError(f"--template writes Python: name a .py file, not {shown(target)}")
     if target.exists() or target.is_symlink():
         raise GateError(f"{shown(target)} exists; the skeleton is never written over a file")
     try:
-        target.write_text(Path(adapter_template.__file__).read_text("utf-8"), "utf-8")
+        skeleton = Path(pwh._suts.__file__).with_name("adapter_template.py")  # read as text: an outside adapter, never imported here
+        target.write_text(skeleton.read_text("utf-8"), "utf-8")
     except OSError as exc:
         raise GateError(f"cannot write {shown(target)}: {exc.strerror or 'write failed'}") from None
     module = target.stem
-    print(f"wrote {shown(target)}: wire one method at a time, then `pwh smoke --sut {module}:factory`")
+    here = target.resolve().parent == Path.cwd().resolve()
+    run = f"pwh smoke --sut {module}:factory" if here else f"cd {shown(target.parent)} && pwh smoke --sut {module}:factory"
+    print(f"wrote {shown(target)}: wire one method at a time, then `{run}`")

@@ -22,13 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pwh._core.codes import Rejection
-from pwh._core.outcome import DispatchOutcome
-from pwh._core.profile import Profile
-from pwh._suts.seam import Producer, Unsupported
-
-# (In your own adapter, outside pwh, take the same names from the public API:
-#  from pwh import DispatchOutcome, Producer, Profile, Rejection, Unsupported)
+from pwh import DispatchOutcome, Producer, Profile, Rejection, Unsupported  # pwh's public API: all an adapter needs
 
 
 class AdapterTemplate:
