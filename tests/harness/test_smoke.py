@@ -65,7 +65,18 @@ def test_the_template_is_a_skeleton_that_smokes_as_not_wired_and_is_never_writte
     assert "raise Unsupported" in (tmp_path / "my_adapter.py").read_text()
     smoked = pwh("smoke", "--sut", "my_adapter:factory", cwd=tmp_path)
     assert smoked.returncode == 3, smoked.stdout[-3000:] + smoked.stderr[-2000:]
-    assert "unsupported: dispatch is not wired yet" in table(smoked.stdout)["dispatch"]
+    rows = table(smoked.stdout)
+    assert "unsupported: dispatch is not wired yet" in rows["dispatch"]
+    # Wired (it returns nothing a check reads), its scenarios stopped at another operation: said so.
+    assert rows["set_profile"] == "ok called: its scenarios stopped at register_intent_kind, not wired yet", rows
+    header = next(line for line in smoked.stdout.splitlines() if line.startswith("operation"))
+    assert header.split() == ["operation", "status", "scenarios", "detail"]
+    tally = next(line for line in smoked.stdout.splitlines() if line.startswith("scenarios:"))
+    assert tally.startswith("scenarios: 0 pass") and "testbed-only" in tally, tally  # pwh's fakes pass, never the skeleton
+    assert "from pwh._" not in (tmp_path / "my_adapter.py").read_text()  # the public API only
+    (tmp_path / "out").mkdir()
+    elsewhere = pwh("smoke", "--template", "out/theirs.py", cwd=tmp_path)
+    assert "`cd out && pwh smoke --sut theirs:factory`" in elsewhere.stdout, elsewhere.stdout
     again = pwh("smoke", "--template", "my_adapter.py", cwd=tmp_path)
     assert again.returncode == 2 and "exists" in again.stderr and len(again.stderr.strip().splitlines()) == 1
     assert pwh("smoke", "--template", "x.txt", cwd=tmp_path).returncode == 2
