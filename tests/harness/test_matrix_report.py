@@ -4,9 +4,11 @@ escaping of a hostile SUT name in every medium, and a bad file's one-line refusa
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,18 +115,19 @@ REF = verdict("reference", "0.1.0", {"M02": row("pass"), "M06": row("pass"), "HS
 
 def test_one_row_per_rulebook_row_in_order_and_a_column_per_verdict_in_the_order_given() -> None:
     data = matrix([("old.json", OLD), ("ref.json", REF), ("part.json", PART)])
-    assert [r["row"] for r in data["rows"]] == ["M02", "M06", "HST-2"]  # the rulebook's order, not the files'
+    # the rows that differ between the columns first, then those alike; each group in the rulebook's order, not the files'
+    assert [(r["row"], r["differs"]) for r in data["rows"]] == [("M02", True), ("HST-2", True), ("M06", False)]
     assert data["order"] == "given"  # not all releases of one SUT
     assert [(c["sut"], c["sut_version"]) for c in data["columns"]] == [
         ("loopx@1.4.2", "1.4.2"),
         ("reference", "0.1.0"),
         ("reference", None),
     ]
-    hst = data["rows"][2]["cells"]
+    hst = data["rows"][1]["cells"]
     assert hst == [cell("fail"), cell("pass"), None]
     reversed_ = matrix([("part.json", PART), ("ref.json", REF), ("old.json", OLD)])
     assert [c["file"] for c in reversed_["columns"]] == ["part.json", "ref.json", "old.json"]
-    assert reversed_["rows"][2]["cells"][2] == cell("fail")
+    assert reversed_["rows"][1]["row"] == "HST-2" and reversed_["rows"][1]["cells"][2] == cell("fail")
 
 
 def release(version: str, rows: dict[str, dict[str, Any]], sut: str | None = None) -> dict[str, Any]:
@@ -195,7 +198,7 @@ def test_a_row_whose_result_changes_between_releases_is_marked_and_each_change_i
     assert "  - broke M02: pass/pass → FAIL/FAIL (1 of 1 failing)" in md
     page = matrix_html(data)
     assert (
-        '<tr class="changes"><th>M02</th><td class="pass">pass/pass</td><td class="fail moved" title="was pass/pass in loopx@1.0.0">'
+        '<tr class="changes" id="row-M02"><th>M02</th><td class="pass">pass/pass</td><td class="fail moved" title="was pass/pass in loopx@1.0.0">'
         in page
     )
     assert '<span class="broke">broke</span> <strong>M02</strong>' in page and "loopx@1.4.2 → loopx@2.0.0: nothing" in page
@@ -223,7 +226,7 @@ def test_a_hostile_sut_name_is_escaped_in_every_medium() -> None:
     page = matrix_html(data)
     assert "<script>" not in page and "<b>1</b>" not in page and "<i>y</i>" not in page and "\x1b" not in page
     assert html.escape(HOSTILE.replace("\x1b", "\\x1b"), quote=True) in page and "&lt;b&gt;1&lt;/b&gt;" in page
-    assert page.startswith("<!doctype html>") and page.count("<table>") == 1
+    assert page.startswith("<!doctype html>") and page.count("<table") == 1  # the rows' (these verdicts have no scenarios)
     md = matrix_markdown(data)
     assert "<script>" not in md and "\x1b" not in md and "evil&lt;script&gt;" in md and "\\|" in md
     header = next(ln for ln in md.splitlines() if ln.startswith("| row |"))
@@ -294,3 +297,140 @@ def test_verdicts_made_with_another_pwh_or_other_features_say_so_in_every_medium
     assert note in matrix_table(data) and note in matrix_markdown(data) and note.replace("'", "&#x27;") in matrix_html(data)
     b["run"]["pwh_commit"] = "abc"
     assert matrix([("a.json", a), ("b.json", b)])["harness_differs"] == ["feature files", "pwh commit"]
+
+
+# --------------------------------------------------------------------------------------------
+# Differences first, scenario × SUT, cells linking to the failure cards
+# --------------------------------------------------------------------------------------------
+
+
+def scenario(row_id: str, line: int, name: str, rfc: str, *, params: str = "", profile: str | None = None) -> dict[str, Any]:
+    """One scenario of a verdict, as the gate records it (no steps: a card says so)."""
+    divergent = profile == "divergence"
+    return {
+        "id": f"{name} {params}".strip(),
+        "tags": [row_id],
+        "feature": f"features/{row_id.lower()}.feature",
+        "line": line,
+        "scenario": name,
+        "params": params,
+        "outcome": {"pass": "passed", "fail": "failed", "skip": "skipped"}[rfc],
+        "rfc": rfc,
+        "profile": profile or rfc,
+        "counts_for": "sut",
+        "seam": "dispatcher",
+        "divergences": [{"expected": "code a", "seen": "code b", "reading": "pwh's code names"}] if divergent else [],
+        **({"expected": "isolated failure", "seen": "proposed", "clause": "§10"} if rfc == "fail" else {}),
+        **({"reason": "unsupported by the SUT"} if rfc == "skip" else {}),
+    }
+
+
+def with_scenarios(sut: str, scenarios: list[dict[str, Any]]) -> dict[str, Any]:
+    """A verdict whose rows are what its scenarios make them (as the gate computes them)."""
+    from pwh._harness.judging import rows_of, summarize
+
+    rows = rows_of(scenarios, sorted({t for x in scenarios for t in x["tags"]}))
+    v = verdict(sut, None, rows)
+    v.update(scenarios=scenarios, summary=summarize(rows, scenarios, False))
+    return v
+
+
+def three() -> list[tuple[str, dict[str, Any]]]:
+    """The reference passes everything; one adapter fails an M03 example and skips an M06
+    scenario; another diverges on that M03 example and lacks an M06 scenario."""
+    ref = [
+        scenario("M03", 6, "receipt not committed", "pass", params="appended"),
+        scenario("M03", 6, "receipt not committed", "pass", params="repaired"),
+        scenario("M06", 4, "second delivery", "pass"),
+        scenario("M06", 20, "third delivery", "pass"),
+    ]
+    one = copy.deepcopy(ref)
+    one[0] = scenario("M03", 6, "receipt not committed", "fail", params="appended")
+    one[3] = scenario("M06", 20, "third delivery", "skip")
+    other = copy.deepcopy(ref)[:3]
+    other[0] = scenario("M03", 6, "receipt not committed", "pass", params="appended", profile="divergence")
+    return [
+        ("ref.json", with_scenarios("reference", ref)),
+        ("one.json", with_scenarios("one", one)),
+        ("two.json", with_scenarios("two", other)),
+    ]
+
+
+def test_rows_and_scenarios_that_differ_come_first_in_every_medium() -> None:
+    data = matrix(three())
+    assert data["row_order"] == "differs_first" and data["differing_rows"] == 2 and data["differing_scenarios"] == 2
+    assert [(r["row"], r["differs"]) for r in data["rows"]] == [("M03", True), ("M06", True)]
+    got = [(x["row"], x["line"], x["params"], x["differs"], [c and c["status"] for c in x["cells"]]) for x in data["scenarios"]]
+    assert got == [
+        ("M03", 6, "appended", True, ["pass", "fail", "divergence"]),
+        ("M06", 20, "", True, ["pass", "skip", None]),  # absent from the third: "—", and no difference by itself
+        ("M03", 6, "repaired", False, ["pass", "pass", "pass"]),
+        ("M06", 4, "", False, ["pass", "pass", "pass"]),
+    ]
+    assert data["scenarios"][0]["cells"][1] == {"status": "fail", "index": 0}  # where it is in that verdict
+    # a row alike everywhere goes after those that differ, whatever the rulebook says
+    same = three()
+    same[1][1]["rows"]["M06"] = same[0][1]["rows"]["M06"]
+    same[2][1]["rows"]["M06"] = same[0][1]["rows"]["M06"]
+    same_data = matrix(same)
+    assert [(r["row"], r["differs"]) for r in same_data["rows"]] == [("M03", True), ("M06", False)]
+    text = matrix_table(data)
+    assert text.index("rows that differ (2)") < text.index("M03 *") < text.index("rows alike (0)")
+    assert "scenarios that differ (2 of 4;" in text and text.index("[appended] receipt not committed") < text.index("third delivery")
+    assert "pass  FAIL  differs" in text and "repaired" not in text  # the terminal lists only the differing scenarios
+    md = matrix_markdown(data)
+    assert md.index("| **scenarios that differ (2)** |") < md.index("[appended]") < md.index("| **scenarios alike (2)** |")
+    assert md.index("| **scenarios alike (2)** |") < md.index("[repaired]") and "| pass | skip | — |" in md
+    page = matrix_html(data)
+    assert page.index('id="scenarios-differ"') < page.index("[appended]") < page.index('id="scenarios-alike"') < page.index("[repaired]")
+    back = json.loads(json.dumps(data))
+    assert [r["row"] for r in back["rows"]] == ["M03", "M06"] and back["scenarios"] == data["scenarios"]
+    # every field a reader of the v1 JSON used is still there, with its meaning
+    assert {"schema_version", "order", "harness_differs", "columns", "rows"} <= set(back)
+    assert all({"row", "case", "cells", "changes"} <= set(r) for r in back["rows"])
+
+
+def test_the_terminal_lists_a_few_differing_scenarios_a_row_and_counts_the_rest() -> None:
+    ref = [scenario("M03", 6, "outline", "pass", params=f"ex{n}") for n in range(8)]
+    bad = [scenario("M03", 6, "outline", "fail", params=f"ex{n}") for n in range(8)]
+    data = matrix([("a.json", with_scenarios("reference", ref)), ("b.json", with_scenarios("bad", bad))])
+    text = matrix_table(data)
+    assert sum(1 for ln in text.splitlines() if "[ex" in ln) == 5 and "… and 3 more differing in M03" in text
+    assert matrix_markdown(data).count("[ex") == 8 and matrix_html(data).count('<tr class="scenario">') == 8
+
+
+def test_each_failing_differing_or_skipped_cell_links_to_its_verdicts_card_on_the_page() -> None:
+    data = matrix(three())
+    page = matrix_html(data)
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids))  # every anchor once on the page, the three verdicts' cards together
+    hrefs = re.findall(r' href="#([^"]+)"', page)
+    assert hrefs and set(hrefs) <= set(ids)
+    # the failing M03 example of column 2 is scenario 0 of its verdict: its card is c2-sc-0
+    assert '<td class="fail"><a href="#c2-sc-0">FAIL</a></td>' in page and ' id="c2-sc-0"' in page
+    assert (
+        '<td class="divergence"><a href="#c3-sc-0">differs</a></td>' in page and '<td class="skip"><a href="#c2-sc-3">skip</a></td>' in page
+    )
+    assert '<td class="absent">—</td>' in page and '<td class="pass">pass</td>' in page  # a pass links nowhere
+    # a row's cell links to the row's most severe card in that column
+    m03 = re.search(r'<tr class="changes" id="row-M03">.*?</tr>', page)
+    assert m03 and 'href="#c2-sc-0"' in m03.group() and 'href="#c3-sc-0"' in m03.group()
+    # the cards' own links stay on the page: to their column's anchors, or to the matrix's row
+    assert 'href="#row-M03"' in page.split('<section id="cards">')[1]
+    # read back from JSON there are no verdicts, so no cards and no links into them
+    bare = matrix_html(json.loads(json.dumps(data)))
+    assert '<section id="cards">' not in bare and "#c2-" not in bare
+    assert page == matrix_html(matrix(three()))  # the same verdicts, the same bytes
+
+
+def test_hostile_scenario_text_is_escaped_in_the_scenario_table_and_the_cards() -> None:
+    verdicts = three()
+    x = verdicts[1][1]["scenarios"][0]
+    x["scenario"] += HOSTILE
+    x["params"] += HOSTILE
+    x["seen"] += HOSTILE
+    data = matrix(verdicts)
+    page = matrix_html(data)
+    assert "<script>" not in page and "\x1b" not in page and page.count(html.escape(HOSTILE.replace("\x1b", "\\x1b"), quote=True)) >= 3
+    for text in (matrix_table(data), matrix_markdown(data)):
+        assert "\x1b" not in text and "<script>" not in text

@@ -14,8 +14,17 @@ went from FAIL to pass), *broke* (pass to FAIL) or *changed* (anything else: ski
 profile alone, the number of failing or skipped scenarios). That list is what a maintainer reads to see
 which release broke or fixed what; ``pwh compare A.json B.json`` then names the scenarios.
 
-The rows are the rulebook's, in its order, then any other row a verdict names. Rendered for the
-terminal, as JSON data, as Markdown and as one HTML page; everything taken from a file is escaped
+The rows are the rulebook's, in its order, then any other row a verdict names; with several
+columns, the rows that differ between them (``differs``: any two present cells disagree on a status
+or on how many scenarios failed or were skipped, the same test that marks a change) come first, then
+the rows alike in every column, each group in that order. A row a verdict lacks (``—``, a partial
+run) differs from nothing. After the rows, every scenario × SUT, again the differing ones first
+(a scenario is its feature:line, name and example; its status pass, fail, skip, divergence,
+self-check or self-fail, as the single report shows it; ``—`` when a verdict lacks it).
+
+Rendered for the terminal (only the differing scenarios, a few a row), as JSON data, as Markdown
+and as one self-contained HTML page, whose cells link to the failure cards of each verdict, embedded
+below the tables (:mod:`pwh._harness.report.matrix_cards`); everything taken from a file is escaped
 for where it is shown (a SUT name is whatever the gate was given).
 """
 
@@ -24,10 +33,13 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from pwh._harness.report._common import STATUS_MARK, VERDICT_WORD
+from pwh._harness.report.html import RULE_ORDER, _row_of, _scenario_kind, stylesheet
+from pwh._harness.report.matrix_cards import CARD_KINDS, Cards, column_anchor, column_cards, row_targets
 from pwh._harness.rules import RULES
 
 __all__ = [
@@ -67,7 +79,14 @@ def for_markdown_code(text: Any) -> str:
     return for_terminal(str(text).replace("`", "'").replace("\n", " "))
 
 
-def matrix(verdicts: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+class MatrixData(dict[str, Any]):
+    """The table as data (a plain dict to JSON) that also keeps the loaded verdicts, in column
+    order, for the HTML page's failure cards: data read back from JSON has none (no cards)."""
+
+    verdicts: list[dict[str, Any]]
+
+
+def matrix(verdicts: Sequence[tuple[str, dict[str, Any]]]) -> MatrixData:
     """The table as data: ``verdicts`` are (file label, loaded verdict), in the order given."""
     columns = [_column(label, v) for label, v in verdicts]
     order = release_order(columns)
@@ -80,14 +99,74 @@ def matrix(verdicts: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     rows = []
     for row in row_ids:
         cells = [_cell(v["rows"].get(row)) for _, v in verdicts]
-        rows.append({"row": row, "case": cases.get(row, ""), "cells": cells, "changes": changes(cells)})
-    return {
-        "schema_version": MATRIX_SCHEMA_VERSION,
-        "order": "version" if order is not None else "given",
-        "harness_differs": harness_differs(columns),
-        "columns": columns,
-        "rows": rows,
-    }
+        found = changes(cells)
+        rows.append({"row": row, "case": cases.get(row, ""), "cells": cells, "changes": found, "differs": bool(found)})
+    scenarios = scenario_matrix([v for _, v in verdicts])
+    data = MatrixData(
+        {
+            "schema_version": MATRIX_SCHEMA_VERSION,
+            "order": "version" if order is not None else "given",
+            "row_order": ROW_ORDER,
+            "harness_differs": harness_differs(columns),
+            "columns": columns,
+            "differing_rows": sum(1 for r in rows if r["differs"]),
+            "rows": differing_first(rows),
+            "differing_scenarios": sum(1 for x in scenarios if x["differs"]),
+            "scenarios": scenarios,
+        }
+    )
+    data.verdicts = [v for _, v in verdicts]
+    return data
+
+
+ROW_ORDER = "differs_first"  # the rows (and scenarios) that differ between columns, then the rest; each group in rulebook order
+
+
+def differing_first(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``items`` (rows or scenarios) with those that differ first, the order kept within each group."""
+    return [x for x in items if x["differs"]] + [x for x in items if not x["differs"]]
+
+
+def scenario_matrix(verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every scenario any verdict names × the verdicts: one entry per scenario (its row, feature,
+    line, name and example), each cell its status there and its index in that verdict's
+    ``scenarios`` (``None`` when the verdict lacks it); ``differs`` when two present cells' statuses
+    differ. The differing ones first; each group by row (rulebook order), feature, line, then as
+    first met. A scenario named twice in one verdict (the same place, name and example) is matched
+    occurrence by occurrence."""
+    found: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for k, v in enumerate(verdicts):
+        seen: dict[tuple[Any, ...], int] = {}
+        for i, x in enumerate(v.get("scenarios") or []):
+            place = (str(x.get("feature", "?")), x.get("line", "?"), str(x.get("scenario", x.get("id", ""))), str(x.get("params", "")))
+            n = seen[place] = seen.get(place, -1) + 1
+            key = (*place, n)
+            if key not in found:
+                found[key] = {
+                    "row": _row_of(x),
+                    "feature": place[0],
+                    "line": place[1],
+                    "scenario": place[2],
+                    "params": place[3],
+                    "cells": [None] * len(verdicts),
+                }
+            found[key]["cells"][k] = {"status": _scenario_kind(x)[0], "index": i}
+    rank = {r: n for n, r in enumerate(RULE_ORDER)}
+    entries = sorted(
+        enumerate(found.values()),
+        key=lambda e: (
+            rank.get(e[1]["row"], len(rank)),
+            e[1]["row"],
+            e[1]["feature"],
+            e[1]["line"] if isinstance(e[1]["line"], int) else -1,
+            e[0],
+        ),
+    )
+    out = []
+    for _, x in entries:
+        statuses = {c["status"] for c in x["cells"] if c is not None}
+        out.append({**x, "differs": len(statuses) > 1})
+    return differing_first(out)
 
 
 def _column(label: str, v: dict[str, Any]) -> dict[str, Any]:
@@ -254,9 +333,13 @@ def matrix_table(data: dict[str, Any]) -> str:
     out = [
         f"pwh report — {len(columns)} verdicts, row × SUT, {_order_text(data)}",
         f"(each cell: RFC/profile status; {ABSENT}: row not run; {MARK}: the row's result changes between columns)",
+        *(["(the rows that differ between the columns first, then the rows alike; each in rulebook order)"] if len(columns) > 1 else []),
         "",
     ]
-    body = [line(for_terminal(_row_label(r)), [cell_text(c) for c in r["cells"]], _cut(for_terminal(r["case"]), 48)) for r in rows]
+    body = []
+    for heading, members in groups(rows, "rows", several=len(columns) > 1):
+        body += [heading] if heading else []
+        body += [line(for_terminal(_row_label(r)), [cell_text(c) for c in r["cells"]], _cut(for_terminal(r["case"]), 48)) for r in members]
     head = [line("row", [n for n, _ in heads], "case"), line("", [v for _, v in heads])]
     out += [*head, "-" * max(len(x) for x in [*head, *body]), *body]
     out += ["", line("verdict", totals, "(RFC/profile)"), ""]
@@ -265,11 +348,67 @@ def matrix_table(data: dict[str, Any]) -> str:
             for_terminal(f"[{i}] {c['file']}: SUT {c['sut']} {_version(c)}, verdict {_verdict_text(c)}")
             + (" — a partial run has only the rows it ran" if c["partial"] else "")
         )
+    out += _terminal_scenarios(data)
     if len(columns) > 1:
         out += ["", "what changed, column to column (fixed: RFC FAIL → pass; broke: pass → FAIL; changed: anything else):"]
         out += _terminal_changes(data)
     note = _harness_note(data)
     return "\n".join(out + (["", note] if note else [])) + "\n"
+
+
+def groups(items: Sequence[dict[str, Any]], what: str, *, several: bool) -> list[tuple[str | None, list[dict[str, Any]]]]:
+    """``items`` (in :func:`differing_first` order) as (heading, members): those that differ, then
+    those alike; one group without a heading when there is one column (nothing to differ from)."""
+    if not several:
+        return [(None, list(items))]
+    differ = [x for x in items if x["differs"]]
+    alike = [x for x in items if not x["differs"]]
+    return [(f"{what} that differ ({len(differ)})", differ), (f"{what} alike ({len(alike)})", alike)]
+
+
+SCENARIO_WORD = {"pass": "pass", "fail": "FAIL", "skip": "skip", "divergence": "differs", "self-check": "self", "self-fail": "self-FAIL"}
+TERMINAL_SCENARIOS_PER_ROW = 5  # differing scenarios the terminal lists a row; the rest are counted
+
+
+def scenario_text(cell: dict[str, Any] | None) -> str:
+    """A scenario cell in words: its status, or ``—`` when the verdict lacks the scenario."""
+    return ABSENT if cell is None else SCENARIO_WORD.get(cell["status"], str(cell["status"]))
+
+
+def scenario_label(x: dict[str, Any], *, example_first: bool = False) -> str:
+    """A scenario as a reader finds it: ``feature:line name [example]`` (``example_first``:
+    ``feature:line [example] name``, for a line cut short, where the example tells the outline's
+    examples apart)."""
+    params = f"[{x['params']}]" if x.get("params") else ""
+    if example_first:
+        return f"{x['feature']}:{x['line']} {params + ' ' if params else ''}{x['scenario']}"
+    return f"{x['feature']}:{x['line']} {x['scenario']}{' ' + params if params else ''}"
+
+
+def _terminal_scenarios(data: dict[str, Any]) -> list[str]:
+    """The differing scenarios, at most :data:`TERMINAL_SCENARIOS_PER_ROW` a row (the others
+    counted): the terminal verdict stays readable; every scenario is in the other forms."""
+    scenarios = data.get("scenarios") or []
+    if not scenarios or len(data["columns"]) < 2:
+        return []
+    differ = [x for x in scenarios if x["differs"]]
+    out = ["", f"scenarios that differ ({len(differ)} of {len(scenarios)}; --html, --md and --json list every scenario):"]
+    if not differ:
+        return [*out, "  none: every scenario has one status in every column that ran it"]
+    widths = [max(len(f"[{k + 1}]"), *(len(scenario_text(x["cells"][k])) for x in differ)) for k in range(len(data["columns"]))]
+    out.append(("  row     " + "  ".join(f"{f'[{k + 1}]':<{w}}" for k, w in enumerate(widths)) + "  scenario").rstrip())
+    by_row: dict[str, list[dict[str, Any]]] = {}
+    for x in differ:
+        by_row.setdefault(x["row"], []).append(x)
+    for row, members in by_row.items():
+        for x in members[:TERMINAL_SCENARIOS_PER_ROW]:
+            cells = "  ".join(f"{scenario_text(c):<{w}}" for c, w in zip(x["cells"], widths, strict=True))
+            out.append(for_terminal(f"  {_cut(row or '?', 7):<7} {cells}  {_cut(scenario_label(x, example_first=True), 100)}"))
+        if len(members) > TERMINAL_SCENARIOS_PER_ROW:
+            out.append(
+                for_terminal(f"  {_cut(row or '?', 7):<7} … and {len(members) - TERMINAL_SCENARIOS_PER_ROW} more differing in {row or '?'}")
+            )
+    return out
 
 
 def _terminal_changes(data: dict[str, Any]) -> list[str]:
@@ -296,14 +435,19 @@ def matrix_markdown(data: dict[str, Any]) -> str:
         f"# pwh report — {len(columns)} verdicts, row × SUT",
         "",
         f"{_order_text(data).capitalize()}. Each cell: the row's RFC status / profile status; {ABSENT}: the verdict has no "
-        f"such row; \\{MARK} after a row: its result changes between columns (listed below the table).",
+        f"such row; \\{MARK} after a row: its result changes between columns (listed below the table)."
+        + (" The rows that differ between the columns come first, then the rows alike." if len(columns) > 1 else ""),
         "",
         "| row | " + " | ".join(heads) + " | case |",
         "|---|" + "---|" * len(columns) + "---|",
     ]
-    for r in data["rows"]:
-        label = for_markdown(r["row"]) + (f" \\{MARK}" if r.get("changes") else "")
-        out.append(f"| {label} | " + " | ".join(cell_text(c) for c in r["cells"]) + f" | {for_markdown(r['case'])} |")
+    blank = " |" * (len(columns) + 1)
+    for heading, members in groups(data["rows"], "rows", several=len(columns) > 1):
+        if heading:
+            out.append(f"| **{heading}** |{blank}")
+        for r in members:
+            label = for_markdown(r["row"]) + (f" \\{MARK}" if r.get("changes") else "")
+            out.append(f"| {label} | " + " | ".join(cell_text(c) for c in r["cells"]) + f" | {for_markdown(r['case'])} |")
     out.append("| **verdict** | " + " | ".join(f"**{_verdict_text(c)}**" for c in columns) + " | RFC/profile |")
     out += [
         "",
@@ -312,6 +456,7 @@ def matrix_markdown(data: dict[str, Any]) -> str:
             for i, c in enumerate(columns, 1)
         ),
     ]
+    out += _markdown_scenarios(data, heads)
     if len(columns) > 1:
         out += ["", "## What changed, column to column", "", "fixed: RFC FAIL → pass; broke: pass → FAIL; changed: anything else.", ""]
         for step in column_changes(data):
@@ -327,14 +472,31 @@ def matrix_markdown(data: dict[str, Any]) -> str:
     return "\n".join(out + (["", note[0].upper() + note[1:]] if note else [])) + "\n"
 
 
-_CSS = (
-    "body{font:14px/1.4 system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
-    "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}"
-    "th small,td small{font-weight:normal;color:#555}.pass{background:#e6f4e6}.fail{background:#fbe3e3}"
-    ".skip,.self-check{background:#f1f1f1}.divergence{background:#fff4d6}.absent{color:#888}"
-    "td.moved{outline:2px solid #333;outline-offset:-2px}tr.changes>th:first-child::after{content:' *'}"
-    ".fixed{color:#1a6b1a}.broke{color:#a11}"
-)
+def _markdown_scenarios(data: dict[str, Any], heads: Sequence[str]) -> list[str]:
+    scenarios = data.get("scenarios") or []
+    if not scenarios:
+        return []
+    several = len(data["columns"]) > 1
+    out = [
+        "",
+        "## Scenarios",
+        "",
+        f"Each cell: the scenario's status in that verdict; {ABSENT}: the verdict lacks it."
+        + (" The scenarios that differ between the columns first." if several else ""),
+        "",
+        "| row | scenario | " + " | ".join(heads) + " |",
+        "|---|---|" + "---|" * len(heads),
+    ]
+    for heading, members in groups(scenarios, "scenarios", several=several):
+        if heading:
+            out.append(f"| **{heading}** |" + " |" * (len(heads) + 1))
+        for x in members:
+            out.append(
+                f"| {for_markdown(x['row'] or '?')} | {for_markdown(scenario_label(x))} | "
+                + " | ".join(scenario_text(c) for c in x["cells"])
+                + " |"
+            )
+    return out
 
 
 def _h(value: Any) -> str:
@@ -343,23 +505,88 @@ def _h(value: Any) -> str:
     return html.escape(for_terminal(value), quote=True)
 
 
-def _html_cell(cell: dict[str, Any] | None, was: dict[str, Any] | None, since: dict[str, Any] | None) -> str:
+def row_anchor(row: str) -> str:
+    """The matrix row's anchor on the page (``row-M03``)."""
+    return "row-" + re.sub(r"[^A-Za-z0-9_.-]", "_", str(row))
+
+
+def _link(text: str, target: str | None) -> str:
+    return f'<a href="#{_h(target)}">{text}</a>' if target else text
+
+
+def _html_cell(cell: dict[str, Any] | None, was: dict[str, Any] | None, since: dict[str, Any] | None, target: str | None) -> str:
     kind = "absent" if cell is None else (cell["profile"] if cell["rfc"] == "pass" else cell["rfc"])
     moved = " moved" if was is not None else ""
     title = f' title="was {_h(change_text(was))} in {_h(column_name(since))}"' if was is not None and since is not None else ""
     counts = change_text(cell).partition(" (")[2].rstrip(")")
     count = f"<br><small>{_h(counts)}</small>" if counts else ""
-    return f'<td class="{_h(kind)}{moved}"{title}>{_h(cell_text(cell))}{count}</td>'
+    return f'<td class="{_h(kind)}{moved}"{title}>{_link(_h(cell_text(cell)), target)}{count}</td>'
 
 
-def _html_row(r: dict[str, Any], columns: Sequence[dict[str, Any]]) -> str:
+def _html_row(r: dict[str, Any], columns: Sequence[dict[str, Any]], targets: Sequence[dict[str, str]]) -> str:
     moved = {ch["column"]: ch["since"] for ch in r.get("changes", [])}
     cells = "".join(
-        _html_cell(c, r["cells"][moved[i]] if i in moved else None, columns[moved[i]] if i in moved else None)
+        _html_cell(
+            c,
+            r["cells"][moved[i]] if i in moved else None,
+            columns[moved[i]] if i in moved else None,
+            targets[i].get(r["row"]) if i < len(targets) else None,
+        )
         for i, c in enumerate(r["cells"])
     )
     marked = ' class="changes"' if moved else ""
-    return f"<tr{marked}><th>{_h(r['row'])}</th>{cells}<td>{_h(r['case'])}</td></tr>"
+    return f'<tr{marked} id="{_h(row_anchor(r["row"]))}"><th>{_h(r["row"])}</th>{cells}<td>{_h(r["case"])}</td></tr>'
+
+
+def _group_row(heading: str, width: int) -> str:
+    return f'<tr class="group"><th colspan="{width}">{_h(heading)}</th></tr>'
+
+
+def _where(feature: Any, line: Any, features_href: str | None) -> str:
+    """``feature:line``, linked to the features' copy when ``features_href`` says where it is (as
+    the single report links it)."""
+    label = f"<code>{_h(f'{feature}:{line}')}</code>"
+    if features_href is None or not isinstance(feature, str) or "/" not in feature or not isinstance(line, int):
+        return label
+    return f'<a class="where" href="{_h(features_href + quote(feature.split("/", 1)[1]) + f"#L{line}")}">{label}</a>'
+
+
+def _html_scenario(x: dict[str, Any], all_cards: Sequence[Cards | None], features_href: str | None) -> str:
+    cells = []
+    for k, c in enumerate(x["cells"]):
+        cards = all_cards[k] if k < len(all_cards) else None
+        target = cards.scenario(k, c["index"]) if cards is not None and c is not None and c["status"] in CARD_KINDS else None
+        kind = "absent" if c is None else c["status"]
+        cells.append(f'<td class="{_h(kind)}">{_link(_h(scenario_text(c)), target)}</td>')
+    params = f' <span class="params">[{_h(x["params"])}]</span>' if x.get("params") else ""
+    row = f'<a href="#{_h(row_anchor(x["row"]))}">{_h(x["row"])}</a>' if x.get("row") else "?"
+    name = f'<span class="name">{_h(x["scenario"])}</span>{params} {_where(x["feature"], x["line"], features_href)}'
+    return f'<tr class="scenario"><th>{row}</th><td>{name}</td>{"".join(cells)}</tr>'
+
+
+def _html_scenarios(data: dict[str, Any], head: str, all_cards: Sequence[Cards | None], features_href: str | None) -> str:
+    scenarios = data.get("scenarios") or []
+    if not scenarios:
+        return ""
+    several = len(data["columns"]) > 1
+    thead = f"<thead><tr><th>row</th><th>scenario</th>{head}</tr></thead>"
+    parts = [
+        '<section id="scenarios"><h2>Scenarios</h2>\n'
+        f"<p>Each cell: the scenario's status in that verdict ({ABSENT}: the verdict lacks it); a failing, differing or "
+        "skipped one links to its card below."
+        + (" The scenarios that differ between the columns first; those alike in every column are folded below them." if several else "")
+        + "</p>\n"
+    ]
+    for heading, members in groups(scenarios, "scenarios", several=several):
+        body = "\n".join(_html_scenario(x, all_cards, features_href) for x in members)
+        table = f'<table class="matrix scenarios">{thead}<tbody>\n{body}\n</tbody></table>' if members else '<p class="note">none</p>'
+        if heading is None:
+            parts.append(table)
+        elif heading.startswith("scenarios alike"):
+            parts.append(f'<details class="alike" id="scenarios-alike"><summary>{_h(heading)}</summary>{table}</details>')
+        else:
+            parts.append(f'<h3 id="scenarios-differ">{_h(heading)}</h3>{table}')
+    return "\n".join(parts) + "\n</section>\n"
 
 
 def _html_changes(data: dict[str, Any]) -> str:
@@ -382,25 +609,71 @@ def _html_changes(data: dict[str, Any]) -> str:
     )
 
 
-def matrix_html(data: dict[str, Any]) -> str:
-    """One self-contained page; every string from a verdict file is escaped."""
+def matrix_html(
+    data: dict[str, Any],
+    verdicts: Sequence[dict[str, Any]] | None = None,
+    *,
+    features_href: str | None = None,
+    report_hrefs: Mapping[str, str] | None = None,
+) -> str:
+    """One self-contained page; every string from a verdict file is escaped.
+
+    ``verdicts``: the loaded verdicts in column order (default: those :func:`matrix` kept); with
+    them each verdict's failure cards are on the page and every failing, differing or skipped cell
+    links to its card; without them (data read back from JSON) the cells link nowhere.
+    ``features_href``: a relative URL prefix reaching the features (``feature:line`` then links, as
+    in the single report). ``report_hrefs``: a column's file label → a relative URL of its own
+    report, linked from its header (the packet's ``results/<sut>/report.html``)."""
     columns = data["columns"]
-    head = "".join(f"<th>{_h(c['sut'])}<br><small>{_h(_version(c))}</small></th>" for c in columns)
-    body = [_html_row(r, columns) for r in data["rows"]]
+    verdicts = verdicts if verdicts is not None else getattr(data, "verdicts", None)
+    if verdicts is not None and len(verdicts) != len(columns):
+        raise ValueError("one verdict per column")
+    rows_by_anchor = {str(r["row"]).lower(): row_anchor(r["row"]) for r in data["rows"]}
+    all_cards: list[Cards | None] = []
+    targets: list[dict[str, str]] = []
+    for k, v in enumerate(verdicts or []):
+        c = columns[k]
+        heading = f"[{k + 1}] {_h(c['sut'])} {_h(_version(c))} — {_h(_verdict_text(c))}: failures, divergences and skips"
+        cards = column_cards(k, v, heading, rows_by_anchor, features_href)
+        all_cards.append(cards)
+        targets.append(row_targets(k, v, cards))
+    head = "".join(_html_head(k, c, bool(all_cards), report_hrefs or {}) for k, c in enumerate(columns))
+    width = len(columns) + 2
+    body = []
+    for group, members in groups(data["rows"], "rows", several=len(columns) > 1):
+        body += [_group_row(group, width)] if group else []
+        body += [_html_row(r, columns, targets) for r in members]
     totals = "".join(f"<td><strong>{_h(_verdict_text(c))}</strong></td>" for c in columns)
     legend = "".join(f"<li><code>{_h(c['file'])}</code>: SUT {_h(c['sut'])} {_h(_version(c))}</li>" for c in columns)
     title = f"pwh report — {len(columns)} verdicts, row × SUT"
+    several = len(columns) > 1
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{_h(title)}</title>'
-        f"<style>{_CSS}</style></head><body>\n<h1>{_h(title)}</h1>\n"
+        f'<style>{stylesheet()}</style></head><body class="matrix-page">\n<header><h1>{_h(title)}</h1>\n'
         f"<p>{_h(_order_text(data).capitalize())}. Each cell: the row's RFC status / profile status; {ABSENT}: the verdict "
         f"has no such row; {MARK} after a row: its result changes between columns (an outlined cell: it differs from the "
-        "column before; hover for what it was).</p>\n"
-        f"<table><thead><tr><th>row</th>{head}<th>case</th></tr></thead>\n<tbody>\n"
+        "column before; hover for what it was)."
+        + (" The rows that differ between the columns come first, then the rows alike." if several else "")
+        + (" A failing, differing or skipped cell links to its verdict's card, below the tables." if all_cards else "")
+        + "</p></header>\n"
+        f'<section id="rows"><table class="matrix"><thead><tr><th>row</th>{head}<th>case</th></tr></thead>\n<tbody>\n'
         + "\n".join(body)
-        + f"\n<tr><th>verdict</th>{totals}<td>RFC/profile</td></tr>\n</tbody></table>\n<ol>{legend}</ol>\n"
-        + (_html_changes(data) if len(columns) > 1 else "")
+        + f"\n<tr><th>verdict</th>{totals}<td>RFC/profile</td></tr>\n</tbody></table>\n<ol>{legend}</ol></section>\n"
+        + _html_scenarios(data, head, all_cards, features_href)
+        + (_html_changes(data) if several else "")
         + (f"<p><strong>{_h(note)}</strong></p>\n" if (note := _harness_note(data)) else "")
+        + (
+            '<section id="cards"><h2>Failure cards, by verdict</h2>\n' + "\n".join(c.html for c in all_cards if c) + "\n</section>\n"
+            if all_cards
+            else ""
+        )
         + "</body></html>\n"
     )
+
+
+def _html_head(k: int, c: dict[str, Any], cards: bool, report_hrefs: Mapping[str, str]) -> str:
+    name = f'<a href="#{column_anchor(k)}">{_h(c["sut"])}</a>' if cards else _h(c["sut"])
+    report = report_hrefs.get(c["file"])
+    link = f' <a href="{_h(report)}">report</a>' if report else ""
+    return f"<th>{name}<br><small>{_h(_version(c))}{link}</small></th>"
