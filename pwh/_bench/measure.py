@@ -9,11 +9,13 @@ breakdown and the table) is :mod:`pwh._bench.report`'s, the figure :mod:`pwh._be
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +78,16 @@ class BenchPlan:
         return max(20, base // (3 if self.quick else 1))
 
 
+def machine_busy() -> str | None:
+    """Why the machine is too busy to measure on (its load average against its cores), or None."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return None
+    cores = os.cpu_count() or 1
+    return f"load average {load:.1f} on {cores} core(s)" if load > 0.5 * cores else None
+
+
 def run_bench(plan: BenchPlan, base: Path, out: Callable[[str], None] = print) -> dict[str, Any]:
     """Every workload, ``reps`` times, pwh and LoopX interleaved; medians over all calls."""
     # LoopX runs right after the skeleton, so that pwh's dispatch, its skeleton and LoopX run back to back.
@@ -90,16 +102,25 @@ def run_bench(plan: BenchPlan, base: Path, out: Callable[[str], None] = print) -
     times: dict[str, list[float]] = {w.name: [] for w in order}
     peaks: dict[str, int] = {w.name: 0 for w in order}
     per_rep: list[dict[str, dict[str, Any]]] = []
+    busy = machine_busy()
+    if busy:
+        out(f"  warning: {busy}: the figures will read slower than on a quiet machine")
+    started = time.monotonic()
     for rep in range(plan.reps()):
         this_rep: dict[str, dict[str, Any]] = {}
-        for w in order:
+        for k, w in enumerate(order, 1):
             if w.kind == "prefilled" and w.prefill >= 10**6 and rep > 0 and plan.quick:
                 continue  # one pass of the million-record journal is enough for --quick
+            if w.kind == "prefilled" and w.prefill >= 10**5:  # the one long silence: say what it is
+                out(f"  rep {rep + 1}/{plan.reps()}  [{k}/{len(order)}] {w.name}: filling a journal of {w.prefill:,} records first")
             result = run_child(w.name, plan.calls(w), base)
             times[w.name] += result["times"]
             peaks[w.name] = max(peaks[w.name], result["peak_rss_kib"])
             stats = this_rep[w.name] = summarise(result["times"])
-            out(f"  rep {rep + 1}/{plan.reps()}  {w.name:<28} median {stats['median_ms']:>8.3f} ms  p90 {stats['p90_ms']:>8.3f} ms")
+            out(
+                f"  rep {rep + 1}/{plan.reps()}  [{k}/{len(order)}] {w.name:<28} median {stats['median_ms']:>8.3f} ms  "
+                f"p90 {stats['p90_ms']:>8.3f} ms  ({time.monotonic() - started:.0f} s)"
+            )
         per_rep.append(this_rep)
     workloads_out = {name: {**summarise(ts), "peak_rss_mib": round(peaks[name] / 1024, 1)} for name, ts in times.items() if ts}
     found = ratios(workloads_out)

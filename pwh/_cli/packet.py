@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,6 @@ def _private_names() -> list[str]:
 
 def _build_command(args: argparse.Namespace) -> ExitCode:
     # Loaded here, not at the top: `pwh packet verify` (what a consumer runs) never loads the gate.
-    from pwh._harness import gate
     from pwh._harness.packet.build import build_packet, result_dir_name
     from pwh._harness.verdicts import load_verdict
 
@@ -98,7 +98,7 @@ def _build_command(args: argparse.Namespace) -> ExitCode:
             Path(args.dir),
             suts,
             tar_path=Path(args.tar) if args.tar else None,
-            gate=gate.run_gate,
+            gate=_gate_in_sight("build"),
             private_names=_private_names(),
             saved=saved,
         )
@@ -124,9 +124,25 @@ def _build_command(args: argparse.Namespace) -> ExitCode:
     return ExitCode.FAILED if unfit else ExitCode.OK
 
 
+def _gate_in_sight(verb: str) -> Callable[..., Any]:
+    """``run_gate`` with its per-scenario progress on and each SUT's time said: a packet gates one
+    SUT after another for minutes, and the terminal shows where it is."""
+
+    def gate_with_progress(sut: str, **options: Any) -> Any:
+        from pwh._harness import gate  # looked up at each call (the tests replace run_gate)
+
+        started = time.monotonic()
+        run = gate.run_gate(sut, **{**options, "progress": True})
+        print(f"pwh packet {verb}: {sut} gated in {time.monotonic() - started:.0f} s", flush=True)
+        return run
+
+    return gate_with_progress
+
+
 def _verify_command(args: argparse.Namespace) -> ExitCode:
     if args.sut and not args.rerun:
         raise GateError("--sut applies to --rerun only: add --rerun, or drop --sut")
+    print(f"pwh packet verify: {shown(args.dir)}: every file against its manifest, the boundary scan and its schemas", flush=True)
     report = verify_packet(Path(args.dir), private_names=_private_names())
     # The report is the command's output, found problems or not (the exit code says which); only
     # what is not a packet at all is an error line. A failed verification is also said on stderr.
@@ -146,7 +162,7 @@ def _rerun(path: Path, suts: list[str] | None) -> ExitCode:
     from pwh._harness.verdicts import comparison_lines
 
     with packet_root(path) as root:
-        results = rerun_packet(root, suts, out=lambda line: print(line, flush=True))
+        results = rerun_packet(root, suts, out=lambda line: print(line, flush=True), gate=_gate_in_sight("verify"))
     for result in results:
         print("\n".join(comparison_lines(result.comparison, f"published results for {shown_sut(result.sut)}", "the rerun")))
         for note in result.notes:
