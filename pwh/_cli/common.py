@@ -9,7 +9,7 @@ from pathlib import Path
 from pwh._harness.gate_error import GateError
 from pwh._harness.paths import shown, write_output
 
-__all__ = ["UsageError", "check_outputs", "say", "unwritable", "write"]
+__all__ = ["UsageError", "check_outputs", "say", "unwritable", "unwritable_folder", "write"]
 
 
 class UsageError(Exception):
@@ -40,6 +40,24 @@ def check_outputs(args: argparse.Namespace, *options: str) -> None:
             problem = unwritable(Path(path))
             if problem is not None:
                 raise UsageError(f"--{option} {shown(path)} {problem}")
+
+
+def unwritable_folder(path: Path) -> str | None:
+    """Why a folder could not be made (or replaced) at ``path``: an existing file there, or no
+    permission to write where it would go (nothing is made or changed to find out)."""
+    try:
+        if path.exists() and not path.is_dir():
+            return "is a file; name a folder"
+        folder = path if path.is_dir() else path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            return f"cannot be written: {shown(folder)} is not a folder"
+        if not os.access(folder, os.W_OK | os.X_OK) or (path.is_dir() and not os.access(path.parent, os.W_OK | os.X_OK)):
+            return f"cannot be written: no permission to write in {shown(folder)}"
+    except OSError as exc:
+        return f"cannot be written: {exc.strerror or 'not reachable'}"
+    return None
 
 
 def unwritable(path: Path) -> str | None:

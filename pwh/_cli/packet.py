@@ -78,9 +78,15 @@ def _private_names() -> list[str]:
 
 def _build_command(args: argparse.Namespace) -> ExitCode:
     # Loaded here, not at the top: `pwh packet verify` (what a consumer runs) never loads the gate.
+    from pwh._cli.common import unwritable, unwritable_folder
     from pwh._harness.packet.build import build_packet, result_dir_name
     from pwh._harness.verdicts import load_verdict
 
+    problem = unwritable_folder(Path(args.dir))  # before any verdict is read or any gate runs
+    if problem is not None:
+        raise GateError(f"{shown(args.dir)} {problem}")
+    if args.tar and unwritable(Path(args.tar)):
+        raise GateError(f"--tar {shown(args.tar)} {unwritable(Path(args.tar))}")
     saved: dict[str, dict[str, Any]] = {}
     for path in args.verdict or ():
         loaded = load_verdict(path)  # every file checked before any gate runs
