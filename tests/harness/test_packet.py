@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -29,12 +30,14 @@ from pwh._cli.packet import add_packet_commands
 from pwh._core.schemas import load_schema, validator
 from pwh._harness.gate import GateRun, run_gate
 from pwh._harness.packet import MANIFEST, PacketError, PacketLeak, VerifyReport, verify_packet
+from pwh._harness.packet._common import FRONT_PAGE, front_page
 from pwh._harness.packet.build import TAR_ROOT, build_packet, result_dir_name
 from pwh._harness.rules import RULE_IDS
 from tests.mini_matrix import mini_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 SUTS = ["reference", "tests.broken_suts:no_timeout"]
+RESULTS = ["reference", "tests.broken_suts-no_timeout"]  # their results directories
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +189,42 @@ def test_the_packet_holds_the_matrix_schemas_vectors_rules_and_results(packet: P
         ]
     readme = (packet / "README.md").read_text()
     assert "pwh gate --features PACKET/features --sut" in readme and "pwh packet verify PACKET" in readme
+    assert "`index.html` — the front page" in readme
+
+
+def test_the_front_page_is_the_matrix_of_every_published_verdict(packet: Path) -> None:
+    page = (packet / FRONT_PAGE).read_text("utf-8")
+    verdicts = {name: json.loads((packet / "results" / name / "verdict.json").read_text("utf-8")) for name in RESULTS}
+    assert page == front_page(verdicts)  # what verify renders again
+    assert page.startswith("<!doctype html>") and "pwh report — 2 verdicts, row × SUT" in page
+    # the reference first, each column linking to its own report beside its verdict
+    heads = re.findall(r'<a href="(results/[^"]+/report\.html)">report</a>', page.split("</thead>")[0])
+    assert heads == ["results/reference/report.html", "results/tests.broken_suts-no_timeout/report.html"]
+    assert all((packet / href).is_file() for href in heads)
+    # every in-page link reaches an anchor on the page, every other link a file of the packet
+    ids = set(re.findall(r' id="([^"]+)"', page))
+    for href in re.findall(r' href="([^"]+)"', page):
+        if href.startswith("#"):
+            assert href[1:] in ids, href
+        else:
+            path, _, line = href.partition("#L")
+            assert (packet / path).is_file() and (not line or line.isdigit()), href
+    assert str(packet) not in page and "/tmp/" not in page
+
+
+def test_a_rewritten_front_page_is_inconsistent_however_the_manifest_was_rehashed(copy_of: Path) -> None:
+    page = (copy_of / FRONT_PAGE).read_text("utf-8")
+    forged = page.replace('<td class="pass">pass/pass', '<td class="fail">FAIL/FAIL', 1)  # a column made to look failing
+    assert forged != page
+    (copy_of / FRONT_PAGE).write_text(forged, "utf-8")
+    rehash(copy_of, FRONT_PAGE)
+    problems = verify_packet(copy_of).problems
+    assert problems == [(FRONT_PAGE, "inconsistent", "differs from what pwh renders from the verdicts")], problems
+    (copy_of / FRONT_PAGE).unlink()
+    manifest = manifest_of(copy_of)
+    del manifest["files"][FRONT_PAGE]
+    (copy_of / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", "utf-8")
+    assert [(f, k) for f, k, _ in verify_packet(copy_of).problems] == [(FRONT_PAGE, "missing")]
 
 
 def test_result_directory_names_are_filesystem_safe() -> None:
@@ -360,8 +399,9 @@ def test_a_secret_in_a_report_blocks_the_build_and_keeps_the_old_packet(
     with pytest.raises(PacketLeak) as caught:
         build_packet(out, ["reference"], gate=gate_of(leaky))
     leak = caught.value
-    assert {f for f, _, _ in leak.findings} >= {"results/reference/verdict.json", "results/reference/report.md"}
-    assert leak.file.startswith("results/reference/") and leak.line.startswith("line ")
+    # the front page shows the failing scenario's card too: it is scanned like every other file
+    assert {f for f, _, _ in leak.findings} >= {"index.html", "results/reference/verdict.json", "results/reference/report.md"}
+    assert leak.file == "index.html" and leak.line.startswith("line ")
     assert {c for _, _, c in leak.findings} & categories
     assert value not in str(leak)
     assert tree(out) == before and verify_packet(out).ok

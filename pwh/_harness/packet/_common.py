@@ -17,6 +17,7 @@ from typing import Any
 from pwh._core.boundary import BoundaryScanner
 
 MANIFEST = "manifest.json"
+FRONT_PAGE = "index.html"  # every published verdict as one matrix page (front_page)
 MANIFEST_SCHEMA_VERSION = "pwh_packet_manifest_v0"
 EXIT_VERIFIED, EXIT_PROBLEMS, EXIT_NOT_A_PACKET = 0, 1, 2
 WITHHELD = "<withheld>"
@@ -84,3 +85,19 @@ def consumer_readme(
     baseline = "reference" if "reference" in dirs.values() else dirs[order[0]]
     text = resources.files("pwh._harness.packet").joinpath("consumer_readme.md.tmpl").read_text(encoding="utf-8")
     return Template(text).substitute(version=version or __version__, rows=rows, baseline=baseline)
+
+
+def front_page(verdicts: Mapping[str, Mapping[str, Any]]) -> str:
+    """The packet's front page, ``index.html``: every published verdict (by its results directory
+    name) as one row × SUT matrix page (:func:`pwh._harness.report.matrix.matrix_html`), the
+    reference first, then the others by directory, as the README's table; each failing, differing
+    or skipped cell links to its card on the page, each column to its ``results/<sut>/report.html``
+    and each ``feature:line`` to the packet's ``features/``. Built from the verdicts alone, so verify
+    renders it again and compares."""
+    from pwh._harness.report.matrix import matrix, matrix_html
+
+    order = sorted(verdicts, key=lambda name: (name != "reference", name))
+    labels = {name: f"results/{name}/verdict.json" for name in order}
+    data = matrix([(labels[name], dict(verdicts[name])) for name in order])
+    reports = {labels[name]: f"results/{name}/report.html" for name in order}
+    return matrix_html(data, features_href="features/", report_hrefs=reports)

@@ -1,8 +1,9 @@
 """``pwh packet build``: run the gate for each SUT and write the public test packet.
 
 The packet is what RFC promotion publishes: the Gherkin matrix, the JSON schemas, the identity
-test vectors, the rows and rules, and the gate's results for the named SUTs, plus a manifest of
-every file's SHA-256 and size. Two builds from the same commit are byte-identical (no times,
+test vectors, the rows and rules, the gate's results for the named SUTs, and ``index.html``, the
+front page (every verdict as one row × SUT matrix page, its cells linking to the failure cards on
+it), plus a manifest of every file's SHA-256 and size. Two builds from the same commit are byte-identical (no times,
 absolute paths, host or user names; sorted everywhere), so a rebuild proves a published packet.
 
 Every file is scanned with the public-boundary scanner *before* anything is written; a finding
@@ -36,11 +37,13 @@ from pwh._core.boundary import BoundaryScanner
 from pwh._core.schemas import schema_rejections, validator
 from pwh._harness.gate import GateError, GateRun, features_digest, locate, project_root, pwh_commit, run_gate
 from pwh._harness.packet._common import (
+    FRONT_PAGE,
     MANIFEST,
     MANIFEST_SCHEMA_VERSION,
     PacketError,
     PacketLeak,
     consumer_readme,
+    front_page,
     json_bytes,
     result_dir_name,
     shown_rel,
@@ -118,6 +121,7 @@ def build_packet(
     _stop_on_leaks(files, scanner)  # before the gate runs: a planted secret fails fast
     verdicts: dict[str, str] = {}
     profiles: dict[str, str] = {}
+    published: dict[str, dict[str, Any]] = {}  # results directory -> its verdict, for the front page
     for sut, name in dirs.items():
         if sut in saved:
             verdict: dict[str, Any] = copy.deepcopy(dict(saved[sut]))
@@ -139,7 +143,9 @@ def build_packet(
         files[f"results/{name}/report.html"] = html_report(verdict, features_href="../../features/").encode("utf-8")
         verdicts[sut] = verdict["summary"]["verdict"]
         profiles[sut] = verdict["summary"]["profile"]
+        published[name] = verdict
     files["README.md"] = consumer_readme(dirs, verdicts, profiles).encode("utf-8")
+    files[FRONT_PAGE] = front_page(published).encode("utf-8")
 
     manifest = _manifest(files)
     bad = schema_rejections(validator("packet_manifest"), manifest, "invalid")

@@ -30,9 +30,11 @@ from pwh._harness.packet._common import (
     EXIT_NOT_A_PACKET,
     EXIT_PROBLEMS,
     EXIT_VERIFIED,
+    FRONT_PAGE,
     MANIFEST,
     Problem,
     consumer_readme,
+    front_page,
     json_bytes,
     result_dir_name,
     shown_rel,
@@ -368,8 +370,9 @@ def _built_problems(
 ) -> list[Problem]:
     """Every file but the features (the packet's input) and the verdicts is what pwh builds from
     them, compared byte for byte: the schemas and identity vectors are pwh's own, rules.json is
-    pwh's rulebook, README.md is rendered from the verdicts (its verdict table among it); any
-    other file is not pwh's to publish. A re-hashed manifest makes none of them pass."""
+    pwh's rulebook, README.md is rendered from the verdicts (its verdict table among it), and so
+    is index.html, the front page (every verdict as one matrix page); any other file is not pwh's
+    to publish. A re-hashed manifest makes none of them pass."""
     from importlib import resources
 
     from pwh._harness.rulebook import rules_document
@@ -388,8 +391,9 @@ def _built_problems(
             version if isinstance(version, str) else None,
         )
         expected["README.md"] = readme.encode("utf-8")
+        expected[FRONT_PAGE] = front_page({rel.split("/")[1]: v for rel, v in valid.items()}).encode("utf-8")
     else:
-        expected["README.md"] = None
+        expected["README.md"] = expected[FRONT_PAGE] = None
     out: list[Problem] = []
     result_dirs = {rel.rsplit("/", 1)[0] for rel in verdicts}
     for rel in sorted(present):
