@@ -48,3 +48,69 @@ def test_the_memo_is_installed_on_the_pinned_pytest_bdd() -> None:
         assert memoise_step_lookup() is True and module.find_fixturedefs_for_step is wrapped  # never wrapped twice
     finally:
         module.find_fixturedefs_for_step = before
+
+
+# -- the step library's own lookup (scenarios/_step_lookup.py): one walk per place, then matching ----
+
+
+def _context(kind: str | None, pattern: str) -> Any:
+    from pytest_bdd import parsers
+
+    return SimpleNamespace(type=kind, parser=parsers.re(pattern))
+
+
+def test_the_step_librarys_lookup_answers_as_pytest_bdds_own_walk(monkeypatch: Any) -> None:
+    """Every (type, text) gets the definitions, in the order, pytest-bdd's walk finds; the walk
+    over every fixture name is made once per fixture manager and module, whatever the texts."""
+    import pytest_bdd.steps
+
+    import scenarios._step_lookup as lookup
+
+    module = importlib.import_module("pytest_bdd.scenario")
+    funcs = {name: (lambda: None) for name in ("a", "b", "c", "d", "plain")}
+    contexts = {
+        funcs["a"]: _context("given", r"a hook (\d+)"),
+        funcs["b"]: _context(None, r"a hook 1"),  # any type
+        funcs["c"]: _context("then", r"a hook \d+"),
+        funcs["d"]: _context("given", r"a hook 2"),
+    }
+    defs = {name: SimpleNamespace(func=f, name=name) for name, f in funcs.items()}
+    # Visibility depends on the node: "d" is visible only in b.py.
+    visible = {"one": ["a", "plain"], "two": ["b", "c"], "three": ["d"]}
+    walks: list[str] = []
+
+    def names(fixturemanager: Any) -> list[str]:
+        walks.append(fixturemanager.name)
+        return list(visible)
+
+    def fixturedefs(fixturemanager: Any, name: str, node: Any) -> list[Any] | None:
+        return [defs[n] for n in visible[name] if n != "d" or node.nodeid.startswith("b.py")]
+
+    monkeypatch.setattr(module, "get_fixture_names", names)
+    monkeypatch.setattr(module, "getfixturedefs", fixturedefs)
+    monkeypatch.setattr(module, "step_function_context_registry", contexts)
+    monkeypatch.setattr(pytest_bdd.steps, "step_function_context_registry", contexts)
+    original = module.find_fixturedefs_for_step
+    monkeypatch.setattr(module, "find_fixturedefs_for_step", original)  # restored after the test
+    monkeypatch.setattr(lookup, "_CACHE", {})
+    monkeypatch.setattr(lookup, "_VISIBLE", {})
+    assert lookup.remember_step_lookups() is True
+    remembered = module.find_fixturedefs_for_step
+    assert remembered is not original and lookup.remember_step_lookups() is True and module.find_fixturedefs_for_step is remembered
+
+    manager = SimpleNamespace(name="m")
+    cases = [
+        (kind, text, nodeid)
+        for kind in ("given", "when", "then")
+        for text in ("a hook 1", "a hook 2", "a hook x")
+        for nodeid in ("a.py::t", "b.py::t")
+    ]
+    for kind, text, nodeid in cases:
+        walks.clear()
+        expected = list(original(step=_step(kind, text), fixturemanager=manager, node=_node(nodeid)))
+        walks.clear()
+        got = list(remembered(step=_step(kind, text), fixturemanager=manager, node=_node(nodeid)))
+        assert [d.name for d in got] == [d.name for d in expected], (kind, text, nodeid)
+        assert walks in ([], ["m"])
+    assert set(lookup._VISIBLE) == {(id(manager), "a.py"), (id(manager), "b.py")}  # one walk per module
+    assert [d.name for d in remembered(step=_step("given", "a hook 2"), fixturemanager=manager, node=_node("b.py::u"))] == ["a", "d"]
