@@ -140,7 +140,10 @@ def run_benchmark(
     result["scaling"] = None if quick or modes is not None else measure_scaling(SCALING_MINUTES)
     if result["scaling"] is not None:
         sc = result["scaling"]
-        out(f"  2 workers: {sc['together_steps_per_s']:.0f} steps/s against {sc['alone_steps_per_s']:.0f} for one = {sc['scaling']:.2f}x")
+        out(
+            f"  2 workers: {sc['together_steps_per_s']:.0f} steps/s against {sc['alone_steps_per_s']:.0f} for one = {sc['scaling']:.2f}x "
+            f"(steps over the time the soaks were stepping; each worker's start-up, up to {sc['startup_s']:.1f} s, apart)"
+        )
     for name in chosen:
         runs = [time_to_find(name, known[name], seed, cap, confirm=i == 0) for i, seed in enumerate(seed_set)]
         result["mutants"][name] = _mutant_summary(known[name], runs)
@@ -153,27 +156,97 @@ def run_benchmark(
 
 
 def measure_scaling(minutes: float) -> dict[str, Any]:
-    """Steps per second of ``pwh soak --workers 2`` over one worker's, on the same histories: each
-    worker's seed soaked alone, one after the other, then both at once (``_workers``); a worker's
-    histories decide its speed (a hung hook waits out its timeout), so only the same seeds compare.
-    In-memory journal, simulated crashes, no example database."""
-    from pwh._campaigns.distribute.workers import soak_workers, worker_seed
+    """Steps per second of two soaks at once, each in its own process as ``pwh soak --workers 2``
+    runs them, over one soak's, on the same histories: each worker's seed soaked alone, one after
+    the other, then both at once (:func:`soak_together`); a worker's histories decide its speed (a
+    hung hook waits out its timeout), so only the same seeds compare. In-memory journal, simulated
+    crashes, no example database.
+
+    Each rate is steps over the time the soaks were stepping: a soak's own clock, which starts at
+    its first round. The soaks alone run in this process, warmed up; so each worker first starts
+    (spawn, imports) and warms up the same way, then all start stepping together, and that
+    start-up is reported apart (``startup_s``), never counted in the rate."""
+    from pwh._campaigns.distribute.workers import worker_seed
     from pwh._campaigns.soak import soak
 
     options: dict[str, Any] = {"real_crashes": False, "database": False}
-    alone = [soak(minutes, "reference-memory", worker_seed(MODE_SEED, i), out=lambda line: None, **options) for i in range(2)]
-    together = soak_workers(minutes, "reference-memory", MODE_SEED, 2, out=lambda line: None, **options)
+    seeds = [worker_seed(MODE_SEED, i) for i in range(2)]
+    alone = [soak(minutes, "reference-memory", s, out=lambda line: None, **options) for s in seeds]
+    together = soak_together(minutes, "reference-memory", seeds, options)
     alone_rate = sum(r["steps"] for r in alone) / sum(r["elapsed_s"] for r in alone)
-    together_rate = together["steps"] / together["elapsed_s"]
+    together_rate = sum(w["steps"] for w in together) / max(w["elapsed_s"] for w in together)  # they start at once
     return {
         "minutes": minutes,
+        "measured": "steps over the time the soaks were stepping (each soak's own clock); workers' start-up apart",
         "alone": [{"seed": r["seed"], "steps": r["steps"], "seconds": r["elapsed_s"]} for r in alone],
-        "together": [{"seed": w["seed"], "steps": w["steps"], "seconds": w["elapsed_s"]} for w in together["per_worker"]],
+        "together": [{"seed": w["seed"], "steps": w["steps"], "seconds": w["elapsed_s"], "startup_s": w["startup_s"]} for w in together],
+        "startup_s": max(w["startup_s"] for w in together),
         "alone_steps_per_s": round(alone_rate, 1),
         "together_steps_per_s": round(together_rate, 1),
         "scaling": round(together_rate / alone_rate, 2),
         "target": SCALING_TARGET,
     }
+
+
+def soak_together(minutes: float, sut: str, seeds: Sequence[int], options: dict[str, Any]) -> list[dict[str, Any]]:
+    """One soak per seed, at once, each in a process of its own started as ``pwh soak --workers``
+    starts its workers (``spawn``, the same initializer: the run's temporary folder, death with
+    this process). Each worker warms up (:func:`_warm_up`, as this process did), then waits for the
+    others, so all start stepping together. Per worker: its seed, steps and soak seconds, and
+    ``startup_s``, the seconds from the start of the pool to the start of its soak."""
+    import multiprocessing
+    import shutil
+    import tempfile
+
+    from pwh._campaigns.distribute.workers import START_METHOD
+    from pwh._harness.paths import fast_tmp
+
+    context: Any = multiprocessing.get_context(START_METHOD)
+    ready = context.Barrier(len(seeds))
+    results = context.Queue()
+    run_dir = tempfile.mkdtemp(prefix="pwh-scaling-", dir=fast_tmp())
+    started = time.monotonic()
+    processes = [
+        context.Process(target=_scaling_worker, args=(os.getpid(), run_dir, ready, results, minutes, sut, seed, options), daemon=True)
+        for seed in seeds
+    ]
+    try:
+        for process in processes:
+            process.start()
+        done = [results.get(timeout=minutes * 60 + 600) for _ in processes]
+        for process in processes:
+            process.join(timeout=60)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+                process.join()
+        shutil.rmtree(run_dir, ignore_errors=True)
+    failed = [d["error"] for d in done if "error" in d]
+    if failed:
+        raise RuntimeError(f"a scaling worker failed: {failed[0]}")
+    by_seed = {d["seed"]: d for d in done}
+    return [{**by_seed[s], "startup_s": round(by_seed[s]["stepping_from"] - started, 2)} for s in seeds]
+
+
+def _scaling_worker(
+    parent: int, run_dir: str, ready: Any, results: Any, minutes: float, sut: str, seed: int, options: dict[str, Any]
+) -> None:
+    """In a worker of :func:`soak_together`: warm up, wait for the others, soak, report."""
+    from pwh._campaigns.distribute.workers import _init_worker
+
+    try:
+        _init_worker(parent, run_dir)
+        _warm_up()
+        ready.wait(timeout=600)
+        from pwh._campaigns.soak import soak
+
+        stepping_from = time.monotonic()
+        summary = soak(minutes, sut, seed, out=lambda line: None, **options)
+        results.put({"seed": seed, "steps": summary["steps"], "elapsed_s": summary["elapsed_s"], "stepping_from": stepping_from})
+    except BaseException as exc:  # reported to the parent, which raises it; the others stop waiting
+        ready.abort()
+        results.put({"seed": seed, "error": f"{type(exc).__name__}: {exc}"})
 
 
 def measure_mode(mode: Mode, steps: int, *, round_examples: int | None = None) -> dict[str, Any]:

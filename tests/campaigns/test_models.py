@@ -1014,7 +1014,8 @@ def test_ctrl_c_stops_every_soak_worker_without_a_traceback() -> None:
 
 def test_the_scaling_figure_compares_two_workers_with_the_same_histories_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each worker's seed is soaked alone, then both at once: only the same histories compare (a
-    worker's speed is its histories'), and the figure is the two rates' ratio."""
+    worker's speed is its histories'), and the figure is the two rates' ratio, each over the time
+    the soaks were stepping: a worker's start-up (spawn, imports, warm-up) is reported apart."""
     import pwh._campaigns.soak as _soak
     from pwh._campaigns import search_bench as _benchmark
     from pwh._campaigns.distribute import workers as _workers
@@ -1025,16 +1026,26 @@ def test_the_scaling_figure_compares_two_workers_with_the_same_histories_alone(m
         seen.append(("alone", seed))
         return {"seed": seed, "steps": 1000 + seed % 7, "elapsed_s": 10.0}
 
-    def together(minutes: float, sut: str, seed: int, workers: int, **kw: Any) -> dict[str, Any]:
-        seeds = [_workers.worker_seed(seed, i) for i in range(workers)]
+    def together(minutes: float, sut: str, seeds: list[int], options: dict[str, Any]) -> list[dict[str, Any]]:
         seen.extend(("together", s) for s in seeds)
-        per = [{"seed": s, "steps": 950 + s % 7, "elapsed_s": 10.0 + i} for i, s in enumerate(seeds)]
-        return {"steps": sum(p["steps"] for p in per), "elapsed_s": 11.0, "per_worker": per}
+        return [{"seed": s, "steps": 950 + s % 7, "elapsed_s": 10.0 + i, "startup_s": 3.0 + i} for i, s in enumerate(seeds)]
 
     monkeypatch.setattr(_soak, "soak", alone)
-    monkeypatch.setattr(_workers, "soak_workers", together)
+    monkeypatch.setattr(_benchmark, "soak_together", together)
     figure = _benchmark.measure_scaling(0.1)
     assert sorted(s for kind, s in seen if kind == "alone") == sorted(s for kind, s in seen if kind == "together")
+    assert {s for kind, s in seen} == {_workers.worker_seed(_benchmark.MODE_SEED, i) for i in range(2)}
     alone_rate = sum(a["steps"] for a in figure["alone"]) / 20.0
-    together_rate = sum(t["steps"] for t in figure["together"]) / 11.0
+    together_rate = sum(t["steps"] for t in figure["together"]) / 11.0  # the soaks start at once: the longer one's seconds
     assert figure["scaling"] == round(together_rate / alone_rate, 2) and figure["target"] == 1.8
+    assert figure["startup_s"] == 4.0 and "start-up apart" in figure["measured"]
+
+
+def test_two_soaks_at_once_start_stepping_together_after_their_start_up() -> None:
+    """The together half of the scaling figure, for real and short: one spawned worker per seed,
+    each soak's own seconds and steps, and the start-up before it, which the rate never counts."""
+    from pwh._campaigns.search_bench import soak_together
+
+    done = soak_together(0.02, "reference-memory", [11, 12], {"real_crashes": False, "database": False})
+    assert [d["seed"] for d in done] == [11, 12]
+    assert all(d["steps"] > 0 and 0 < d["elapsed_s"] < 30 and d["startup_s"] > 0 for d in done)
