@@ -194,3 +194,31 @@ def test_real_mode_gets_more_than_one_replay_to_show_a_finding_again(monkeypatch
     assert confirmed is not None and confirmed.invariant == "no_call_after_final"
     monkeypatch.setattr(trace_module, "run_steps", lambda *a, **k: (1, None))
     assert confirm_in_real_mode(found) is None
+
+
+def test_a_stored_record_changed_underneath_is_still_caught_when_the_judge_keeps_bytes_by_record() -> None:
+    """With pwh's in-memory journal the judge keeps each record's canonical bytes by the record
+    object (ObservedSUT.records_shared): a row written again is a new object, so a final record
+    rewritten in storage (here its attempt count, as a replay that rewrites would) is still seen
+    changed at the next step, and the byte-identity invariant fails as it always did."""
+    from pwh._campaigns.models.invariants import Judge
+    from pwh._core.canonical import dumps_plain
+    from pwh._core.journal import checksum
+
+    system = ModelSystem("reference-memory", simulated=True)
+    judge = Judge()
+    try:
+        steps = [SETUP, {"op": "install", "hook": "a.alpha", "behaviour": "proposes one intent"}, {"op": "turn", "action": "complete_todo"}]
+        for step in steps:
+            assert judge.check(system, system.apply(step)) is None, step
+        assert system.sut.records_shared() and judge.record_bytes  # bytes kept by record
+        store = system.sut.inner.dispatcher.journal.store
+        ((did, (seq, blob, _sum)),) = store.rows.items()
+        record = json.loads(blob)
+        assert record["status"] == "proposed"
+        rewritten = dumps_plain({**record, "attempts": record["attempts"] + 1})
+        store.rows[did] = (seq, rewritten, checksum(rewritten))
+        found = judge.check(system, system.apply({"op": "profile", "setting": "attempts", "value": 3}))
+        assert found is not None and found.invariant == "record_byte_identical", found
+    finally:
+        system.close()

@@ -192,6 +192,9 @@ class Judge:
         self.turns_seen = 0
         self.scanner = BoundaryScanner()
         self.divergences: list[Violation] = []  # every profile divergence found so far, in order
+        # The canonical bytes of records whose object stands for its content across reads
+        # (ObservedSUT.records_shared): by id, with the record itself (so its id is not reused).
+        self.record_bytes: dict[int, tuple[Any, bytes]] = {}
 
     def check(self, system: ModelSystem, record: StepRecord) -> Violation | None:
         """The step's first broken RFC invariant, or None; the profile divergences found on the
@@ -217,7 +220,7 @@ class Judge:
         if record.escaped or record.crash_missed:
             return
         journal = system.journal()
-        blobs = RecordBytes(journal)
+        blobs = RecordBytes(journal, self.record_bytes if system.sut.records_shared() else None)
         yield self._bad_registration(system, record, blobs)
         yield self._registration_rules(record)
         yield self._primary(system)
@@ -1212,14 +1215,28 @@ class RecordBytes:
     first asks (so a record that is not JSON fails where it always did: at the first check that
     encodes it)."""
 
-    def __init__(self, journal: list[dict[str, Any]]) -> None:
+    def __init__(self, journal: list[dict[str, Any]], kept: dict[int, tuple[Any, bytes]] | None = None) -> None:
         self.journal = journal
         self._bytes: dict[int, bytes] = {}
+        # The judge's bytes of records seen at earlier steps, by the record object's id, when the
+        # journal's records are objects that keep their content (ObservedSUT.records_shared).
+        self._kept = kept
 
     def __getitem__(self, index: int) -> bytes:
         found = self._bytes.get(index)
         if found is None:
-            found = self._bytes[index] = canonical_bytes(self.journal[index])
+            record = self.journal[index]
+            kept = self._kept
+            if kept is None:
+                found = canonical_bytes(record)
+            else:
+                seen = kept.get(id(record))
+                if seen is not None and seen[0] is record:
+                    found = seen[1]
+                else:
+                    found = canonical_bytes(record)
+                    kept[id(record)] = (record, found)
+            self._bytes[index] = found
         return found
 
     def get(self, index: int) -> bytes | None:

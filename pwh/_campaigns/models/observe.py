@@ -100,6 +100,20 @@ class ObservedSUT:
             return list(records)
         return records
 
+    def records_shared(self) -> bool:
+        """Whether the journal's records come straight from pwh's in-memory journal
+        (:meth:`pwh._core.memory_journal.MemoryJournal.records`, through the reference's own
+        ``journal_records``): the same record object for a stored row until the row changes, and
+        never changed by the journal or the dispatcher (which decodes its own copies). Then a
+        record seen before, the very object, still has the content it had: what was computed from
+        it may be kept by the object. Any other journal (SQLite's, a subclass, an adapter's own)
+        answers False, whatever it does with its records."""
+        from pwh._core.memory_journal import MemoryJournal
+        from pwh._suts.reference import ReferenceSUT
+
+        journal = getattr(getattr(self.inner, "dispatcher", None), "journal", None)
+        return type(journal) is MemoryJournal and getattr(type(self.inner), "journal_records", None) is ReferenceSUT.journal_records
+
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
         if name.startswith("_") or not callable(attr):
