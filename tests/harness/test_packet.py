@@ -502,7 +502,7 @@ def test_the_packet_commands(
     (tmp_path / "plain").write_text("x")
     assert run_cli(["packet", "build", "plain"]) == 2
     err = capsys.readouterr().err
-    assert "not a directory" in err and "Traceback" not in err and str(tmp_path) not in err
+    assert "plain is a file; name a folder" in err and "Traceback" not in err and str(tmp_path) not in err
     monkeypatch.setenv("PWH_PRIVATE_NAMES", "Ref, other")
     assert run_cli(["packet", "build", "pkt2"]) == 1
     assert "private_name" in capsys.readouterr().err and not (tmp_path / "pkt2").exists()
