@@ -84,9 +84,11 @@ def _build_command(args: argparse.Namespace) -> ExitCode:
 
     problem = unwritable_folder(Path(args.dir))  # before any verdict is read or any gate runs
     if problem is not None:
-        raise GateError(f"{shown(args.dir)} {problem}")
+        print(f"pwh: error: {shown(args.dir)} {problem}", file=sys.stderr)
+        return ExitCode.ERROR
     if args.tar and unwritable(Path(args.tar)):
-        raise GateError(f"--tar {shown(args.tar)} {unwritable(Path(args.tar))}")
+        print(f"pwh: error: --tar {shown(args.tar)} {unwritable(Path(args.tar))}", file=sys.stderr)
+        return ExitCode.ERROR
     saved: dict[str, dict[str, Any]] = {}
     for path in args.verdict or ():
         loaded = load_verdict(path)  # every file checked before any gate runs
