@@ -191,10 +191,12 @@ class Judge:
         self.identified: set[bytes] = set()  # records whose identities are bound (by their canonical bytes)
         self.turns_seen = 0
         self.scanner = BoundaryScanner()
+        self._own_scanner = self.scanner  # the default configuration: its verdicts are _SCANNED_CLEAN's
         self.divergences: list[Violation] = []  # every profile divergence found so far, in order
         # The canonical bytes of records whose object stands for its content across reads
         # (ObservedSUT.records_shared): by id, with the record itself (so its id is not reused).
         self.record_bytes: dict[int, tuple[Any, bytes]] = {}
+        self.calls_made = CallCounts()  # provider calls per dispatch identity, counted as the history grows
 
     def check(self, system: ModelSystem, record: StepRecord) -> Violation | None:
         """The step's first broken RFC invariant, or None; the profile divergences found on the
@@ -914,7 +916,6 @@ class Judge:
                     )
         return None
 
-    @staticmethod
     @checks(
         profile(
             "retry_cap",
@@ -922,10 +923,10 @@ class Judge:
             "max_attempts (§10 asks for a bounded retry policy; the number is pwh's)",
         )
     )
-    def _retry_cap(system: ModelSystem, record: StepRecord) -> Finding | None:
+    def _retry_cap(self, system: ModelSystem, record: StepRecord) -> Finding | None:
         """No call once the calls made for its identity reached the retry cap in force (SPEC §0
         "Budgets, read precisely", §4), counted over the whole history."""
-        made = _made_before(system, record)
+        made = self.calls_made.before(system, record)
         for episode in record.episodes:
             cap = episode.profile.max_attempts if episode.profile is not None else system.max_attempts
             for call in episode.calls:
@@ -939,7 +940,6 @@ class Judge:
                 made[did] += 1
         return None
 
-    @staticmethod
     @checks(
         profile(
             "attempts_counted",
@@ -947,11 +947,11 @@ class Judge:
             "(the RFC keeps no attempt count)",
         )
     )
-    def _attempts_counted(system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
+    def _attempts_counted(self, system: ModelSystem, record: StepRecord, journal: list[dict[str, Any]]) -> Finding | None:
         """The record counts every call made for its identity, with at most one more per dispatch
         that died before recording (it counted one it never made)."""
         now = {r["dispatch_id"]: r for r in journal}
-        made = _made_before(system, record)
+        made = self.calls_made.before(system, record)
         for episode in record.episodes:
             for call in episode.calls:
                 made[call.dispatch_id or ""] += 1
@@ -1098,9 +1098,12 @@ class Judge:
                     "M13",
                     f"the intents recorded for hook {rec.get('hook_id')} are {held} bytes (max_result_bytes {budget})",
                 )
-            found = self.scanner.scan_value(rec)
+            default = self.scanner is self._own_scanner
+            found = [] if default and blob in _SCANNED_CLEAN else self.scanner.scan_value(rec)
             if found:
                 return "journal_public_safe", "M13", f"a sidecar record carries a {found[0].category} at {found[0].path}"
+            if default:
+                _remember_clean(blob)
             code = rec.get("failure_code")
             if rec.get("status") == "failed" and (not (isinstance(code, str) and COMPACT_CODE.fullmatch(code)) or rec.get("intents")):
                 return "journal_public_safe", "M13", f"a failure record of hook {rec.get('hook_id')} is not one compact stable code"
@@ -1202,14 +1205,6 @@ def _source_seen(call: Any) -> dict[str, Any] | None:
     return seen if isinstance(seen, dict) else None
 
 
-def _made_before(system: ModelSystem, record: StepRecord) -> Counter[str]:
-    """Provider calls per dispatch identity over the whole history, before this step."""
-    made: Counter[str] = Counter(c.dispatch_id or "" for c in system.calls)
-    for episode in record.episodes:
-        made.subtract(c.dispatch_id or "" for c in episode.calls)
-    return made
-
-
 class RecordBytes:
     """The canonical bytes of each record of one step's journal, each computed once, when a check
     first asks (so a record that is not JSON fails where it always did: at the first check that
@@ -1248,6 +1243,43 @@ class RecordBytes:
 
     def all(self) -> list[bytes]:
         return [self[i] for i in range(len(self.journal))]
+
+
+# Records (their canonical bytes) the default boundary scanner found clean, in any run of this
+# process: the scan is a function of the record alone (the judge's scanner has no declared names),
+# and the same ids recur in every example (the orchestrator's ids are seeded). Bounded, emptied
+# when full; it holds only clean records.
+_SCANNED_CLEAN: set[bytes] = set()
+_SCANNED_CLEAN_MAX = 4096
+
+
+def _remember_clean(blob: bytes) -> None:
+    if len(_SCANNED_CLEAN) >= _SCANNED_CLEAN_MAX:
+        _SCANNED_CLEAN.clear()
+    _SCANNED_CLEAN.add(blob)
+
+
+class CallCounts:
+    """Provider calls per dispatch identity over a run's ``system.calls`` (a list that only grows),
+    each call counted once, as the list grows; a list that did not just grow is counted again."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[Any, int, Counter[str]] | None = None  # (the list, calls counted, the counts)
+
+    def before(self, system: ModelSystem, record: StepRecord) -> Counter[str]:
+        """Provider calls per dispatch identity over the whole history, before this step (a new
+        counter: the caller counts on in it)."""
+        calls = system.calls
+        kept = self._kept
+        if kept is None or kept[0] is not calls or kept[1] > len(calls):
+            kept = (calls, 0, Counter())
+        counts = kept[2]
+        counts.update(c.dispatch_id or "" for c in calls[kept[1] :])
+        self._kept = (calls, len(calls), counts)
+        made = Counter(counts)
+        for episode in record.episodes:
+            made.subtract(c.dispatch_id or "" for c in episode.calls)
+        return made
 
 
 def _died(system: ModelSystem) -> int:
