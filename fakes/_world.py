@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from fakes._baseline import NoHooksSUT
@@ -188,7 +189,16 @@ def json_view(value: Any, _depth: int = 0) -> Any:
     was handed is read through these interfaces, never by its concrete types. Leaves are left as
     they are (:func:`input_as_json` then refuses what is not JSON), and so is anything nested
     deeper than the canonical form allows (refused there too, without unbounded recursion)."""
-    if _depth > MAX_DEPTH or isinstance(value, (str, bytes, bytearray, memoryview)):
+    if _depth > MAX_DEPTH:
+        return value
+    kind = type(value)  # the usual shapes first, by exact type: what the interfaces below do with them, without their checks
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value
+    if kind is dict or kind is MappingProxyType:
+        return {key: json_view(item, _depth + 1) for key, item in value.items()}
+    if kind is tuple or kind is list:
+        return [json_view(item, _depth + 1) for item in value]
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
         return value
     if isinstance(value, Mapping):
         return {key: json_view(item, _depth + 1) for key, item in value.items()}

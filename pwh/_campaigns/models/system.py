@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import operator
 import shutil
 import tempfile
 import time
@@ -188,6 +189,8 @@ class ModelSystem:
         self._calls_counted = 0  # entries of the call log counted in _calls_per_hook
         self._calls_per_hook: dict[str, int] = {}
         self._committed: tuple[Any, list[dict[str, Any]]] | None = None
+        # The journal the last episode began with, and what it noted of it (_journal_at_start).
+        self._journal_noted: tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, int], frozenset[str]] | None = None
         self.hooks: dict[str, HookSpec] = {}
         self.ceiling = Profile().max_intents_per_dispatch
         self.max_attempts = Profile().max_attempts
@@ -412,15 +415,29 @@ class ModelSystem:
 
     def _begin_episode(self, kind: str, source: Mapping[str, Any]) -> Episode:
         records = self.sut.journal_records()
-        finals = final_records(records)
+        finals, attempts, ids = self._journal_at_start(records)
         receipt_id = source.get("receipt_id") if isinstance(source, Mapping) else None
         event_kind = source.get("event_kind") if isinstance(source, Mapping) else None
         episode = Episode(kind, len(self.steps) - 1, receipt_id, event_kind, frozenset(self.hooks), finals)
         episode.profile = self.world.profile
-        episode.attempts_at_start = {r["dispatch_id"]: r.get("attempts", 0) for r in records}
-        episode.ids_at_start = frozenset(r["dispatch_id"] for r in records)
+        episode.attempts_at_start = attempts
+        episode.ids_at_start = ids
         self.episodes.append(episode)
         return episode
+
+    def _journal_at_start(self, records: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, int], frozenset[str]]:
+        """What an episode notes of the journal as it begins: its final records, each record's
+        attempts, and the dispatch ids. Each episode gets dicts of its own; when the journal's
+        records are the very objects the last episode saw (``ObservedSUT.records_shared``: such a
+        record keeps its content), that episode's are copied rather than read again."""
+        kept = self._journal_noted
+        if kept is not None and self.sut.records_shared() and len(kept[0]) == len(records) and all(map(operator.is_, kept[0], records)):
+            return dict(kept[1]), dict(kept[2]), kept[3]
+        finals = final_records(records)
+        attempts = {r["dispatch_id"]: r.get("attempts", 0) for r in records}
+        ids = frozenset(r["dispatch_id"] for r in records)
+        self._journal_noted = (records, dict(finals), dict(attempts), ids)
+        return finals, attempts, ids
 
     def _drain_calls(self) -> None:
         """The provider calls the world's log holds that this model has not seen yet, in order
