@@ -16,9 +16,12 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pwh._harness.gate_error import GateError
+
+if TYPE_CHECKING:
+    from pwh._harness.gate_plugin import Claims
 from pwh._harness.judging import judge_scenario, rows_of, summarize
 from pwh._harness.paths import INSTALLED_FEATURES, fast_tmp, shown
 from pwh._harness.preflight import matrix_refusal
@@ -235,6 +238,11 @@ def run_gate(
             **child_import_env(sut_dir),
         }
         children: list[_Child] = []
+        claims = None
+        if shards > 1:
+            from pwh._harness.gate_plugin import Claims
+
+            claims = Claims.create(Path(tmp) / "claims", 0)  # the first shard's PID once it runs
         for index in range(shards):
             # Each shard its own folder (its scenarios' temp dirs, its SUT's files): nothing is shared but the features.
             own = Path(tmp) / f"shard-{index}" if shards > 1 else Path(tmp)
@@ -249,11 +257,14 @@ def run_gate(
                 str(own / "scenarios"),
             ]
             # The whole matrix is checked as `pwh scenarios check` would, in the child, which has
-            # imported the step library anyway, before any scenario runs (also under --rows); by
-            # every shard (a third of a second), so that none runs a scenario of a matrix refused.
-            args += ["--pwh-preflight", str(feature_dir)]
-            if shards > 1:
-                args += ["--pwh-shard", f"{index}/{shards}"]
+            # imported the step library anyway, before any scenario runs (also under --rows). With
+            # shards, the first checks it and the others wait for its answer before they take a
+            # scenario from the shared queue (the claims file): none runs a scenario of a matrix
+            # refused, and the check (a third of a second) is made once.
+            if index == 0:
+                args += ["--pwh-preflight", str(feature_dir)]
+            if claims is not None:
+                args += ["--pwh-shard", f"{index}/{shards}", "--pwh-claims", str(claims.path)]
             if coverage:
                 cmd = [
                     sys.executable,
@@ -273,7 +284,7 @@ def run_gate(
         if shards == 1:
             returncodes = [run_child(children[0].cmd, env=children[0].env, cwd=root).returncode]
         else:
-            returncodes = _run_children(children, cwd=root, progress=progress)
+            returncodes = _run_children(children, cwd=root, progress=progress, claims=claims)
         returncode = _merged_returncode(returncodes)
         for child, code in zip(children, returncodes, strict=True):
             if not child.results.exists():
@@ -372,7 +383,7 @@ def _merged_returncode(codes: list[int]) -> int:
 def _merged_payload(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     """One results payload from the shards', as one serial child would have written it: the
     scenario records in the run order the shards all collected (the first shard's ``collected``),
-    the collection errors and the matrix check once (every shard collects and checks the same),
+    the collection errors once (every shard collects the same) and the matrix check (the first shard's, the one that checks),
     the protocol errors in the order of their scenarios."""
     if len(payloads) == 1:
         return payloads[0]
@@ -390,7 +401,7 @@ def _merged_payload(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _run_children(children: list[_Child], *, cwd: Path, progress: bool) -> list[int]:
+def _run_children(children: list[_Child], *, cwd: Path, progress: bool, claims: Claims | None = None) -> list[int]:
     """Run the shards side by side, as :func:`run_child` runs one (SIGINT blocked in each; on any
     exception, a Ctrl-C included, each still running is killed by its PID and reaped). With
     ``progress``, each shard's progress lines are read from its stdout and numbered in one
@@ -424,6 +435,8 @@ def _run_children(children: list[_Child], *, cwd: Path, progress: bool) -> list[
                     child.cmd, env=child.env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE if progress else None
                 )
             procs.append(proc)
+            if claims is not None and len(procs) == 1:  # the first shard checks the matrix: the others watch it
+                claims.checker(proc.pid)
             if proc.stdout is not None:
                 thread = threading.Thread(target=relay, args=(proc.stdout,), name="pwh-gate-relay", daemon=True)
                 thread.start()

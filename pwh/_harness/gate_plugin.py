@@ -36,11 +36,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addoption(PREFLIGHT_OPTION, default=None, help="the whole features directory to check before any scenario runs")
     parser.addoption(SHARD_OPTION, default=None, help="I/N: run only every N-th selected scenario from the I-th (0-based)")
+    parser.addoption(
+        CLAIMS_OPTION,
+        default=None,
+        help="with --pwh-shard: the file the shards take their scenarios from, one at a time, instead of every N-th",
+    )
 
 
 SELECT_OPTION = "--pwh-select"
 PREFLIGHT_OPTION = "--pwh-preflight"
 SHARD_OPTION = "--pwh-shard"
+CLAIMS_OPTION = "--pwh-claims"
 # With --pwh-progress relay (a shard of a parallel gate), each progress line goes to stdout as
 # RELAY_MARK, the whole run's scenario count, a tab, then the line without its counter: the gate
 # numbers the lines of every shard in one sequence.
@@ -93,6 +99,78 @@ def _position(item: pytest.Item) -> tuple[str | None, int | None, int | None]:
     return feature_label(Path(template.feature.filename), _features_dir()), template.line_number, example
 
 
+class Claims:
+    """The queue a parallel gate's shards take their scenarios from: a small file holding the PID
+    of the shard that checks the matrix, the queue's state and the next scenario's index in the
+    collection (which every shard collects alike), changed under an exclusive lock. It is
+    ``wait`` until that shard has checked the matrix (the others do not check it again), then
+    ``open``, or ``shut`` (a matrix refused, nothing collected: no scenario is run anywhere).
+    A shard that finds the checking shard gone while the queue still waits takes nothing."""
+
+    WAIT_S = 0.005
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @staticmethod
+    def create(path: Path, checker_pid: int) -> Claims:
+        path.write_text(f"{checker_pid} wait 0\n", "ascii")
+        return Claims(path)
+
+    def _change(self, step: bool, state: str | None = None, pid: int | None = None) -> tuple[int, str, int]:
+        import fcntl
+
+        with open(self.path, "r+", encoding="ascii") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            was, now, index = f.read().split()
+            new_pid = pid if pid is not None else int(was)
+            new_state = state or now
+            new_index = int(index) + 1 if step and now == "open" else int(index)
+            if (new_pid, new_state, new_index) != (int(was), now, int(index)):
+                f.seek(0)
+                f.truncate()
+                f.write(f"{new_pid} {new_state} {new_index}\n")
+            return int(was), now, int(index)
+
+    def checker(self, pid: int) -> None:
+        """Name the shard that checks the matrix (the gate does, once it has started it)."""
+        self._change(False, pid=pid)
+
+    def open(self, *, refused: bool) -> None:
+        self._change(False, "shut" if refused else "open")
+
+    def take(self) -> int | None:
+        """The index of the next scenario for this shard to run, or ``None``: none is left to
+        take, or the queue never opens."""
+        import time
+
+        while True:
+            pid, state, index = self._change(True)
+            if state == "open":
+                return index
+            if state != "wait" or (pid and not _alive(pid)):  # 0: the gate has not named the checker yet
+                return None
+            time.sleep(self.WAIT_S)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs: neither gone nor a zombie its parent (the gate) has not reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class _Recorder:
     def __init__(self, config: pytest.Config, out: Path) -> None:
         self.config = config
@@ -100,6 +178,8 @@ class _Recorder:
         self.progress = config.getoption("--pwh-progress") != "0"
         self.relay = config.getoption("--pwh-progress") == "relay"
         self.shard = shard_of(config.getoption(SHARD_OPTION))
+        claims = config.getoption(CLAIMS_OPTION)
+        self.claims = Claims(Path(claims)) if claims and self.shard is not None else None
         self.collected: list[str] = []  # under a shard: every selected scenario in run order, the shares' merge key
         self.protocol_error_ids: list[str] = []  # under a shard: the scenario of each protocol error
         self.meta: dict[str, dict[str, Any]] = {}
@@ -115,15 +195,24 @@ class _Recorder:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         preflight = self.config.getoption(PREFLIGHT_OPTION)
-        if preflight:
-            from pwh._harness.preflight import matrix_problems
+        try:
+            if preflight:
+                from pwh._harness.preflight import matrix_problems
 
-            self.matrix_problems = matrix_problems(Path(preflight))
-            if self.matrix_problems:  # the gate refuses the matrix: no scenario may run
-                self.config.hook.pytest_deselected(items=list(items))
-                items[:] = []
+                self.matrix_problems = matrix_problems(Path(preflight))
+                if self.matrix_problems:  # the gate refuses the matrix: no scenario may run
+                    self.config.hook.pytest_deselected(items=list(items))
+                    items[:] = []
+        finally:
+            if self.claims is not None and preflight:  # the shard that checks the matrix opens (or shuts) the queue
+                self.claims.open(refused=bool(self.matrix_problems) or not items)
         self.total = len(items)
-        if self.shard is not None:
+        if self.claims is not None:
+            # Every shard keeps the whole collection; which scenarios it runs is decided as it goes
+            # (pytest_runtestloop): each takes the next one not yet taken, so the shards end together
+            # whatever each scenario costs. The gate merges their records back in this order.
+            self.collected = [_short_id(item.nodeid) for item in items]
+        elif self.shard is not None:
             # Every share keeps every N-th scenario of the same collection, whole scenarios only (each
             # builds its own world): the shares are disjoint, together the whole selection, and of
             # nearly the same mix of features. The gate merges their records back in this order.
@@ -136,6 +225,29 @@ class _Recorder:
         for item in items:
             tags = sorted(m.name for m in item.iter_markers() if m.name in RULE_IDS)
             self.meta[item.nodeid] = {"tags": tags, "params": _params(item)}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        """A shard of a parallel gate with a claims file: run the scenarios this shard takes from
+        the shared queue, in collection order, each taken one ahead of the one that runs (pytest
+        tears a scenario down knowing the next). Otherwise pytest's own loop runs."""
+        if self.claims is None or session.config.option.collectonly:
+            return None
+        if session.testsfailed and not session.config.option.continue_on_collection_errors:
+            return None  # pytest's own loop stops the run for the collection errors
+        items = session.items
+        index = self.claims.take()
+        while index is not None and index < len(items):
+            after = self.claims.take()
+            item = items[index]
+            nextitem = items[after] if after is not None and after < len(items) else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.shouldfail:
+                raise session.Failed(session.shouldfail)
+            if session.shouldstop:
+                raise session.Interrupted(session.shouldstop)
+            index = after
+        return True
 
     def pytest_bdd_before_scenario(self, request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
         meta = self.meta.setdefault(request.node.nodeid, {"tags": [], "params": ""})

@@ -70,3 +70,27 @@ def test_jobs_beside_an_option_that_runs_in_one_process_is_refused_before_any_wo
     assert main(["gate", "--jobs", "2", option]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"pwh: error: --jobs 2: {option} runs the scenarios in one process (in order); drop --jobs"]
+
+
+def test_the_shards_take_each_scenario_once_from_the_queue_once_the_checker_opens_it(tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from pwh._harness.gate_plugin import Claims
+
+    claims = Claims.create(tmp_path / "claims", 0)
+    claims.checker(os.getpid())
+    other = Claims(claims.path)  # another shard's view of the same file
+    claims.open(refused=False)
+    taken = [claims.take(), other.take(), other.take(), claims.take()]
+    assert taken == [0, 1, 2, 3]  # one sequence over every shard: no index twice, none skipped
+
+    shut = Claims.create(tmp_path / "shut", os.getpid())
+    shut.open(refused=True)  # a matrix refused: no shard takes anything
+    assert shut.take() is None and Claims(shut.path).take() is None
+
+    # The checker ended without opening the queue (it crashed): the others take nothing, never wait on.
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    orphaned = Claims.create(tmp_path / "orphaned", int(gone.stdout))
+    assert orphaned.take() is None
