@@ -771,3 +771,43 @@ def test_packet_build_refuses_a_saved_verdict_in_one_line_before_gating(referenc
     )
     assert done.returncode == 2 and "other features" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "running the gate" not in done.stdout and not (tmp_path / "p").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# pwh itself, as a wheel an outsider installs offline (its install: tests/harness/test_packet_wheel.py)
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_packet_carries_pwh_as_the_wheel_of_its_own_source(packet: Path) -> None:
+    from pwh._harness.packet.wheel import build_wheel, packet_wheel_path
+    from pwh._version import __version__
+
+    rel = packet_wheel_path(__version__)
+    assert (packet / rel).read_bytes() == build_wheel(ROOT)[1]  # the bytes the install test installs
+    assert rel in manifest_of(packet)["files"]
+    assert f"dist/pwh-{__version__}-py3-none-any.whl" in (packet / "README.md").read_text()
+
+
+def test_a_wheel_member_changed_behind_its_record_is_caught(copy_of: Path) -> None:
+    import zipfile
+
+    from pwh._harness.packet.wheel import packet_wheel_path
+    from pwh._version import __version__
+
+    rel = packet_wheel_path(__version__)
+    original = zipfile.ZipFile(copy_of / rel)
+    members = {i.filename: original.read(i) for i in original.infolist()}
+    original.close()
+    members["pwh/_core/dispatcher.py"] += b"\n# a line added after the wheel was built\n"
+    with zipfile.ZipFile(copy_of / rel, "w") as changed:
+        for name, data in members.items():
+            changed.writestr(name, data)
+    rehash(copy_of, rel)  # the manifest agrees: only the wheel's own RECORD can object
+    report = verify_packet(copy_of)
+    assert [(f, k) for f, k, _ in report.problems] == [(rel, "altered")], report.problems
+
+
+def test_a_private_name_in_pwh_s_own_code_stops_the_build(reference_run: GateRun, tmp_path: Path) -> None:
+    with pytest.raises(PacketLeak) as caught:
+        build_packet(tmp_path / "p", ["reference"], gate=gate_of(reference_run), private_names=["mutmut"])  # a name in its code alone
+    assert any(f.startswith("dist/pwh-") and c == "private_name" for f, _, c in caught.value.findings), caught.value.findings

@@ -402,6 +402,11 @@ class BoundaryScanner:
             return self._scan_opaque(text)
         return categories
 
+    def has_private_name(self, text: str) -> bool:
+        """Whether ``text`` holds a name of the deny-list (never true without one): the one check a
+        file that is code, not data, gets (its paths and credential shapes are the code's own)."""
+        return self._names_re is not None and self._has_private_name(text)
+
     def _has_private_name(self, text: str) -> bool:
         names, low = self._names_re, text.lower()
         match = names.search(low)  # type: ignore[union-attr]

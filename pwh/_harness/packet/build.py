@@ -48,6 +48,7 @@ from pwh._harness.packet._common import (
     result_dir_name,
     shown_rel,
 )
+from pwh._harness.packet.wheel import WheelError, build_wheel, packet_wheel_path, wheel_problems
 from pwh._harness.paths import shown
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json
 from pwh._harness.rulebook import rules_document
@@ -119,6 +120,7 @@ def build_packet(
         raise PacketError(f"cannot read the packet's sources: {exc.strerror or type(exc).__name__}") from None
     files["rules.json"] = json_bytes(rules_document())
     _stop_on_leaks(files, scanner)  # before the gate runs: a planted secret fails fast
+    wheel = _wheel_file(scanner)  # pwh itself, for an outsider to install offline
     verdicts: dict[str, str] = {}
     profiles: dict[str, str] = {}
     published: dict[str, dict[str, Any]] = {}  # results directory -> its verdict, for the front page
@@ -146,6 +148,7 @@ def build_packet(
         published[name] = verdict
     files["README.md"] = consumer_readme(dirs, verdicts, profiles).encode("utf-8")
     files[FRONT_PAGE] = front_page(published).encode("utf-8")
+    files[packet_wheel_path(__version__)] = wheel
 
     manifest = _manifest(files)
     bad = schema_rejections(validator("packet_manifest"), manifest, "invalid")
@@ -252,8 +255,23 @@ def _same_dir(a: Path, b: Path) -> bool:
         return False
 
 
+def _wheel_file(scanner: BoundaryScanner) -> bytes:
+    """pwh's wheel from the source tree it runs from, checked as verify will check it."""
+    try:
+        _, data = build_wheel(project_root())
+    except (WheelError, OSError) as exc:
+        raise PacketError(f"cannot build pwh's wheel for the packet: {exc}") from None
+    problems = wheel_problems(data, scanner)
+    if any(kind == "leak" for kind, _ in problems):
+        raise PacketLeak([(packet_wheel_path(__version__), "a member", "private_name")])
+    if problems:
+        raise PacketError(f"pwh's wheel is not intact: {problems[0][1]}")
+    return data
+
+
 def _stop_on_leaks(files: dict[str, bytes], scanner: BoundaryScanner) -> None:
-    leaks = [leak for rel in sorted(files) for leak in _leaks(rel, files[rel], scanner)]
+    wheel = packet_wheel_path(__version__)  # code, not data: checked by wheel_problems, never by the text scan
+    leaks = [leak for rel in sorted(files) if rel != wheel for leak in _leaks(rel, files[rel], scanner)]
     if leaks:
         raise PacketLeak(leaks)
 

@@ -39,6 +39,7 @@ from pwh._harness.packet._common import (
     result_dir_name,
     shown_rel,
 )
+from pwh._harness.packet.wheel import packet_wheel_path, wheel_problems
 from pwh._harness.paths import shown
 from pwh._harness.safe_text import for_terminal
 from pwh._harness.text_scan import scan_text
@@ -394,6 +395,9 @@ def _built_problems(
         expected[FRONT_PAGE] = front_page({rel.split("/")[1]: v for rel, v in valid.items()}).encode("utf-8")
     else:
         expected["README.md"] = expected[FRONT_PAGE] = None
+    version = manifest.get("pwh_version")
+    if isinstance(version, str):  # pwh's wheel: present, checked member by member (wheel_problems), not rebuilt here
+        expected[packet_wheel_path(version)] = None
     out: list[Problem] = []
     result_dirs = {rel.rsplit("/", 1)[0] for rel in verdicts}
     for rel in sorted(present):
@@ -451,7 +455,14 @@ class _Read:
 
 
 def _read_file(
-    path: Path, scanner: BoundaryScanner, rel: str, *, keep: int = 0, hash_size: int | None = None, identity: tuple[int, int] | None = None
+    path: Path,
+    scanner: BoundaryScanner,
+    rel: str,
+    *,
+    keep: int = 0,
+    hash_size: int | None = None,
+    identity: tuple[int, int] | None = None,
+    scan: bool = True,
 ) -> _Read:
     """Stream ``path`` once: hash it (when its size is ``hash_size``: a file of another size is
     altered whatever its hash), scan it line by line (up to :data:`MAX_SCANNED_BYTES`) and keep
@@ -463,7 +474,7 @@ def _read_file(
         if not stat.S_ISREG(info.st_mode) or (identity is not None and (info.st_dev, info.st_ino) != identity):
             raise _NotRegular
         digest = hashlib.sha256() if hash_size is not None and hash_size == info.st_size else None
-        lines = _LineScanner(rel, scanner)
+        lines: _LineScanner | _NoScan = _LineScanner(rel, scanner) if scan else _NoScan()
         kept: list[bytes] | None = [] if keep else None
         size = 0
         while True:
@@ -486,6 +497,21 @@ def _read_file(
         return _Read(size, digest.hexdigest() if digest is not None else None, lines.problems(), data)
     finally:
         os.close(fd)
+
+
+class _NoScan:
+    """No line scan: a wheel is code, checked member by member (:func:`wheel_problems`)."""
+
+    done = True
+
+    def feed(self, chunk: bytes) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def problems(self) -> list[Problem]:
+        return []
 
 
 class _NotRegular(OSError):
@@ -565,14 +591,16 @@ def _verify_one(
     """Size, hash (when the manifest lists it), boundary scan and well-formedness of one file."""
     shown = shown_rel(rel, scanner)
     parse = rel.endswith((".json", ".xml"))
+    wheel = _WHEEL.fullmatch(rel) is not None
     try:
         read = _read_file(
             packet / rel,
             scanner,
             rel,
-            keep=MAX_PARSED_BYTES if parse else 0,
+            keep=MAX_PARSED_BYTES if parse or wheel else 0,
             hash_size=expected["size"] if expected is not None else None,
             identity=identity,
+            scan=not wheel,
         )
     except _NotRegular:
         return [(shown, "unsafe", "not a regular file, or replaced while being verified")]
@@ -584,12 +612,17 @@ def _verify_one(
             out.append((shown, "altered", f"size {read.size} bytes, the manifest says {expected['size']}"))
         elif read.sha256 is None or read.sha256 != expected["sha256"]:
             out.append((shown, "altered", "sha256 differs from the manifest"))
-    if parse:
+    if parse or wheel:
         if read.data is None:
             out.append((shown, "invalid", f"larger than {MAX_PARSED_BYTES // _MIB} MiB: too large to check"))
+        elif wheel:
+            out += [(shown, kind, detail) for kind, detail in wheel_problems(read.data, scanner)]
         else:
             out += _check_file(rel, read.data, scanner)
     return out
+
+
+_WHEEL = re.compile(r"dist/pwh-[A-Za-z0-9_.+]{1,64}-py3-none-any\.whl")  # pwh's own wheel (packet_wheel_path)
 
 
 def _walk(packet: Path) -> tuple[dict[str, tuple[int, int]], dict[str, str]]:

@@ -23,10 +23,17 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXCLUDED_DATA", "WheelError", "build_wheel", "wheel_name"]
+__all__ = ["EXCLUDED_DATA", "WheelError", "build_wheel", "packet_wheel_path", "wheel_name", "wheel_problems"]
 
 EXCLUDED_DATA = ("pwh/corpus/",)  # source paths (posix) never put in the packet's wheel
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold: no build time in the bytes
+MAX_MEMBERS = 5000  # a packet's wheel with more members, or more bytes unpacked, is refused unread
+MAX_UNPACKED_BYTES = 64 * 1024 * 1024
+
+
+def packet_wheel_path(version: str) -> str:
+    """Where a packet carries the wheel of the pwh ``version`` that built it."""
+    return f"dist/pwh-{version}-py3-none-any.whl"
 
 
 class WheelError(Exception):
@@ -87,8 +94,7 @@ def _metadata(project: dict[str, Any]) -> str:
 
 
 def _record_line(name: str, data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
-    return f"{name},sha256={digest},{len(data)}"
+    return f"{name},sha256={_b64_digest(data)},{len(data)}"
 
 
 def build_wheel(root: Path) -> tuple[str, bytes]:
@@ -116,3 +122,47 @@ def build_wheel(root: Path) -> tuple[str, bytes]:
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data, compresslevel=9)
     return wheel_name(root), buffer.getvalue()
+
+
+def wheel_problems(data: bytes, scanner: Any) -> list[tuple[str, str]]:
+    """(kind, detail) for each way ``data`` is not an intact wheel a packet may carry: not a zip,
+    too large unpacked, a member outside its folder, a member its RECORD does not list or lists
+    with another hash or size; and a ``leak`` for each member holding one of ``scanner``'s private
+    names. Only the deny-list is looked for: the wheel is pwh's own public code, which names paths,
+    hosts and credential shapes in its detectors and would fail the heuristic scan line by line."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return [("invalid", "not a wheel (not a zip archive)")]
+    if len(infos) > MAX_MEMBERS or sum(i.file_size for i in infos) > MAX_UNPACKED_BYTES:
+        return [("invalid", "too large unpacked to check")]
+    names = [i.filename for i in infos]
+    bad = [n for n in names if n.startswith(("/", "\\")) or ".." in n.split("/") or "\\" in n or ":" in n]
+    if bad:
+        return [("unsafe", "a member outside the wheel's own folders")]
+    records = [n for n in names if n.endswith(".dist-info/RECORD") and n.count("/") == 1]
+    if len(records) != 1:
+        return [("invalid", "no RECORD of its members")]
+    problems: list[tuple[str, str]] = []
+    try:
+        listed = {}
+        for line in archive.read(records[0]).decode("utf-8").splitlines():
+            name, digest, size = line.rsplit(",", 2)
+            listed[name] = (digest, size)
+        for info in infos:
+            member = archive.read(info)
+            if info.filename != records[0]:
+                if listed.get(info.filename) != (f"sha256={_b64_digest(member)}", str(len(member))):
+                    problems.append(("altered", f"{info.filename} differs from the wheel's RECORD"))
+            if scanner.has_private_name(member.decode("utf-8", errors="replace")) or scanner.has_private_name(info.filename):
+                problems.append(("leak", "a member holds a private name (private_name)"))
+        if set(listed) != set(names):
+            problems.append(("altered", "the wheel's RECORD and its members differ"))
+    except (ValueError, KeyError, zipfile.BadZipFile, OSError, RuntimeError):
+        return [("invalid", "not an intact wheel")]
+    return sorted(set(problems))
+
+
+def _b64_digest(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
