@@ -41,7 +41,14 @@ def load_corpus(name: str | None = None) -> list[dict[str, Any]]:
     every file of :data:`CORPUS_FILES`, or the one named."""
     out: list[dict[str, Any]] = []
     for file in CORPUS_FILES if name is None else (name,):
-        text = resources.files("pwh").joinpath("corpus", file).read_text("utf-8")
+        try:
+            text = resources.files("pwh").joinpath("corpus", file).read_text("utf-8")
+        except FileNotFoundError:  # the wheel a packet carries leaves the credential corpus out
+            from pwh._harness.gate_error import GateError
+
+            raise GateError(
+                f"this pwh has no labelled corpus ({file}): it was installed from a packet's wheel; give one: pwh corpus FILE"
+            ) from None
         out.extend(json.loads(line) for line in text.splitlines() if line.strip())
     return out
 

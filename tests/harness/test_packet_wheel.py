@@ -83,3 +83,5 @@ def test_it_installs_offline_and_runs_from_outside_the_checkout(wheel: tuple[str
         [str(env_dir / "bin" / "pwh"), "vectors", "--check"], cwd=outside, capture_output=True, text=True, timeout=120, env=clean
     )
     assert vectors.returncode == 0, vectors.stdout + vectors.stderr
+    corpus = subprocess.run([str(env_dir / "bin" / "pwh"), "corpus"], cwd=outside, capture_output=True, text=True, timeout=120, env=clean)
+    assert corpus.returncode == 2 and "pwh corpus FILE" in corpus.stderr and "Traceback" not in corpus.stderr, corpus.stderr
