@@ -43,3 +43,14 @@ def test_a_packet_or_summary_that_cannot_be_written_is_refused_before_any_gate(a
     assert done.stderr.strip().splitlines() == [says], done.stderr
     assert "running the gate" not in done.stdout and "seed" not in done.stdout  # nothing ran
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]  # nothing made
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [("gone.tar.gz", "no such file"), ("gone", "no such directory"), ("a-file", "not a directory, nor a .tar.gz packet")],
+)
+def test_verify_says_what_is_not_there_as_the_name_meant_it(name: str, says: str, tmp_path: Path) -> None:
+    from pwh._harness.packet import verify_packet
+
+    (tmp_path / "a-file").write_text("", "utf-8")
+    assert verify_packet(tmp_path / name).not_a_packet == says

@@ -115,7 +115,10 @@ def verify_packet(packet: Path, *, private_names: Iterable[str] = ()) -> VerifyR
     report = VerifyReport(shown(packet))
     scanner = BoundaryScanner(private_names=private_names)
     if not packet.is_dir():
-        report.not_a_packet = "no such directory" if not packet.exists() else "not a directory"
+        if not packet.exists():  # a tarball's name says what was meant
+            report.not_a_packet = "no such file" if packet.name.endswith(TARBALL_SUFFIXES) else "no such directory"
+        else:
+            report.not_a_packet = "not a directory, nor a .tar.gz packet"
         return report
     manifest_path = packet / MANIFEST
     if manifest_path.is_symlink() or not manifest_path.is_file():
