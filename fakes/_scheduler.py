@@ -186,10 +186,31 @@ class FakeScheduler:
         self.executions: dict[str, int] = {}
         self.decisions: list[Any] = []
         self._seen: dict[str, str] = {}  # intent_id -> digest of the first delivery
+        # consume(shared=True): receipt object's id -> (the object, its intent_id, kind, digest)
+        self._delivered: dict[int, tuple[Mapping[str, Any], str, str | None, str]] = {}
+        self._fingerprint = ""  # the digest _consume_one computed last
 
-    def consume(self, intent_receipts: Iterable[Mapping[str, Any]]) -> list[SchedulerEntry]:
-        """Handle each delivery in order; returns this call's entries (also kept in ``entries``)."""
-        return [self._consume_one(receipt) for receipt in intent_receipts]
+    def consume(self, intent_receipts: Iterable[Mapping[str, Any]], *, shared: bool = False) -> list[SchedulerEntry]:
+        """Handle each delivery in order; returns this call's entries (also kept in ``entries``).
+
+        ``shared``: the caller vouches that a receipt delivered again as the very same object has
+        the content it had (the models' in-memory journal hands its records out so): its id and
+        fingerprint are then taken from its first delivery instead of being copied again."""
+        if not shared:
+            return [self._consume_one(receipt) for receipt in intent_receipts]
+        return [self._consume_again(receipt) for receipt in intent_receipts]
+
+    def _consume_again(self, receipt: Mapping[str, Any]) -> SchedulerEntry:
+        """A delivery of a receipt object delivered before, unchanged: a duplicate, as
+        :meth:`_consume_one` would find it, from what that found; anything else goes there."""
+        seen = self._delivered.get(id(receipt))
+        if seen is None or seen[0] is not receipt or seen[1] not in self._seen:
+            entry = self._consume_one(receipt)
+            if entry.status != REJECTED and entry.intent_id is not None:
+                self._delivered[id(receipt)] = (receipt, entry.intent_id, entry.intent_kind, self._fingerprint)
+            return entry
+        _, key, kind, fingerprint = seen
+        return self._record(key, kind, DUPLICATE, DUPLICATE_CONTENT_DIFFERS if self._seen[key] != fingerprint else None)
 
     def _consume_one(self, receipt: Mapping[str, Any]) -> SchedulerEntry:
         try:
@@ -200,7 +221,7 @@ class FakeScheduler:
             return self._record(None, None, REJECTED, INTENT_RECEIPT_REJECTED)
         key = plain["intent_id"]
         kind = plain.get("intent_kind") if type(plain.get("intent_kind")) is str else None
-        fingerprint = hashlib.sha256(dumps_plain(plain)).hexdigest()  # digest(plain): plain is a copy already, not copied again
+        fingerprint = self._fingerprint = hashlib.sha256(dumps_plain(plain)).hexdigest()  # digest(plain): plain is a copy already
         if key in self._seen:
             differs = self._seen[key] != fingerprint
             return self._record(key, kind, DUPLICATE, DUPLICATE_CONTENT_DIFFERS if differs else None)

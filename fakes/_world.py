@@ -168,13 +168,22 @@ class MemoryCallLog(CallLog):
     def __init__(self) -> None:
         self._entries: list[Any] = []
         self._calls = (0, [])
+        self._by_hook: dict[Any, list[dict[str, Any]]] = {}  # hook id -> its call entries, in order
 
     def note(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry, sort_keys=True, default=_unjson).encode("utf-8", "surrogatepass")
-        self._entries = self._entries + [json.loads(line)]  # a new list: one read earlier stays as it was
+        kept = json.loads(line)
+        self._entries = self._entries + [kept]  # a new list: one read earlier stays as it was
+        if kept["e"] == "call":
+            self._by_hook.setdefault(kept["h"], []).append(kept)
 
     def entries(self) -> list[dict[str, Any]]:
         return self._entries
+
+    def calls(self, hook_id: str | None = None) -> list[dict[str, Any]]:
+        if hook_id is None:
+            return super().calls()
+        return list(self._by_hook.get(hook_id, ()))  # what CallLog.calls filters out of every entry, kept as noted
 
 
 def _unjson(value: Any) -> Any:

@@ -222,3 +222,35 @@ def test_a_stored_record_changed_underneath_is_still_caught_when_the_judge_keeps
         assert found is not None and found.invariant == "record_byte_identical", found
     finally:
         system.close()
+
+
+def test_an_intent_changed_underneath_reaches_the_scheduler_as_a_different_intent() -> None:
+    """The scheduler takes an intent delivered again as the very same object from its first
+    delivery (``consume(shared=True)``, with pwh's in-memory journal): a stored record whose
+    intent is rewritten under the same intent_id is a new object, copied and fingerprinted again,
+    so the scheduler still sees two different intents under one id."""
+    from fakes._scheduler import DUPLICATE_CONTENT_DIFFERS
+    from pwh._core.canonical import dumps_plain
+    from pwh._core.journal import checksum
+
+    system = ModelSystem("reference-memory", simulated=True)
+    try:
+        for step in [
+            SETUP,
+            {"op": "install", "hook": "a.alpha", "behaviour": "proposes one intent"},
+            {"op": "turn", "action": "complete_todo"},
+        ]:
+            system.apply(step)
+        system.apply({"op": "profile", "setting": "attempts", "value": 3})  # delivered again: the same object
+        assert system.sut.records_shared() and system.scheduler.entries[-1].code is None
+        store = system.sut.inner.dispatcher.journal.store
+        ((did, (seq, blob, _sum)),) = store.rows.items()
+        record = json.loads(blob)
+        intent = record["intents"][0]
+        rewritten = dumps_plain({**record, "intents": [{**intent, "payload": {**intent["payload"], "note": "rewritten"}}]})
+        store.rows[did] = (seq, rewritten, checksum(rewritten))
+        system.apply({"op": "profile", "setting": "attempts", "value": 2})
+        last = system.scheduler.entries[-1]
+        assert last.intent_id == intent["intent_id"] and last.code == DUPLICATE_CONTENT_DIFFERS, last
+    finally:
+        system.close()

@@ -235,7 +235,8 @@ class ModelSystem:
             1 for e in record.episodes if e.outcome is not None for h in e.outcome.hooks if h.failure_code == "producer_timed_out"
         )
         if record.escaped is None:
-            self.scheduler.consume(self.world.orch.intent_receipts())
+            # with pwh's in-memory journal, an intent delivered again is the very object it was (records_shared)
+            self.scheduler.consume(self.world.orch.intent_receipts(), shared=self.sut.records_shared())
         return record
 
     def _check_applicable(self, step: dict[str, Any]) -> None:
