@@ -16,12 +16,9 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pwh._harness.gate_error import GateError
-
-if TYPE_CHECKING:
-    from pwh._harness.gate_plugin import Claims
 from pwh._harness.judging import judge_scenario, rows_of, summarize
 from pwh._harness.paths import INSTALLED_FEATURES, fast_tmp, shown
 from pwh._harness.preflight import matrix_refusal
@@ -240,8 +237,6 @@ def run_gate(
         children: list[_Child] = []
         claims = None
         if shards > 1:
-            from pwh._harness.gate_plugin import Claims
-
             claims = Claims.create(Path(tmp) / "claims", 0)  # the first shard's PID once it runs
         for index in range(shards):
             # Each shard its own folder (its scenarios' temp dirs, its SUT's files): nothing is shared but the features.
@@ -364,6 +359,83 @@ def default_jobs() -> int:
 
 
 RELAY_DRAIN_S = 2.0
+# With --pwh-progress relay (a shard of a parallel gate), each progress line goes to stdout as
+# RELAY_MARK, the whole run's scenario count, a tab, then the line without its counter: the gate
+# numbers the lines of every shard in one sequence. It and :class:`Claims` live here, not in the
+# gate plugin, so the gate's own process never imports pytest (a fifth of a second).
+RELAY_MARK = "\x1epwh-progress "
+
+
+class Claims:
+    """The queue a parallel gate's shards take their scenarios from: a small file holding the PID
+    of the shard that checks the matrix, the queue's state and the next scenario's index in the
+    collection (which every shard collects alike), changed under an exclusive lock. It is
+    ``wait`` until that shard has checked the matrix (the others do not check it again), then
+    ``open``, or ``shut`` (a matrix refused, nothing collected: no scenario is run anywhere).
+    A shard that finds the checking shard gone while the queue still waits takes nothing."""
+
+    WAIT_S = 0.005
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @staticmethod
+    def create(path: Path, checker_pid: int) -> Claims:
+        path.write_text(f"{checker_pid} wait 0\n", "ascii")
+        return Claims(path)
+
+    def _change(self, step: bool, state: str | None = None, pid: int | None = None) -> tuple[int, str, int]:
+        import fcntl
+
+        with open(self.path, "r+", encoding="ascii") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            was, now, index = f.read().split()
+            new_pid = pid if pid is not None else int(was)
+            new_state = state or now
+            new_index = int(index) + 1 if step and now == "open" else int(index)
+            if (new_pid, new_state, new_index) != (int(was), now, int(index)):
+                f.seek(0)
+                f.truncate()
+                f.write(f"{new_pid} {new_state} {new_index}\n")
+            return int(was), now, int(index)
+
+    def checker(self, pid: int) -> None:
+        """Name the shard that checks the matrix (the gate does, once it has started it)."""
+        self._change(False, pid=pid)
+
+    def open(self, *, refused: bool) -> None:
+        self._change(False, "shut" if refused else "open")
+
+    def take(self) -> int | None:
+        """The index of the next scenario for this shard to run, or ``None``: none is left to
+        take, or the queue never opens."""
+        import time
+
+        while True:
+            pid, state, index = self._change(True)
+            if state == "open":
+                return index
+            if state != "wait" or (pid and not _alive(pid)):  # 0: the gate has not named the checker yet
+                return None
+            time.sleep(self.WAIT_S)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs: neither gone nor a zombie its parent (the gate) has not reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @dataclass
@@ -408,7 +480,6 @@ def _run_children(children: list[_Child], *, cwd: Path, progress: bool, claims: 
     sequence here; anything else a shard prints is passed through as it is."""
     import threading
 
-    from pwh._harness.gate_plugin import RELAY_MARK
     from pwh._harness.interrupt import children_ignore_sigint
 
     procs: list[subprocess.Popen[bytes]] = []

@@ -18,6 +18,7 @@ import pytest
 
 from pwh._core.boundary import BoundaryScanner
 from pwh._harness.difference import LEAF_LIMIT, TEXT_LIMIT, Difference, cut_pair
+from pwh._harness.gate import RELAY_MARK, Claims  # the gate's side of the relay and the queue (it never imports pytest)
 from pwh._harness.paths import feature_label
 from pwh._harness.rules import RULE_IDS
 from pwh._harness.safe_text import for_terminal
@@ -47,10 +48,6 @@ SELECT_OPTION = "--pwh-select"
 PREFLIGHT_OPTION = "--pwh-preflight"
 SHARD_OPTION = "--pwh-shard"
 CLAIMS_OPTION = "--pwh-claims"
-# With --pwh-progress relay (a shard of a parallel gate), each progress line goes to stdout as
-# RELAY_MARK, the whole run's scenario count, a tab, then the line without its counter: the gate
-# numbers the lines of every shard in one sequence.
-RELAY_MARK = "\x1epwh-progress "
 
 
 def shard_of(text: str | None) -> tuple[int, int] | None:
@@ -97,78 +94,6 @@ def _position(item: pytest.Item) -> tuple[str | None, int | None, int | None]:
     callspec = getattr(item, "callspec", None)
     example = callspec.indices.get("_pytest_bdd_example") if callspec is not None else None
     return feature_label(Path(template.feature.filename), _features_dir()), template.line_number, example
-
-
-class Claims:
-    """The queue a parallel gate's shards take their scenarios from: a small file holding the PID
-    of the shard that checks the matrix, the queue's state and the next scenario's index in the
-    collection (which every shard collects alike), changed under an exclusive lock. It is
-    ``wait`` until that shard has checked the matrix (the others do not check it again), then
-    ``open``, or ``shut`` (a matrix refused, nothing collected: no scenario is run anywhere).
-    A shard that finds the checking shard gone while the queue still waits takes nothing."""
-
-    WAIT_S = 0.005
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    @staticmethod
-    def create(path: Path, checker_pid: int) -> Claims:
-        path.write_text(f"{checker_pid} wait 0\n", "ascii")
-        return Claims(path)
-
-    def _change(self, step: bool, state: str | None = None, pid: int | None = None) -> tuple[int, str, int]:
-        import fcntl
-
-        with open(self.path, "r+", encoding="ascii") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            was, now, index = f.read().split()
-            new_pid = pid if pid is not None else int(was)
-            new_state = state or now
-            new_index = int(index) + 1 if step and now == "open" else int(index)
-            if (new_pid, new_state, new_index) != (int(was), now, int(index)):
-                f.seek(0)
-                f.truncate()
-                f.write(f"{new_pid} {new_state} {new_index}\n")
-            return int(was), now, int(index)
-
-    def checker(self, pid: int) -> None:
-        """Name the shard that checks the matrix (the gate does, once it has started it)."""
-        self._change(False, pid=pid)
-
-    def open(self, *, refused: bool) -> None:
-        self._change(False, "shut" if refused else "open")
-
-    def take(self) -> int | None:
-        """The index of the next scenario for this shard to run, or ``None``: none is left to
-        take, or the queue never opens."""
-        import time
-
-        while True:
-            pid, state, index = self._change(True)
-            if state == "open":
-                return index
-            if state != "wait" or (pid and not _alive(pid)):  # 0: the gate has not named the checker yet
-                return None
-            time.sleep(self.WAIT_S)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` still runs: neither gone nor a zombie its parent (the gate) has not reaped yet."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X")
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: ask the kernel
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class _Recorder:

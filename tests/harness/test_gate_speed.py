@@ -77,7 +77,7 @@ def test_the_shards_take_each_scenario_once_from_the_queue_once_the_checker_open
     import subprocess
     import sys
 
-    from pwh._harness.gate_plugin import Claims
+    from pwh._harness.gate import Claims
 
     claims = Claims.create(tmp_path / "claims", 0)
     claims.checker(os.getpid())
