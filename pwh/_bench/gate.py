@@ -28,10 +28,14 @@ RAN = frozenset({0, 1, 3})
 
 @dataclass(frozen=True)
 class GateTiming:
-    """One whole run: its wall-clock seconds and the gate's exit status."""
+    """One whole run: its wall-clock seconds and the gate's exit status; and, to read the seconds
+    by, the CPU seconds it used (user and system, the gate and every process under it) and the
+    machine's one-minute load average when it started (a shared machine moves the wall clock)."""
 
     seconds: float
     exit_code: int
+    cpu_s: float | None = None
+    load: float | None = None
 
 
 GateRunner = Callable[[str], GateTiming]
@@ -46,9 +50,28 @@ def time_gate(sut: str) -> GateTiming:
     with tempfile.TemporaryDirectory(prefix="pwh-bench-gate-") as tmp:
         cmd = [sys.executable, "-m", "pwh", "gate", "--sut", sut, "--quiet", "--json", str(Path(tmp) / "verdict.json")]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys([str(project_root()), *_user_path()]))}
+        load = _load()
+        before = _children_cpu()
         started = time.perf_counter()
         done = run_child(cmd, env=env, cwd=Path(tmp), quiet=True)
-        return GateTiming(time.perf_counter() - started, done.returncode)
+        seconds = time.perf_counter() - started
+        return GateTiming(seconds, done.returncode, _children_cpu() - before, load)
+
+
+def _children_cpu() -> float:
+    """User and system CPU seconds of every child this process has waited for (the gate's run
+    counts once it is reaped, with the shards and workers it reaped in turn)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _load() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
 
 
 def _user_path() -> list[str]:
@@ -85,7 +108,9 @@ def gate_figures(
                 reason = f"the gate could not run (exit {timing.exit_code})"
                 break
             runs.append(round(timing.seconds, 2))
-            out(f"  gate rep {rep + 1}/{reps}  {sut:<10} {timing.seconds:>7.2f} s (target {target:g} s)")
+            cpu = f", cpu {timing.cpu_s:.1f} s" if timing.cpu_s is not None else ""
+            load = f", load {timing.load:.2f}" if timing.load is not None else ""
+            out(f"  gate rep {rep + 1}/{reps}  {sut:<10} {timing.seconds:>7.2f} s (target {target:g} s{cpu}{load})")
         figures[sut] = judge_gate(sut, runs if reason is None else [], reason)
     return {"jobs": _default_jobs(), "cores": os.cpu_count(), "suts": figures}
 

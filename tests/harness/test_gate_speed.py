@@ -94,3 +94,18 @@ def test_the_shards_take_each_scenario_once_from_the_queue_once_the_checker_open
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     orphaned = Claims.create(tmp_path / "orphaned", int(gone.stdout))
     assert orphaned.take() is None
+
+
+def test_the_benchs_gate_lines_say_the_cpu_seconds_and_the_load_each_run_was_timed_at() -> None:
+    from pwh._bench.gate import GateTiming, gate_figures
+
+    lines: list[str] = []
+    gate = gate_figures(
+        reps=1,
+        runner=lambda sut: GateTiming(9.5, 0, cpu_s=17.25, load=2.5),
+        loopx_reason=lambda: "not here",
+        out=lines.append,
+    )
+    assert lines == ["  gate rep 1/1  reference     9.50 s (target 10 s, cpu 17.2 s, load 2.50)"]
+    assert gate["suts"]["reference"]["runs"] == [9.5]  # the figure itself is the wall clock's, as before
+    assert GateTiming(1.0, 0).cpu_s is None  # a timing without them still reads
