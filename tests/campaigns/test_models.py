@@ -732,7 +732,8 @@ def test_a_soak_reports_what_it_exercised(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     lines = done.stdout.splitlines()
     report = [line for line in lines if line.startswith("pwh soak: coverage: ")]
-    assert len(report) == 5 and lines[-1].startswith("pwh soak: done in"), done.stdout
+    assert len(report) == 5 and lines[-2].startswith("pwh soak: done in"), done.stdout
+    assert lines[-1] == "wrote soak.json", done.stdout  # the summary file, said last
     summary = json.loads(path.read_text())
     cov = summary["coverage"]
     assert summary["swarm"] is True and cov["schema"] == "pwh_model_coverage_v1"
