@@ -115,7 +115,11 @@ def _function_of(path: Path, line: int) -> str:
 # The canonical copy without a byte budget (issue 35: most copies have none, and counting was most
 # of their cost) repeats the counted copy's refusals, which the matrix reaches only through values a
 # budget bounds; with the runner's wake no longer sent by the dispatcher: 90.0 % measured.
-BRANCH_FLOOR = 89.5
+# The uncounted copy takes plain leaves (ASCII text, 64-bit integers, None, booleans) inline, in a
+# dict and in a list alike: each kind of leaf in each kind of container is a branch, and the matrix's
+# values do not hold every pairing (a boolean in a list); tests/core/test_identity.py holds the copy
+# to the path-naming one over every kind: 89.0 % measured.
+BRANCH_FLOOR = 88.5
 
 
 def test_matrix_alone_covers_the_branch_floor_and_names_the_rest(reference_run) -> None:  # type: ignore[no-untyped-def]
