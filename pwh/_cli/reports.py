@@ -4,7 +4,8 @@ verdict's reports, ``pwh report`` renders saved verdicts again), by their public
 from __future__ import annotations
 
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
-from pwh._harness.report.matrix import matrix, matrix_html, matrix_json, matrix_markdown, matrix_table
+from pwh._harness.report.matrix import matrix, matrix_json, matrix_markdown, matrix_table
+from pwh._harness.report.matrix_page import matrix_html
 
 __all__ = [
     "cucumber_json",

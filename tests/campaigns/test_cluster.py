@@ -22,7 +22,9 @@ from typing import Any
 
 import pytest
 
-distributed = pytest.importorskip("distributed", reason="the cluster extra (Dask distributed) is not installed: pip install -e '.[cluster]'")
+distributed = pytest.importorskip(
+    "distributed", reason="the cluster extra (Dask distributed) is not installed: pip install -e '.[cluster]'"
+)
 
 from pwh._campaigns.counterexamples.trace import replay_trace  # noqa: E402
 from pwh._campaigns.distribute import cluster as _cluster  # noqa: E402

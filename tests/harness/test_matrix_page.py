@@ -24,7 +24,8 @@ import pytest
 
 from pwh._core.schemas import validator
 from pwh._harness.gate import run_gate
-from pwh._harness.report.matrix import matrix, matrix_html
+from pwh._harness.report.matrix import matrix
+from pwh._harness.report.matrix_page import matrix_html
 from tests.harness._chromium import Chromium, Page, chromium_path
 
 BROKEN = "tests.broken_suts:admits_uncommitted"  # fails twelve of M03's scenarios for real, in seconds

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from pwh._harness.report.matrix import column_changes, matrix, matrix_html, matrix_markdown, matrix_table
+from pwh._harness.report.matrix import column_changes, matrix, matrix_markdown, matrix_table
+from pwh._harness.report.matrix_page import matrix_html
 from pwh._harness.verdicts import load_verdict
 
 ROOT = Path(__file__).resolve().parents[2]

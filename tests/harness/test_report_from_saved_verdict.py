@@ -23,7 +23,8 @@ import pytest
 from pwh._core.schemas import schema_rejections, validator
 from pwh._harness.gate import GateRun, run_gate
 from pwh._harness.report import cucumber_json, html_report, junit_xml, markdown_report, verdict_json, verdict_table
-from pwh._harness.report.matrix import matrix, matrix_html, matrix_json, matrix_markdown, matrix_table
+from pwh._harness.report.matrix import matrix, matrix_json, matrix_markdown, matrix_table
+from pwh._harness.report.matrix_page import matrix_html
 from pwh._harness.verdicts import load_verdict
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -89,12 +89,13 @@ def consumer_readme(
 
 def front_page(verdicts: Mapping[str, Mapping[str, Any]]) -> str:
     """The packet's front page, ``index.html``: every published verdict (by its results directory
-    name) as one row × SUT matrix page (:func:`pwh._harness.report.matrix.matrix_html`), the
+    name) as one row × SUT matrix page (:func:`pwh._harness.report.matrix_page.matrix_html`), the
     reference first, then the others by directory, as the README's table; each failing, differing
     or skipped cell links to its card on the page, each column to its ``results/<sut>/report.html``
     and each ``feature:line`` to the packet's ``features/``. Built from the verdicts alone, so verify
     renders it again and compares."""
-    from pwh._harness.report.matrix import matrix, matrix_html
+    from pwh._harness.report.matrix import matrix
+    from pwh._harness.report.matrix_page import matrix_html
 
     order = sorted(verdicts, key=lambda name: (name != "reference", name))
     labels = {name: f"results/{name}/verdict.json" for name in order}

@@ -13,8 +13,9 @@ order is not meaningful. One module per format:
 - :mod:`~pwh._harness.report.html`: the HTML page (its stylesheet is ``report.css``);
 - :mod:`~pwh._harness.report.cucumber`: Cucumber JSON;
 - :mod:`~pwh._harness.report.matrix`: several verdicts as one row × SUT matrix (terminal, JSON,
-  Markdown, HTML), the rows and scenarios that differ first; its HTML page embeds each verdict's
-  failure cards (:mod:`~pwh._harness.report.matrix_cards`) and is also the packet's ``index.html``;
+  Markdown), the rows and scenarios that differ first; its HTML page
+  (:mod:`~pwh._harness.report.matrix_page`) embeds each verdict's failure cards
+  (:mod:`~pwh._harness.report.matrix_cards`) and is also the packet's ``index.html``;
 - :mod:`~pwh._harness.report._common`: what they share (status words, what a verdict covers).
 """
 
