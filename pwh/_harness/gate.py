@@ -11,9 +11,11 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -486,6 +488,8 @@ def _run_children(children: list[_Child], *, cwd: Path, progress: bool, claims: 
     relays: list[threading.Thread] = []
     lock = threading.Lock()
     done = [0]
+    started = time.monotonic()
+    width = shutil.get_terminal_size((160, 24)).columns
 
     def relay(stream: Any) -> None:
         mark = RELAY_MARK.encode("utf-8")
@@ -494,7 +498,8 @@ def _run_children(children: list[_Child], *, cwd: Path, progress: bool, claims: 
                 if raw.startswith(mark):
                     total, _, text = raw[len(mark) :].decode("utf-8", "replace").rstrip("\n").partition("\t")
                     done[0] += 1
-                    sys.stdout.write(f"[{done[0]:>3}/{total}] {text}"[:160] + "\n")
+                    elapsed = f"{time.monotonic() - started:>4.0f} s"
+                    sys.stdout.write(f"[{done[0]:>3}/{total} {elapsed}] {text}"[: max(40, width)] + "\n")
                 else:
                     sys.stdout.write(raw.decode("utf-8", "replace"))
                 sys.stdout.flush()

@@ -241,6 +241,8 @@ class _Recorder:
             return
         meta, result = self.meta.get(nodeid, {}), self.results.get(nodeid, {})
         mark = {"passed": "pass", "failed": "FAIL", "skipped": "skip"}.get(result.get("outcome", ""), "?")
+        if mark in ("pass", "FAIL") and _counts_for({**meta, **result}) == "testbed":
+            mark = "self" if mark == "pass" else "self-FAIL"  # pwh's own fakes, as the table counts it
         tag = ",".join(meta.get("tags", [])) or "untagged"
         name = meta.get("scenario", nodeid)
         params = meta.get("params") or ""
@@ -249,7 +251,7 @@ class _Recorder:
             sys.stdout.write(f"{RELAY_MARK}{self.total}\t{for_terminal(text)}\n")
         else:
             line = f"[{len(self.order):>3}/{self.total}] {text}"
-            sys.stdout.write(for_terminal(line)[:160] + "\n")  # a feature file's names never drive the terminal
+            sys.stdout.write(for_terminal(line)[: terminal_width()] + "\n")  # a feature file's names never drive the terminal
         sys.stdout.flush()
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -344,6 +346,23 @@ class _Recorder:
         if found is None:
             found = self.safe_texts[text] = text if not self.scanner.scan_value(text) else "(withheld: it would carry a private value)"
         return found
+
+
+def _counts_for(record: dict[str, Any]) -> str:
+    """Whom a finished scenario counts for, judged as the verdict will judge it."""
+    from pwh._harness.judging import judge_scenario
+
+    try:
+        return str(judge_scenario(record)["counts_for"])
+    except (KeyError, TypeError, ValueError):
+        return "sut"
+
+
+def terminal_width() -> int:
+    """The terminal's width for a progress line (160 where there is no terminal)."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((160, 24)).columns)
 
 
 def _operation_names(value: Any) -> list[str]:

@@ -58,7 +58,7 @@ def test_two_shards_judge_as_one_process_does_record_for_record(capsys: pytest.C
     sharded = run_gate("reference", rows=rows, progress=True, jobs=2).verdict()
     assert len(serial["scenarios"]) > 2
     assert _comparable(sharded) == _comparable(serial)  # every field of every record, in the same order
-    numbered = re.findall(r"^\[ *(\d+)/(\d+)\] ", capsys.readouterr().out, re.M)
+    numbered = re.findall(r"^\[ *(\d+)/(\d+) +\d+ s\] ", capsys.readouterr().out, re.M)  # each line with the time so far
     total = len(serial["scenarios"])
     assert [int(n) for n, _ in numbered] == list(range(1, total + 1)) and {int(t) for _, t in numbered} == {total}
 
@@ -109,3 +109,13 @@ def test_the_benchs_gate_lines_say_the_cpu_seconds_and_the_load_each_run_was_tim
     assert lines == ["  gate rep 1/1  reference     9.50 s (target 10 s, cpu 17.2 s, load 2.50)"]
     assert gate["suts"]["reference"]["runs"] == [9.5]  # the figure itself is the wall clock's, as before
     assert GateTiming(1.0, 0).cpu_s is None  # a timing without them still reads
+
+
+def test_progress_says_self_for_pwh_s_own_fakes_as_the_table_does(capsys: pytest.CaptureFixture[str]) -> None:
+    run_gate("reference", rows=["HST-1", "M06"], progress=True, jobs=2)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    assert lines and all(re.match(r"^\[ *\d+/\d+ +\d+ s\] ", line) for line in lines), lines
+    assert {line.split("] ", 1)[1].split()[1] for line in lines if " HST-1 " in line} == {"self"}, (
+        lines
+    )  # testbed self-checks, never "pass"
+    assert {line.split("] ", 1)[1].split()[1] for line in lines if " M06 " in line} == {"pass"}, lines
