@@ -201,12 +201,21 @@ def _scenario_selection(args: argparse.Namespace, saved: dict[str, Any] | None) 
         candidates = [Path(path), base / path, feature_dir / path]
         found = next((c.resolve() for c in candidates if c.is_file() and c.suffix == ".feature"), None)
         if found is None or not found.is_relative_to(feature_dir.resolve()):
-            raise UsageError(f"{shown(path)}: not a .feature file of the features directory")
+            raise UsageError(f"{shown(path)}: not a .feature file of the features directory{_did_you_mean(path, feature_dir)}")
         label = feature_label(found, feature_dir.resolve())
         picked.append(pick_at(found, label, int(line)) if line else Pick(label, label=label))
     if saved is not None:
         picked += failed_picks(saved, feature_dir, shown(args.failed_in))
     return picked or None
+
+
+def _did_you_mean(path: str, feature_dir: Path) -> str:
+    """``; did you mean features/NAME.feature?`` for the feature file whose name is closest."""
+    import difflib
+
+    names = sorted(p.name for p in feature_dir.glob("*.feature"))
+    close = difflib.get_close_matches(Path(path).name, names, n=1, cutoff=0.6)
+    return f"; did you mean {shown(feature_dir / close[0])}?" if close else ""
 
 
 def _saved_verdict(args: argparse.Namespace) -> dict[str, Any] | None:

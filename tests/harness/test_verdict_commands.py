@@ -141,6 +141,7 @@ def test_a_gate_run_narrowed_the_pytest_way_says_which_scenarios_it_ran(partial:
         (("gate", "--coverage", "--sut", "loopx"), "--coverage measures the reference dispatcher"),
         (("gate", "--coverage", "--rows", "M01"), "it does not apply with --rows"),
         (("gate", "no_such.feature"), "not a .feature file of the features directory"),
+        (("gate", "m06_conflcit.feature:4"), "not a .feature file of the features directory; did you mean "),
         (("soak", "--minutes", "0.05", "--quick"), "--quick applies to --campaign reliability or --benchmark only"),
         (("soak", "--campaign", "reliability", "--no-swarm"), "--no-swarm applies to the models"),
         (("soak", "--benchmark", "--sut", "loopx"), "--benchmark measures fixed modes"),
