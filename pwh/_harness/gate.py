@@ -490,6 +490,8 @@ def _run_children(children: list[_Child], *, cwd: Path, progress: bool, claims: 
     done = [0]
     started = time.monotonic()
     width = shutil.get_terminal_size((160, 24)).columns
+    seen: dict[str, int] = {}  # progress marks so far (pass, FAIL, skip, self), for an interrupted run's summary
+    planned = ["?"]
 
     def relay(stream: Any) -> None:
         mark = RELAY_MARK.encode("utf-8")
@@ -498,6 +500,10 @@ def _run_children(children: list[_Child], *, cwd: Path, progress: bool, claims: 
                 if raw.startswith(mark):
                     total, _, text = raw[len(mark) :].decode("utf-8", "replace").rstrip("\n").partition("\t")
                     done[0] += 1
+                    planned[0] = total
+                    words = text.split()
+                    if len(words) > 1:
+                        seen[words[1]] = seen.get(words[1], 0) + 1
                     elapsed = f"{time.monotonic() - started:>4.0f} s"
                     sys.stdout.write(f"[{done[0]:>3}/{total} {elapsed}] {text}"[: max(40, width)] + "\n")
                 else:
@@ -523,12 +529,17 @@ def _run_children(children: list[_Child], *, cwd: Path, progress: bool, claims: 
             # still holds the pipe open must not hold the gate too.
             thread.join(timeout=RELAY_DRAIN_S)
         return codes
-    except BaseException:
+    except BaseException as exc:
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()  # by PID: this shard only (its own children: pwh._harness.interrupt)
         for proc in procs:
             proc.wait()
+        if isinstance(exc, KeyboardInterrupt) and progress:  # what ran before the Ctrl-C, as pytest says it
+            tally = ", ".join(f"{n} {mark}" for mark, n in sorted(seen.items())) or "none finished"
+            with lock:
+                sys.stderr.write(f"pwh gate: interrupted after {done[0]}/{planned[0]} scenarios: {tally}\n")
+                sys.stderr.flush()
         raise
     finally:
         for proc, thread in zip(procs, relays, strict=False):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -810,3 +811,25 @@ def test_failed_in_with_thousands_of_failures_never_exceeds_argv(tmp_path: Path)
     (tmp_path / "many.json").write_text(json.dumps(verdict))
     done = pwh("gate", "--sut", "reference-memory", "--failed-in", "many.json", "--quiet", cwd=tmp_path)
     assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc")
+def test_ctrl_c_during_a_gate_says_what_ran_before_it(started: list[subprocess.Popen[str]]) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pwh", "gate"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    started.append(proc)
+    assert proc.stdout is not None
+    lines = [proc.stdout.readline() for _ in range(4)]  # the header, then three finished scenarios
+    assert lines[-1].startswith("["), lines
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    said = err.strip().splitlines()
+    assert proc.returncode == 130 and said[-1] == "pwh: interrupted", err[-2000:]
+    assert re.fullmatch(r"pwh gate: interrupted after [1-9]\d*/\d+ scenarios: \d+ (pass|self|FAIL|skip)\b.*", said[0]), said
