@@ -42,6 +42,9 @@ def _scenario_key(s: dict[str, Any]) -> str:
 
 
 def _statuses(x: dict[str, Any]) -> dict[str, str]:
+    """A row's statuses; a scenario's in the rows' words (a pass of pwh's own fakes is a self-check)."""
+    if x.get("counts_for") == "testbed" and x.get("rfc") == "pass":
+        return {"rfc": "self-check", "profile": "self-check"}
     return {"rfc": x["rfc"], "profile": x["profile"]}
 
 
@@ -68,7 +71,9 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         sx, sy = (_statuses(x) if x else None), (_statuses(y) if y else None)
         if sx != sy:
             tags = (x or y or {}).get("tags", [])
-            scenarios.append({"scenario": key, "rows": list(tags), "a": sx, "b": sy})
+            at = y or x or {}
+            where = f"{at.get('feature', '?')}:{at.get('line', '?')}"  # B's line (A's when B lacks it)
+            scenarios.append({"scenario": key, "where": where, "rows": list(tags), "a": sx, "b": sy})
     return {
         "schema_version": COMPARISON_SCHEMA_VERSION,
         "a": _side(a),
@@ -97,6 +102,13 @@ def comparison_lines(result: dict[str, Any], a_name: str, b_name: str) -> list[s
     lines += ["", f"rows that differ ({len(result['rows'])}), as RFC/profile A → B:"]
     lines += [f"  {r['row']:<6} {_pair(r['a'])} → {_pair(r['b'])}" for r in result["rows"]] or ["  (none)"]
     lines += ["", f"scenarios that differ ({len(result['scenarios'])}):"]
+    transitions: dict[str, int] = {}
     for s in result["scenarios"]:
-        lines.append(for_terminal(f"  {','.join(s['rows']) or '-'} {s['scenario']}: {_pair(s['a'])} → {_pair(s['b'])}"))
+        name = s["scenario"].partition(": ")[2] or s["scenario"]
+        where = s.get("where") or s["scenario"].partition(": ")[0]
+        change = f"{_pair(s['a'])} → {_pair(s['b'])}"
+        transitions[change] = transitions.get(change, 0) + 1
+        lines.append(for_terminal(f"  {','.join(s['rows']) or '-'} {where} {name}: {change}"))
+    counted = ", ".join(f"{n} {change}" for change, n in sorted(transitions.items(), key=lambda kv: (-kv[1], kv[0])))
+    lines += ["", f"{len(result['rows'])} row(s) and {len(result['scenarios'])} scenario(s) differ: {counted or 'none'}"]
     return lines

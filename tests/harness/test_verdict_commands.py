@@ -87,9 +87,15 @@ def test_compare_shows_row_and_scenario_differences(partial: tuple[Path, dict[st
     done = pwh("compare", str(path), str(other), "--json", str(tmp_path / "cmp.json"))
     assert done.returncode == 1
     assert "M06    pass → fail" in done.stdout and target["scenario"] in done.stdout
+    assert f"M06 {target['feature']}:{target['line']} {target['scenario']}" in done.stdout  # FILE:LINE, as the gate selects
+    assert done.stdout.rstrip().splitlines()[-2:] == [
+        "1 row(s) and 1 scenario(s) differ: 1 pass → fail",
+        "wrote cmp.json",
+    ]  # a count per change
     result = json.loads((tmp_path / "cmp.json").read_text("utf-8"))
     assert result["same"] is False and [r["row"] for r in result["rows"]] == ["M06"]
     assert len(result["scenarios"]) == 1 and result["scenarios"][0]["b"] == {"rfc": "fail", "profile": "fail"}
+    assert result["scenarios"][0]["where"] == f"{target['feature']}:{target['line']}"
     only_json = pwh("compare", str(path), str(other), "--json", "-")
     assert json.loads(only_json.stdout)["rows"] == result["rows"]
 
@@ -209,3 +215,15 @@ def test_a_command_group_without_its_sub_command_shows_its_own_help(capsys: pyte
         assert main([group]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"usage: pwh {group} "), err
+
+
+def test_compare_says_self_check_for_a_scenario_as_its_row_does(partial: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    from pwh._harness.verdicts import compare
+
+    _, verdict = partial
+    judged = copy.deepcopy(verdict)
+    mine = next(s for s in judged["scenarios"] if s["counts_for"] == "sut" and s["rfc"] == "pass")
+    theirs = copy.deepcopy(judged)
+    next(s for s in theirs["scenarios"] if s["id"] == mine["id"])["counts_for"] = "testbed"
+    found = compare(judged, theirs)["scenarios"]
+    assert [(s["a"]["rfc"], s["b"]["rfc"]) for s in found] == [("pass", "self-check")]
