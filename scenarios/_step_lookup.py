@@ -56,6 +56,7 @@ def remember_step_lookups() -> bool:
         return found
 
     find._pwh_remembered = True  # type: ignore[attr-defined]
+    find.__wrapped__ = original  # type: ignore[attr-defined]  # pytest-bdd's own, for whoever must reach it
     setattr(bdd, "find_fixturedefs_for_step", find)  # noqa: B010 - a module attribute pytest-bdd types as its own function
     return True
 

@@ -302,6 +302,20 @@ def _forged_frames(value: Any) -> list[bytes]:
     return [struct.pack("<cdI", b"P", 0.0, len(data)) + data, struct.pack("<c16sI", b"P", _own_token(), len(data)) + data]
 
 
+def _settled(path: Path, *, quiet: float = 0.5, guard: float = 60.0) -> bool:
+    """Whether the beat file stops changing for ``quiet`` seconds (``guard``: a hang guard)."""
+    deadline = time.monotonic() + guard
+    last, since = _beats(path), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = _beats(path)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return True
+    return False
+
+
 def _beats(path: Path) -> int:
     try:
         return int(path.read_text() or -1)
@@ -369,7 +383,7 @@ def test_a_thread_a_provider_leaves_running_ends_with_its_call(tmp_path: Path) -
             return not_applicable()
 
         def loop() -> None:
-            for n in range(200):
+            for n in range(100_000):  # beats for half an hour unless its process ends
                 beat.write_text(str(n))
                 time.sleep(0.02)
 
@@ -379,7 +393,9 @@ def test_a_thread_a_provider_leaves_running_ends_with_its_call(tmp_path: Path) -
     registry.install(registration("a.spawner", budget={"timeout_ms": 10000}), spawner)  # must not time out: generous
     try:
         assert ends(dispatcher.dispatch(source(1))) == {"a.spawner": ("not_applicable", None)}
-        time.sleep(0.2)
+        # The thread ends with the worker its call ran in: the beat stops (however late a busy
+        # machine lets the worker go); a thread that outlived it would beat on and never settle.
+        assert _settled(beat), "the provider's thread kept running after its call"
         seen = _beats(beat)
         dispatcher.dispatch(source(2))  # the next dispatch gets a worker with nothing of the last call in it
         time.sleep(0.4)

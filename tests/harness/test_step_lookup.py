@@ -90,7 +90,8 @@ def test_the_step_librarys_lookup_answers_as_pytest_bdds_own_walk(monkeypatch: A
     monkeypatch.setattr(module, "getfixturedefs", fixturedefs)
     monkeypatch.setattr(module, "step_function_context_registry", contexts)
     monkeypatch.setattr(pytest_bdd.steps, "step_function_context_registry", contexts)
-    original = module.find_fixturedefs_for_step
+    # pytest-bdd's own lookup, unwrapped: another test in this process may have wrapped it already.
+    original = getattr(module.find_fixturedefs_for_step, "__wrapped__", module.find_fixturedefs_for_step)
     monkeypatch.setattr(module, "find_fixturedefs_for_step", original)  # restored after the test
     monkeypatch.setattr(lookup, "_CACHE", {})
     monkeypatch.setattr(lookup, "_VISIBLE", {})
