@@ -9,9 +9,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from pwh._cli.common import write
 from pwh._cli.exit_codes import ExitCode
 from pwh._harness.gate_error import GateError
-from pwh._harness.paths import shown, write_output
+from pwh._harness.paths import shown
 
 __all__ = ["VERBS", "add_commands"]
 
@@ -65,16 +66,10 @@ def _report(args: argparse.Namespace) -> ExitCode:
         print(verdict_table(verdict), end="")
     for path, render in ((args.md, markdown_report), (args.html, html_report), (args.junit, junit_xml), (args.cucumber, cucumber_json)):
         if path:
-            _write(path, render(verdict))
+            write(path, render(verdict))
     if args.json:
-        _write(args.json, matrix_json(matrix([(shown(args.verdict[0]), verdict)])))
+        write(args.json, matrix_json(matrix([(shown(args.verdict[0]), verdict)])))
     return ExitCode.OK
-
-
-def _write(path: str, text: str) -> None:
-    """Write a file the user asked for and say so."""
-    write_output(path, text)
-    print(f"wrote {shown(path)}", flush=True)
 
 
 def _campaign_report(args: argparse.Namespace) -> ExitCode:
@@ -90,7 +85,7 @@ def _campaign_report(args: argparse.Namespace) -> ExitCode:
         raise GateError(str(exc)) from None
     print("\n".join(merged_lines(merged)))
     if args.json:
-        _write(args.json, json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        write(args.json, json.dumps(merged, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     return ExitCode.FAILED if merged["findings"] else ExitCode.OK
 
 
@@ -106,7 +101,7 @@ def _matrix_report(args: argparse.Namespace) -> ExitCode:
         print(matrix_table(data), end="")
     for path, render in ((args.md, matrix_markdown), (args.html, matrix_html), (args.json, matrix_json)):
         if path:
-            _write(path, render(data))
+            write(path, render(data))
     return ExitCode.OK
 
 
@@ -120,7 +115,7 @@ def _compare(args: argparse.Namespace) -> ExitCode:
     else:
         print("\n".join(comparison_lines(result, shown(args.a), shown(args.b))))
         if args.json:
-            _write(args.json, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+            write(args.json, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     return ExitCode.OK if result["same"] else ExitCode.FAILED
 
 

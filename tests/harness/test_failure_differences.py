@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -47,20 +48,22 @@ ROUNDING_SUT = textwrap.dedent(
 )
 
 
+def pwh(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "pwh", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL
+    )
+
+
 @pytest.fixture(scope="module")
 def rounded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("rounding")
     (tmp / "rounding_sut.py").write_text(ROUNDING_SUT, "utf-8")
-    out = {name: tmp / name for name in ("v.json", "j.xml", "c.json", "r.md", "r.html")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pwh", "gate", "--sut", "rounding_sut:factory", "-k", "binary64", "--json", str(out["v.json"])]
-        + ["--junit", str(out["j.xml"]), "--cucumber", str(out["c.json"]), "--report", str(out["r.md"])],
+    out = {name: tmp / name for name in ("v.json", "j.xml", "c.json", "r.md")}
+    proc = pwh(
+        *("gate", "--sut", "rounding_sut:factory", "-k", "binary64", "--json", str(out["v.json"]), "--junit", str(out["j.xml"])),
+        *("--cucumber", str(out["c.json"]), "--report", str(out["r.md"])),
         cwd=tmp,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
     )
     verdict = json.loads(out["v.json"].read_text("utf-8"))
     return {"proc": proc, "verdict": verdict, "files": {k: p.read_text("utf-8") for k, p in out.items() if p.exists()}}
@@ -151,14 +154,6 @@ def test_the_terminal_caps_failures_per_row_and_ends_with_the_verdict(rounded: d
 def test_an_output_that_cannot_be_written_is_refused_before_any_scenario_runs(option: str, tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("", "utf-8")
     target = "a-file/out.md" if option == "--report" else "a-file/out.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "pwh", "gate", "--quiet", option, target],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
-    )
+    done = pwh("gate", "--quiet", option, target, cwd=tmp_path)
     assert done.returncode == 2 and "running the matrix" not in done.stdout, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [f"pwh: error: {option} {target} cannot be written: a-file is not a folder"], done.stderr
