@@ -161,6 +161,11 @@ def install() -> Callable[[], None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         global _interrupted, _redeliver, _ended_by
         if _redeliver:
+            if _running(frame, unraisable.__code__):
+                # Inside the hook that re-arms (the main thread was held there past the delay):
+                # what the hook itself raises is dropped without reaching any hook, so try again.
+                _redeliver_later()
+                return
             _redeliver = False
             raise KeyboardInterrupt
         stop_descendants()
@@ -199,11 +204,7 @@ def install() -> Callable[[], None]:
         global _redeliver
         if _interrupted and isinstance(info.exc_value, KeyboardInterrupt):
             _redeliver = True
-            # From another thread, a moment later: the main thread takes it once it is out of
-            # this callback (raised in the callback, it would be dropped again).
-            later = threading.Timer(REDELIVER_AFTER_S, _thread.interrupt_main)
-            later.daemon = True
-            later.start()
+            _redeliver_later()
             return
         previous_hook(info)
 
@@ -223,6 +224,24 @@ def install() -> Callable[[], None]:
             signal.signal(signal.SIGINT, previous)
 
     return restore
+
+
+def _redeliver_later() -> None:
+    """Raise the dropped ``KeyboardInterrupt`` again from another thread, a moment later: the main
+    thread takes it once it is out of the callback that dropped it (raised there, it would be
+    dropped again)."""
+    later = threading.Timer(REDELIVER_AFTER_S, _thread.interrupt_main)
+    later.daemon = True
+    later.start()
+
+
+def _running(frame: FrameType | None, code: Any) -> bool:
+    """Whether ``code`` is on the main thread's stack at ``frame`` (where a signal handler ran)."""
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
 
 
 @contextmanager

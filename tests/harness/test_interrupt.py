@@ -66,6 +66,37 @@ def test_a_ctrl_c_dropped_inside_a_gc_callback_is_raised_again_at_once() -> None
     assert (done.returncode, done.stderr.strip()) == (130, "pwh: interrupted"), done.stderr[-2000:]
 
 
+def test_a_redelivered_ctrl_c_that_lands_inside_the_hook_that_arms_it_is_raised_again() -> None:
+    """The main thread is held in the unraisable hook past the redelivery's delay (as a busy
+    machine holds it): what the hook raises is dropped without reaching any hook, so the handling
+    must see it is there and try again. Without that, the run goes on until the test's timeout."""
+    done = _run_as_pwh(
+        """
+        import gc, threading, time
+        class HeldTimer(threading.Timer):
+            held = []
+            def start(self):
+                super().start()
+                if not HeldTimer.held:  # the first start only: the hook's own
+                    HeldTimer.held.append(1)
+                    time.sleep(0.3)
+        threading.Timer = HeldTimer
+        def handler(args):
+            def callback(phase, info):
+                if phase == "start" and not sent:
+                    sent.append(1)
+                    os.kill(os.getpid(), signal.SIGINT)
+            sent = []
+            gc.callbacks.append(callback)
+            gc.collect()
+            while True:
+                time.sleep(0.05)
+        """,
+        grace=600,
+    )
+    assert (done.returncode, done.stderr.strip()) == (130, "pwh: interrupted"), done.stderr[-2000:]
+
+
 def test_a_ctrl_c_that_the_command_swallows_ends_pwh_after_the_grace() -> None:
     done = _run_as_pwh(
         """
