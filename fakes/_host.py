@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -152,6 +153,8 @@ def build_host_request(plan: TurnPlan) -> dict[str, Any]:
 
 def forbidden_key_paths(value: Any, _path: tuple[str | int, ...] = ()) -> list[str]:
     """Paths of every key, at any depth, that contains a :data:`REQUEST_FORBIDDEN_KEYS` fragment."""
+    if not _path and _certainly_clean(value):
+        return []
     found: list[str] = []
     if isinstance(value, Mapping):
         for key, item in value.items():
@@ -163,6 +166,48 @@ def forbidden_key_paths(value: Any, _path: tuple[str | int, ...] = ()) -> list[s
         for index, item in enumerate(value):
             found.extend(forbidden_key_paths(item, (*_path, index)))
     return found
+
+
+_FORBIDDEN_SEARCH: tuple[frozenset[str], Callable[[str], Any]] | None = None
+_CLEAN_MAX_DEPTH = 64  # deeper than any request: the general walk decides (and fails as it always did)
+
+
+def _certainly_clean(value: Any) -> bool:
+    """True when ``value`` is a tree of exact dicts, lists and tuples over plain leaves (strings,
+    numbers, booleans, None) in which no key holds a forbidden fragment: then
+    :func:`forbidden_key_paths` finds nothing. False on any doubt (a mapping of another type, a key
+    that is not an exact string, a leaf of another type, a deep tree), and the general walk decides.
+    One regular-expression search per key instead of a search per fragment, and no paths built."""
+    global _FORBIDDEN_SEARCH
+    kept = _FORBIDDEN_SEARCH
+    if kept is None or kept[0] is not REQUEST_FORBIDDEN_KEYS:  # the fragments, as the general walk reads them now
+        kept = _FORBIDDEN_SEARCH = (
+            REQUEST_FORBIDDEN_KEYS,
+            re.compile("|".join(re.escape(f) for f in sorted(REQUEST_FORBIDDEN_KEYS))).search,
+        )
+    search = kept[1]
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            if depth >= _CLEAN_MAX_DEPTH:
+                return False
+            for key, item in node.items():
+                if type(key) is not str or search(key.lower()):
+                    return False
+                if not _PLAIN_LEAF.get(type(item), False):
+                    stack.append((item, depth + 1))
+        elif kind is list or kind is tuple:
+            if depth >= _CLEAN_MAX_DEPTH:
+                return False
+            stack.extend((item, depth + 1) for item in node if not _PLAIN_LEAF.get(type(item), False))
+        elif not _PLAIN_LEAF.get(kind, False):
+            return False
+    return True
+
+
+_PLAIN_LEAF: dict[type, bool] = {str: True, int: True, float: True, bool: True, type(None): True}
 
 
 def _refuse_forbidden_keys(request: Any) -> None:
@@ -213,7 +258,7 @@ class FakeHost:
 
     def execute(self, request: Mapping[str, Any]) -> bytes:
         """The next scripted output as bytes; a callable entry sees a private copy of the request."""
-        received = copy.deepcopy(dict(request))
+        received = _private_copy(dict(request))
         self._requests.append(received)
         _refuse_forbidden_keys(received)
         if not self._script:
@@ -221,7 +266,39 @@ class FakeHost:
         entry = self._script.popleft()
         if isinstance(entry, bytes):
             return entry
-        return _encode(entry(copy.deepcopy(received)))
+        return _encode(entry(_private_copy(received)))
+
+
+class _NotATree(Exception):
+    """Raised by :func:`_tree_copy` on anything but a plain tree: ``copy.deepcopy`` copies it."""
+
+
+def _private_copy(value: Any) -> Any:
+    """``copy.deepcopy(value)``, faster for the usual request: a tree of exact dicts and lists
+    (each held once) over strings, numbers, booleans and None is copied container by container,
+    the leaves kept (deepcopy keeps them too: they are immutable), keys and order as they were.
+    Anything else (another type anywhere, a container held twice, a deep tree) is deep-copied."""
+    try:
+        return _tree_copy(value, set(), 0)
+    except _NotATree:
+        return copy.deepcopy(value)
+
+
+def _tree_copy(value: Any, seen: set[int], depth: int) -> Any:
+    kind = type(value)
+    if _PLAIN_LEAF.get(kind, False):
+        return value
+    if depth >= _CLEAN_MAX_DEPTH or id(value) in seen or (kind is not dict and kind is not list):
+        raise _NotATree
+    seen.add(id(value))
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotATree
+            out[key] = _tree_copy(item, seen, depth + 1)
+        return out
+    return [_tree_copy(item, seen, depth + 1) for item in value]
 
 
 def make_host_result(
@@ -245,7 +322,7 @@ def make_host_result(
         "evidence": list(evidence),
         "path_delta": list(path_delta),
         "progress_observation": progress_observation,
-        "lifecycle": None if lifecycle is None else copy.deepcopy(dict(lifecycle)),
+        "lifecycle": None if lifecycle is None else _private_copy(dict(lifecycle)),
     }
     result.update(extra)
     return result

@@ -17,7 +17,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -193,7 +193,7 @@ class FakeOrchestrator:
         if not resolution.ok:
             return self._done(TurnResult("provider_unavailable", plan.turn_key, resolution.status, "$.provider"))
         raw = FakeHost([output]).execute(build_host_request(plan))
-        verdict = self.turn.accept_host_output(asdict(plan), raw)
+        verdict = self.turn.accept_host_output(plan_as_dict(plan), raw)
         by = self.turn_judged_by
         if not verdict.accepted:
             return self._done(TurnResult("validation_rejected", plan.turn_key, verdict.code, verdict.path, judged_by=by))
@@ -366,6 +366,18 @@ class FakeOrchestrator:
         self.store.record_spend(spend)
         self.store.commit()
         return spend
+
+
+def plan_as_dict(plan: TurnPlan) -> dict[str, Any]:
+    """``dataclasses.asdict(plan)``, without its recursive copy: a :class:`TurnPlan` holds only
+    strings and tuples of strings (it validates them when it is made), which are immutable, so
+    the same fields in the same order with the same values is what ``asdict`` would give."""
+    if type(plan) is not TurnPlan:
+        return asdict(plan)
+    return {f.name: getattr(plan, f.name) for f in _PLAN_FIELDS}
+
+
+_PLAN_FIELDS = fields(TurnPlan)
 
 
 def completion_output(evidence: tuple[str, ...] = ("test_result_ok",)) -> Callable[[dict[str, Any]], Any]:
