@@ -321,13 +321,14 @@ def _batch(planted: list[Planted], offset: int, tallies: dict[str, Tally], folde
 
 
 def public_files() -> list[Path]:
-    """``features/*.feature``, ``pwh/schemas/*.json``, ``pwh/vectors/identity.json``, README.md."""
+    """``features/*.feature``, ``pwh/schemas/*.json``, ``pwh/vectors/identity.json``, README.md and
+    ``docs/**/*.md``: what pwh publishes as prose and data, which its own scanner must pass."""
     from pwh._harness.gate import project_root
 
     root = project_root()
     pwh = Path(__file__).resolve().parent.parent
     files = sorted((root / "features").glob("*.feature")) + sorted((pwh / "schemas").glob("*.json"))
-    files += [pwh / "vectors" / "identity.json", root / "README.md"]
+    files += [pwh / "vectors" / "identity.json", root / "README.md", *sorted((root / "docs").rglob("*.md"))]
     return [f for f in files if f.is_file()]
 
 

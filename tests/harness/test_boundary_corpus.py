@@ -551,3 +551,17 @@ def test_any_vendor_key_is_secret_but_a_data_structure_key_or_a_public_key_is_no
         "keys",
     ):
         assert not is_secret_key(key), key
+
+
+def test_every_file_pwh_publishes_as_prose_or_data_passes_its_own_scanner() -> None:
+    """The reliability campaign's false-positive count: the features, schemas, vectors, README and
+    every docs page. A page that reads as a credential, an address or a private path to pwh's own
+    scanner would be refused at the boundary it documents."""
+    from pwh._reliability.leaks import public_files, run_false_positives
+
+    files = public_files()
+    assert {"README.md", "adapters.md", "packet.md", "identity.json"} <= {f.name for f in files}
+    tallies: dict = {}
+    run_false_positives(tallies)
+    tally = tallies["scanner_false_positives"]
+    assert (tally.tried, tally.false_positives) == (len(files), 0), tally.notes
