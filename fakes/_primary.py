@@ -54,6 +54,7 @@ class PrimaryStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.in_memory = str(path) == ":memory:"
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute(f"PRAGMA synchronous={sqlite_synchronous()}")
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -124,7 +125,15 @@ class PrimaryStore:
 
     def receipt_ids_read_apart(self) -> list[str]:
         """The committed receipt ids, read through a connection of the caller's own (any thread or
-        forked process may call this, where the store's own connection may not be used)."""
+        forked process may call this, where the store's own connection may not be used).
+
+        A store in memory has no file another connection could open: only this connection sees
+        it, so its callers are in this thread (the models' simulation, whose providers run here)
+        and call between its transactions, where this connection reads what is committed."""
+        if self.in_memory:
+            if self.db.in_transaction:
+                raise RuntimeError("an in-memory primary store cannot be read apart inside its own transaction")
+            return [r[0] for r in self.db.execute("SELECT receipt_id FROM writebacks ORDER BY seq")]
         db = sqlite3.connect(f"{Path(self.path).resolve().as_uri()}?mode=ro", uri=True)
         try:
             return [r[0] for r in db.execute("SELECT receipt_id FROM writebacks ORDER BY seq")]

@@ -171,8 +171,11 @@ class MemoryCallLog(CallLog):
         self._by_hook: dict[Any, list[dict[str, Any]]] = {}  # hook id -> its call entries, in order
 
     def note(self, entry: dict[str, Any]) -> None:
-        line = json.dumps(entry, sort_keys=True, default=_unjson).encode("utf-8", "surrogatepass")
-        kept = json.loads(line)
+        try:
+            kept = _as_read_back(entry, 0)
+        except _Unsure:
+            line = json.dumps(entry, sort_keys=True, default=_unjson).encode("utf-8", "surrogatepass")
+            kept = json.loads(line)
         self._entries = self._entries + [kept]  # a new list: one read earlier stays as it was
         if kept["e"] == "call":
             self._by_hook.setdefault(kept["h"], []).append(kept)
@@ -188,6 +191,32 @@ class MemoryCallLog(CallLog):
 
 def _unjson(value: Any) -> Any:
     raise TypeError("not JSON")
+
+
+class _Unsure(Exception):
+    """Raised by :func:`_as_read_back` on anything but a plain tree: the JSON round trip decides."""
+
+
+def _as_read_back(value: Any, depth: int) -> Any:
+    """What a file log's line gives back for ``value`` (``json.loads(json.dumps(value,
+    sort_keys=True))``), for a plain tree: exact dicts with exact string keys (each read back with
+    its keys sorted), lists and tuples (read back as lists), and strings, integers, floats,
+    booleans and None (read back equal). Anything else, or a tree deeper than the canonical form
+    allows (a cycle too), raises :class:`_Unsure`, and the round trip itself says what it gives
+    (or that it refuses)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None or (kind is float and value == value):
+        return value  # a NaN is read back as another NaN object, which compares differently in a container
+    if depth >= MAX_DEPTH:
+        raise _Unsure
+    if kind is dict:
+        for key in value:
+            if type(key) is not str:
+                raise _Unsure
+        return {key: _as_read_back(value[key], depth + 1) for key in sorted(value)}
+    if kind is list or kind is tuple:
+        return [_as_read_back(item, depth + 1) for item in value]
+    raise _Unsure
 
 
 def json_view(value: Any, _depth: int = 0) -> Any:
@@ -460,6 +489,10 @@ class World:
         self.log = CallLog(workdir / f"provider-calls-{os.getpid()}-{id(self):x}.jsonl")  # this world's own
         self.release: SharedFlag | VirtualFlag = SharedFlag()  # a VirtualFlag in the models' simulation mode
         self.restart_keeps_connection = False  # the orchestrator's (FakeOrchestrator.keep_connection): simulated crashes only
+        # The orchestrator's primary store in memory (FakeOrchestrator's ``in_memory``): only for a
+        # world whose providers all run in this process, between the store's transactions, and
+        # whose crashes are all simulated here (the models' simulation mode).
+        self.primary_in_memory = False
         self.private_values: dict[str, str] = {}
         self.hooks: dict[str, HookProbe] = {}
         self.install_rejections: dict[str, list[Rejection]] = {}
@@ -495,6 +528,7 @@ class World:
                 segment_size=self.segment_size,
                 turn=self.turn_seam,
                 keep_connection=self.restart_keeps_connection,
+                in_memory=self.primary_in_memory,
             )
         return self._orch
 

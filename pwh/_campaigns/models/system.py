@@ -181,6 +181,9 @@ class ModelSystem:
         if runner is not None and self.simulated:  # every provider runs in this process, on the virtual clock
             self.world.release = VirtualFlag(runner.clock)
             self.world.log = MemoryCallLog()
+            # and every crash is simulated here: the primary store needs no file (no other
+            # process opens it), as the twin's does not
+            self.world.primary_in_memory = True
         # Crashes simulated in this process: a restart rolls back the primary store's uncommitted
         # transaction and keeps its connection (FakeOrchestrator.keep_connection). A real crash
         # (a killed child) is followed by the usual reopening.
