@@ -62,6 +62,7 @@ class PrimaryStore:
         self._generation = next(_GENERATIONS)
         self._rollbacks = 0
         self._snapshot: tuple[tuple[int, int, int, int], bytes] | None = None
+        self._canonical: dict[str, str] = {}  # a row's text -> the canonical text of its JSON (snapshot)
 
     def close(self) -> None:
         if self.db.in_transaction:
@@ -154,20 +155,36 @@ class PrimaryStore:
         """Equal keys mean the store has not changed in between: which store this is (one per open),
         the rows this connection changed (SQLite's ``total_changes``), its rollbacks, and the
         commits of other connections (``PRAGMA data_version``: a real-crash child writes this file)."""
-        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        # An in-memory database has no other connection that could commit to it: its version stays.
+        version = 0 if self.in_memory else self.db.execute("PRAGMA data_version").fetchone()[0]
         return (self._generation, self.db.total_changes, self._rollbacks, version)
 
     def snapshot(self) -> bytes:
         """Every primary fact, canonically: equal bytes mean an equal primary state.
 
         Taken again only when the store may have changed since the last one (:meth:`state_key`).
-        The rows are JSON this store wrote canonically, so they are encoded without a defensive copy.
+        The bytes are those of ``dumps_plain({"writebacks": receipts, "spends": spends, "todos":
+        todos})``, put together from the rows' own text: each row's text is read as JSON and
+        encoded canonically once (:meth:`_canonical_text`, the text itself when this store wrote
+        it, which it does canonically), not on every snapshot.
         """
         key = self.state_key()
         if self._snapshot is None or self._snapshot[0] != key:
-            facts = {"writebacks": self.receipts(), "spends": self.spends(), "todos": self.todos()}
-            self._snapshot = (key, dumps_plain(facts))
+            canonical = self._canonical_text
+            writebacks = ",".join(canonical(r[0]) for r in self.db.execute("SELECT receipt FROM writebacks ORDER BY seq"))
+            spends = ",".join(canonical(r[0]) for r in self.db.execute("SELECT spend FROM spends ORDER BY receipt_id"))
+            todos = dumps_plain(self.todos()).decode("utf-8")
+            # the keys sorted, as dumps_plain sorts them: spends, todos, writebacks
+            text = f'{{"spends":[{spends}],"todos":{todos},"writebacks":[{writebacks}]}}'
+            self._snapshot = (key, text.encode("utf-8"))
         return self._snapshot[1]
+
+    def _canonical_text(self, row: str) -> str:
+        """The canonical text of the JSON a row holds (``dumps_plain(json.loads(row))``), kept per text."""
+        known = self._canonical.get(row)
+        if known is None:
+            known = self._canonical[row] = dumps_plain(json.loads(row)).decode("utf-8")
+        return known
 
     # -- what a badly wired dispatcher could reach -------------------------------------------
 
