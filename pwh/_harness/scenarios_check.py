@@ -81,6 +81,18 @@ def check(
     root = root or features_dir.parent
     problems: list[Problem] = []
     per_rule = {r: 0 for r in RULE_IDS}
+    by_type: dict[str, list[StepDef]] = {}
+    for definition in steps:
+        by_type.setdefault(definition.type, []).append(definition)
+    defined: dict[tuple[str, str], bool] = {}  # a step's text recurs across scenarios and Examples rows: matched once
+
+    def has_definition(kind: str, text: str) -> bool:
+        key = (kind, text)
+        found = defined.get(key)
+        if found is None:
+            found = defined[key] = any(d.parser.is_matching(text) for d in by_type.get(kind, ()))
+        return found
+
     files, problems = feature_files(features_dir, root)
     if not files and not problems:
         problems.append(Problem(relative(features_dir, root) + "/", 0, "no .feature files"))
@@ -120,7 +132,7 @@ def check(
             for context in contexts:
                 scenario = template.render(context)
                 for step in scenario.steps:
-                    if not any(d.type == step.type and d.parser.is_matching(step.name) for d in steps):
+                    if not has_definition(step.type, step.name):
                         near = suggest(step.type, step.name) if suggest else []
                         hint = ("; did you mean: " + " | ".join(repr(n) for n in near)) if near else ""
                         problems.append(Problem(shown, step.line_number, f"no step definition for {step.type}: {step.name!r}{hint}"))
