@@ -115,3 +115,66 @@ def test_the_step_librarys_lookup_answers_as_pytest_bdds_own_walk(monkeypatch: A
         assert walks in ([], ["m"])
     assert set(lookup._VISIBLE) == {(id(manager), "a.py"), (id(manager), "b.py")}  # one walk per module
     assert [d.name for d in remembered(step=_step("given", "a hook 2"), fixturemanager=manager, node=_node("b.py::u"))] == ["a", "d"]
+
+
+def test_the_prefix_index_never_rules_out_a_definition_that_matches() -> None:
+    """A definition is skipped only when its literal prefix rules the text out: every parser kind,
+    case-insensitive ones (parse's default, re.IGNORECASE) and texts that are not ASCII included."""
+    import re
+
+    from pytest_bdd import parsers
+
+    import scenarios._step_lookup as lookup
+
+    made = [
+        parsers.parse('hook "{hook_id}" answers {late:d} ms late'),
+        parsers.parse("the profile allows at most {n:d} hooks"),
+        parsers.parse("{who} installs a hook"),
+        parsers.parse("Straße {n:d}", case_sensitive=True),
+        parsers.cfparse("a hook {n:d} is ready"),
+        parsers.re(r'hook "(?P<hook_id>[a-z]+)" is installed'),
+        parsers.re(r"(?:the|a) hook runs"),
+        parsers.re(r"the hook (runs|hangs)"),
+        parsers.re(r"KELVIN (?P<k>\d+)", re.IGNORECASE),
+        parsers.re(r"(?i)ſtep \d+"),
+        parsers.re(r"ab*c"),
+        parsers.string("a plain step"),
+    ]
+    contexts = [SimpleNamespace(type=None, parser=p) for p in made] + [SimpleNamespace(type=None, parser=object())]
+    index = lookup._PrefixIndex([lookup._prefix(c) for c in contexts])
+    texts = [
+        'hook "a" answers 5 ms late',
+        'HOOK "a" ANSWERS 5 MS LATE',
+        'hook "abc" is installed',
+        'Hook "abc" is installed',
+        "the profile allows at most 3 hooks",
+        "The Profile Allows At Most 3 Hooks",
+        "somebody installs a hook",
+        "Straße 4",
+        "STRASSE 4",
+        "a hook 3 is ready",
+        "A HOOK 3 IS READY",
+        "a hook runs",
+        "the hook runs",
+        "the hook hangs",
+        "kelvin 3",
+        "\u212aelvin 3",  # the Kelvin sign matches k under IGNORECASE
+        "step 1",
+        "STEP 2",
+        "\u017ftep 3",
+        "ac",
+        "abbbc",
+        "a plain step",
+        "A plain step",
+        "",
+    ]
+    for text in texts:
+        candidates = set(index.candidates(text))
+        for i, context in enumerate(contexts[:-1]):
+            if context.parser.is_matching(text):
+                assert i in candidates, (text, context.parser.name)
+        assert len(contexts) - 1 in candidates  # a parser it cannot read is never ruled out
+    # Ruled in by its prefix: 0 and 5; without a readable prefix: a leading field (2), a leading
+    # group (6), a case-insensitive letter that is not ASCII (9), an unknown parser (12).
+    assert index.candidates('hook "a" answers 5 ms late') == [0, 2, 5, 6, 9, 12]
+    assert index.candidates("kelvin 3") == [2, 6, 8, 9, 12] and 8 in index.candidates("\u212aelvin 3")
