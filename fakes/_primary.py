@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +57,12 @@ class PrimaryStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.in_memory = str(path) == ":memory:"
-        self.db = sqlite3.connect(path, isolation_level=None)
+        kept = _memory_pool().pop() if self.in_memory and _memory_pool() else None
+        self.db = kept if kept is not None else sqlite3.connect(path, isolation_level=None)
         self.db.execute(f"PRAGMA synchronous={sqlite_synchronous()}")
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(_TABLES)
+        if kept is None:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.executescript(_TABLES)
         self._generation = next(_GENERATIONS)
         self._rollbacks = 0
         self._snapshot: tuple[tuple[int, int, int, int], bytes] | None = None
@@ -68,7 +72,8 @@ class PrimaryStore:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
         self._rollbacks += 1
-        self.db.close()
+        if not (self.in_memory and _keep_for_reuse(self.db)):
+            self.db.close()
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -196,6 +201,61 @@ class PrimaryStore:
             "UPDATE writebacks SET receipt = ? WHERE receipt_id = ?",
             (canonical_bytes(receipt).decode("utf-8"), receipt["receipt_id"]),
         )
+
+
+# In-memory databases emptied at close and handed to the next in-memory store of the same thread
+# and process (the models make two per example): creating the tables is most of what opening one
+# costs. An emptied database is a new one for every read and write a store makes: the same tables,
+# no rows, the AUTOINCREMENT counter back at zero (sqlite_sequence emptied). One that is not
+# exactly so (another table, a trigger, a row factory) is closed, not kept.
+_POOL_MAX = 4
+_RESET = "DELETE FROM writebacks; DELETE FROM spends; DELETE FROM todos; DELETE FROM counters; DELETE FROM sqlite_sequence;"
+_pools = threading.local()
+
+
+def _memory_pool() -> list[sqlite3.Connection]:
+    """This thread's kept databases (none after a fork: a connection is not carried into a child)."""
+    pool = getattr(_pools, "kept", None)
+    if pool is None or pool[0] != os.getpid():
+        pool = _pools.kept = (os.getpid(), [])
+    return pool[1]
+
+
+def _fresh_schema() -> tuple[Any, ...]:
+    global _FRESH_SCHEMA
+    if _FRESH_SCHEMA is None:
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            db.executescript(_TABLES)
+            _FRESH_SCHEMA = _schema_of(db)
+        finally:
+            db.close()
+    return _FRESH_SCHEMA
+
+
+_FRESH_SCHEMA: tuple[Any, ...] | None = None
+
+
+def _schema_of(db: sqlite3.Connection) -> tuple[Any, ...]:
+    return tuple(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"))
+
+
+def _keep_for_reuse(db: sqlite3.Connection) -> bool:
+    """Empty ``db`` (an in-memory store's, out of any transaction) and keep it for the next one;
+    False (the caller closes it) when the pool is full or ``db`` is not exactly a store's."""
+    pool = _memory_pool()
+    if len(pool) >= _POOL_MAX or db.row_factory is not None or db.text_factory is not str or db.isolation_level is not None:
+        return False
+    try:
+        db.executescript(_RESET)
+        if db.in_transaction or _schema_of(db) != _fresh_schema():
+            return False
+        if any(db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() for table in ("writebacks", "spends", "todos", "counters")):
+            return False
+    except sqlite3.Error:
+        return False
+    pool.append(db)
+    return True
 
 
 class PrimaryHandle:
