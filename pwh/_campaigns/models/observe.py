@@ -108,11 +108,9 @@ class ObservedSUT:
         record seen before, the very object, still has the content it had: what was computed from
         it may be kept by the object. Any other journal (SQLite's, a subclass, an adapter's own)
         answers False, whatever it does with its records."""
-        from pwh._core.memory_journal import MemoryJournal
-        from pwh._suts.reference import ReferenceSUT
-
+        memory_journal, journal_records = _shared_kinds()
         journal = getattr(getattr(self.inner, "dispatcher", None), "journal", None)
-        return type(journal) is MemoryJournal and getattr(type(self.inner), "journal_records", None) is ReferenceSUT.journal_records
+        return type(journal) is memory_journal and getattr(type(self.inner), "journal_records", None) is journal_records
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
@@ -151,3 +149,18 @@ class ObservedSUT:
             self.current = None
         episode.outcome = outcome
         return outcome
+
+
+_SHARED_KINDS: tuple[type, Any] | None = None
+
+
+def _shared_kinds() -> tuple[type, Any]:
+    """pwh's in-memory journal class and the reference's ``journal_records`` (imported on first
+    use, then kept: :meth:`ObservedSUT.records_shared` is asked several times a step)."""
+    global _SHARED_KINDS
+    if _SHARED_KINDS is None:
+        from pwh._core.memory_journal import MemoryJournal
+        from pwh._suts.reference import ReferenceSUT
+
+        _SHARED_KINDS = (MemoryJournal, ReferenceSUT.journal_records)
+    return _SHARED_KINDS
