@@ -74,6 +74,9 @@ SLOW_FIRST = (
 )
 
 
+TIERS_LEFT_OUT = ("slow", "extended")  # markers the test command leaves out (below)
+
+
 def pytest_configure(config: object) -> None:
     option = getattr(config, "option", None)
     if option is not None and hasattr(option, "loadscopereorder"):
@@ -86,12 +89,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return next((i for i, prefix in enumerate(SLOW_FIRST) if path.startswith(prefix)), len(SLOW_FIRST))
 
     items.sort(key=rank)  # stable: the order within each group stays as collected
-    # Release-scale runs (marked slow) are left out unless a -m expression is given: the test command
-    # stays minutes long; `python -m pytest -m slow` runs them (what they check is also checked, at a
-    # smaller scale, in the test command). Here, not in pyproject's addopts: `pwh gate`'s child
+    # Two tiers are left out unless a -m expression is given (or a test is named by its id): the
+    # test command stays about three minutes long. `extended` runs check again, at a wider scale, a
+    # rule the test command already checks (more parameters, more SUTs, another whole matrix):
+    # `.ci/run` runs them right after the test command (`python -m pytest -m extended -n auto
+    # --dist loadfile`). `slow` runs are release-scale (every mutant's own gate, LoopX's whole
+    # matrix): `python -m pytest -m slow`. Here, not in pyproject's addopts: `pwh gate`'s child
     # pytest reads those too, and must never leave out a scenario a feature file tags @slow.
-    if not config.getoption("markexpr", ""):
-        slow = [item for item in items if item.get_closest_marker("slow") is not None]
-        if slow:
-            config.hook.pytest_deselected(items=slow)
-            items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+    if config.getoption("markexpr", "") or any("::" in str(arg) for arg in config.args):
+        return
+    left_out = [item for item in items if any(item.get_closest_marker(tier) is not None for tier in TIERS_LEFT_OUT)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        kept = set(map(id, left_out))
+        items[:] = [item for item in items if id(item) not in kept]

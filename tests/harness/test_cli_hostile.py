@@ -268,6 +268,8 @@ def small_packet(built_small_packet: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(built_small_packet, tmp_path / "pkt"))
 
 
+# `extended`: a directory chain thousands deep; the feature walk's other refusals are held in the test command by tests/harness/test_gate_refuses.py.
+@pytest.mark.extended
 def test_a_deep_directory_chain_is_one_problem_not_a_recursion_error(
     small_packet: Path, capsys: pytest.CaptureFixture[str], chains: list[Path]
 ) -> None:
@@ -802,6 +804,8 @@ def test_a_hostile_corpus_line_is_named(tmp_path: Path, capsys: pytest.CaptureFi
     assert err == f"pwh corpus: error: c.jsonl: {says}" or (says in err and "\n" not in err), err
 
 
+# `extended`: a whole gate run with thousands of failures; --failed-in's selection is held in the test command by tests/harness/test_gate_selection.py.
+@pytest.mark.extended
 def test_failed_in_with_thousands_of_failures_never_exceeds_argv(tmp_path: Path) -> None:
     done = pwh("gate", "--sut", "reference-memory", "--rows", "M06", "--json", "small.json", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -176,6 +176,8 @@ def test_two_suts_are_refused_not_half_gated(tmp_path: Path) -> None:
 # -- 5. a seam the adapter does not offer is never labelled as judged ----------------------------
 
 
+# `extended`: a whole gate run of the template; tests/harness/test_smoke.py holds the template as not wired in the test command.
+@pytest.mark.extended
 def test_the_template_adapter_is_never_labelled_judged_through_a_turn_seam(tmp_path: Path) -> None:
     """The template offers no turn seam: its FT-1 skips come from the dispatcher seam."""
     out = tmp_path / "v.json"

@@ -28,6 +28,9 @@ from pwh._core.boundary import credential_values
 from pwh._harness.gate import Pick, run_gate
 from pwh._suts.mutants._one_method import _LowerNestingBound, _nesting
 
+# `extended` (CI runs it after the test command): eight gate runs over every credential kind; M13's teeth (a broken adapter that journals a credential) and the reference's M13 rows are in the test command (tests/whole_gate/).
+pytestmark = pytest.mark.extended
+
 FEATURES = Path(__file__).resolve().parents[2] / "features"
 HERE = __name__
 

@@ -28,6 +28,9 @@ from pwh._harness.report.matrix import matrix
 from pwh._harness.report.matrix_page import matrix_html
 from tests.harness._chromium import Chromium, Page, chromium_path
 
+# `extended` (CI runs it after the test command): three gate runs and a browser; the matrix page's order and links are also held, without a browser, by tests/harness/test_matrix_report.py.
+pytestmark = pytest.mark.extended
+
 BROKEN = "tests.broken_suts:admits_uncommitted"  # fails twelve of M03's scenarios for real, in seconds
 RUNS = {"reference": ["M01", "M03", "M06", "HST-1"], "loopx": ["M03", "M06", "HST-1"], BROKEN: ["M03", "M06"]}
 HOSTILE = '<script>document.title="pwned"</script><b>bold?</b>\u202e'

@@ -508,6 +508,8 @@ def test_the_packet_commands(
     assert "private_name" in capsys.readouterr().err and not (tmp_path / "pkt2").exists()
 
 
+# `extended`: a whole failing gate run; the build's exit codes are held in the test command by test_the_packet_commands.
+@pytest.mark.extended
 def test_a_build_whose_reference_fails_is_written_but_exits_1(
     reference_run: GateRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -649,6 +651,8 @@ def mini_packet(reference_run: GateRun, mini_features: Path, tmp_path_factory: p
     return out
 
 
+# `extended`: a rerun of a whole gate; an honest packet's rerun is held in the test command by test_a_rerun_of_an_honest_packet_is_as_published_and_a_damaged_one_is_never_run.
+@pytest.mark.extended
 def test_a_rerun_catches_results_the_sut_does_not_give(mini_packet: Path) -> None:
     """Every file of the packet verifies and agrees with itself; only running ``admits_uncommitted``
     again shows that the results published for it are not its own."""

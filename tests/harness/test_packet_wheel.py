@@ -18,6 +18,9 @@ import pytest
 
 from pwh._harness.packet.wheel import EXCLUDED_DATA, build_wheel
 
+# `extended` (CI runs it after the test command): an offline install into a fresh venv; the wheel's bytes and RECORD are held by tests/harness/test_packet.py in the test command.
+pytestmark = pytest.mark.extended
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

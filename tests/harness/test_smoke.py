@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -36,6 +38,8 @@ def test_the_reference_answers_every_operation_of_the_dispatcher_seam() -> None:
     assert "Traceback" not in done.stdout + done.stderr
 
 
+# `extended`: tests/harness/test_gate_refuses.py holds an adapter that raises, named at its line, in the test command.
+@pytest.mark.extended
 def test_an_adapter_that_raises_is_named_at_its_line() -> None:
     done = pwh("smoke", "--sut", "tests.hollow_suts:raises")
     assert done.returncode == 1, done.stdout[-3000:]

@@ -112,6 +112,8 @@ def test_scenarios_steps_lists_every_step_readably() -> None:
     assert "raises an error" in install["parameters"]["behaviour"]
 
 
+# `extended`: a gate narrowed by -k; selections are held in the test command by tests/harness/test_gate_selection.py.
+@pytest.mark.extended
 def test_a_gate_run_narrowed_the_pytest_way_says_which_scenarios_it_ran(partial: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     out = tmp_path / "sel.json"
     done = pwh("gate", "--sut", "reference-memory", "features/m06_conflict.feature:13", "--quiet", "--json", str(out))

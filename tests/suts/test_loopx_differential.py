@@ -27,6 +27,9 @@ SCHEMA = "pwh_differential_divergences_v0"
 REPLAY = """
 import json, sys
 from pwh._campaigns.differential import diff_steps
+
+# `extended` (CI runs it after the test command): LoopX against the reference on every history; the differential soak itself is held by tests/campaigns/test_differential.py.
+pytestmark = pytest.mark.extended
 known = json.load(open(sys.argv[1], encoding="utf-8"))
 seen = []
 for finding in known["findings"]:

@@ -16,8 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pwh import RULE_IDS
 from pwh._harness.rules import RULES_BY_ID
+
+# `extended` (CI runs it after the test command): the served reference's whole matrix over the stdio protocol; tests/suts/test_stdio_seam.py runs the protocol on the writeback and seed-003 rows in the test command.
+pytestmark = pytest.mark.extended
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVED = "stdio:" + sys.executable + " -m pwh._suts.stdio.serve reference"
