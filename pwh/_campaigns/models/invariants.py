@@ -1197,12 +1197,25 @@ def _committed_receipt(system: ModelSystem, episode: Episode) -> dict[str, Any] 
 
 
 def _source_seen(call: Any) -> dict[str, Any] | None:
-    """The source block a provider was handed, as it was before its body ran (None: not an object)."""
+    """The source block a provider was handed, as it was before its body ran (None: not an object).
+    Read only: a parse is kept by the bytes it was read from (two invariants read every call)."""
+    text = call.source_seen
+    if type(text) is bytes and text in _SOURCES_SEEN:
+        return _SOURCES_SEEN[text]
     try:
-        seen = json.loads(call.source_seen)
+        seen = json.loads(text)
     except ValueError:
         return None
-    return seen if isinstance(seen, dict) else None
+    found = seen if isinstance(seen, dict) else None
+    if type(text) is bytes:
+        if len(_SOURCES_SEEN) >= _SOURCES_SEEN_MAX:
+            _SOURCES_SEEN.pop(next(iter(_SOURCES_SEEN)))
+        _SOURCES_SEEN[text] = found
+    return found
+
+
+_SOURCES_SEEN: dict[bytes, dict[str, Any] | None] = {}
+_SOURCES_SEEN_MAX = 1024
 
 
 class RecordBytes:
