@@ -328,8 +328,9 @@ _CTRL_C_SCRIPT = textwrap.dedent("""
     catalog = IntentKindCatalog(); catalog.register("x.note", {"type": "object"})
     registry = Registry(catalog)
     def slow(i):
-        with open(sys.argv[1], "w") as handle:
+        with open(sys.argv[1] + ".part", "w") as handle:  # whole before it is seen: the host waits for the name
             handle.write(str(os.getpid()))
+        os.replace(sys.argv[1] + ".part", sys.argv[1])
         time.sleep(30)
     registry.install(example_registration("a.slow", intent_kinds=["x.note"], budget={"timeout_ms": 20000}), slow)
     registry.install(example_registration("b.next", intent_kinds=["x.note"]), lambda i: NA)

@@ -19,6 +19,9 @@ from typing import Any
 
 import pytest
 
+# `extended` (CI runs it after the test command): LoopX against the reference on every history; the differential soak itself is held by tests/campaigns/test_differential.py.
+pytestmark = pytest.mark.extended
+
 ROOT = Path(__file__).resolve().parents[2]
 KNOWN = ROOT / "pwh" / "divergences" / "loopx-2.1.1-differential.json"
 GATE_KNOWN = ROOT / "pwh" / "divergences" / "loopx-2.1.1.json"
@@ -28,8 +31,6 @@ REPLAY = """
 import json, sys
 from pwh._campaigns.differential import diff_steps
 
-# `extended` (CI runs it after the test command): LoopX against the reference on every history; the differential soak itself is held by tests/campaigns/test_differential.py.
-pytestmark = pytest.mark.extended
 known = json.load(open(sys.argv[1], encoding="utf-8"))
 seen = []
 for finding in known["findings"]:
