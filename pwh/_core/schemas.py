@@ -120,71 +120,15 @@ def _fast(check: Draft202012Validator) -> Any:
 
 def schema_rejections(check: Draft202012Validator, value: Any, code: str, prefix: tuple[Any, ...] = ()) -> list[Rejection]:
     """Every schema violation in ``value`` as a :class:`Rejection`, sorted by path, at most
-    :data:`MAX_ERRORS` of them. A valid value costs one compiled check, not a jsonschema walk.
-
-    An invalid one costs the walk that says why, once per value: the rejections of a small plain
-    value (:func:`_exact_text`) are kept by the exact text of the value, the check and the path
-    prefix, so the same bad packet seen again (a provider that always answers it, a retry, a
-    recovery) is explained from what was kept. A new list each time."""
+    :data:`MAX_ERRORS` of them. A valid value costs one compiled check, not a jsonschema walk."""
     fast = _fast(check)
     if fast is not None and fast(value):
         return []
-    text = _exact_text(value)
-    key = (id(check), code, prefix, text) if text is not None and _hashable_prefix(prefix) else None
-    if key is not None:
-        kept = _EXPLAINED.get(key)
-        if kept is not None:
-            return list(kept)
     out: list[Rejection] = []
     for error in check.iter_errors(value):
         out.extend(_explain(error, code, prefix))
-    out = sorted(set(out), key=lambda r: (r.path, r.reason))[:MAX_ERRORS]
-    if key is not None and id(check) in _FAST:  # the check is kept alive there: its id is not reused
-        if len(_EXPLAINED) >= _EXPLAINED_MAX:
-            _EXPLAINED.pop(next(iter(_EXPLAINED)))
-        _EXPLAINED[key] = tuple(out)
-    return out
-
-
-_EXPLAINED: dict[tuple[Any, ...], tuple[Rejection, ...]] = {}
-_EXPLAINED_MAX = 1024
-_EXACT_TEXT_MAX = 4096  # characters: larger values are explained afresh (and never kept)
-
-
-def _hashable_prefix(prefix: Any) -> bool:
-    return type(prefix) is tuple and all(type(p) is str or type(p) is int for p in prefix)
-
-
-def _exact_text(value: Any) -> str | None:
-    """``repr(value)`` when ``value`` is a plain JSON tree of exact types (dicts with string keys,
-    lists, strings, integers, finite floats, booleans, None) and its text is short, else None.
-    For such a tree the text names the value exactly, key order and types included (``1``,
-    ``1.0`` and ``True`` differ), so equal texts mean values the schema walk cannot tell apart."""
-    stack = [value]
-    budget = 256  # nodes: a larger (or deeper, or cyclic) tree is not kept
-    while stack:
-        node = stack.pop()
-        budget -= 1
-        if budget < 0:
-            return None
-        kind = type(node)
-        if kind is dict:
-            for key, item in node.items():
-                if type(key) is not str:
-                    return None
-                stack.append(item)
-        elif kind is list:
-            stack.extend(node)
-        elif kind is float:
-            if node != node or node in (float("inf"), float("-inf")):
-                return None
-        elif not (kind is str or kind is int or kind is bool or node is None):
-            return None
-    try:
-        text = repr(value)
-    except ValueError:  # an integer too long to print
-        return None
-    return text if len(text) <= _EXACT_TEXT_MAX else None
+    out = sorted(set(out), key=lambda r: (r.path, r.reason))
+    return out[:MAX_ERRORS]
 
 
 def _explain(error: Any, code: str, prefix: tuple[Any, ...]) -> list[Rejection]:
