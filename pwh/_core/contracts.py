@@ -65,54 +65,15 @@ def _plain_or_reject(value: Any, code: str) -> tuple[Any, list[Rejection]]:
 
 
 def validate_registration(registration: Any, *, known_intent_kinds: frozenset[str], ceilings: Mapping[str, int]) -> list[Rejection]:
-    """REG: exact field set, bounded token arrays, known kinds, budget under the ceilings.
-
-    The verdict on a registration is a function of its plain copy, the known kinds and the
-    ceilings alone, so it is kept by their value: the canonical bytes of the copy (equal bytes,
-    equal plain values), the kinds and the ceilings' items. The same registration checked again
-    (every restart of a host re-checks what it installed; every scenario installs the same ones)
-    costs the copy, its bytes and a lookup. A new list each time: callers may add to it."""
-    plain, bad = _plain_or_reject(registration, codes.REGISTRATION_REJECTED)
-    if bad:
-        return _public(bad)
-    key = _registration_key(plain, known_intent_kinds, ceilings)
-    kept = _REGISTRATION_VERDICTS.get(key) if key is not None else None
-    if kept is not None:
-        return list(kept)
-    found = _public(_plain_registration_rejections(plain, known_intent_kinds, ceilings))
-    if key is not None:
-        if len(_REGISTRATION_VERDICTS) >= _REGISTRATION_VERDICTS_MAX:
-            _REGISTRATION_VERDICTS.pop(next(iter(_REGISTRATION_VERDICTS)))
-        _REGISTRATION_VERDICTS[key] = tuple(found)
-    return found
-
-
-_REGISTRATION_VERDICTS: dict[tuple[Any, ...], tuple[Rejection, ...]] = {}
-_REGISTRATION_VERDICTS_MAX = 512
-
-
-def _registration_key(plain: Any, known_intent_kinds: Any, ceilings: Any) -> tuple[Any, ...] | None:
-    """The value a registration's verdict depends on, or None when it cannot be a key (kinds that
-    are not a frozenset of strings, ceilings that are not an exact dict of exact strings and ints)."""
-    if type(known_intent_kinds) is not frozenset or type(ceilings) is not dict:
-        return None
-    if any(type(k) is not str for k in known_intent_kinds):
-        return None
-    limits = tuple(sorted(ceilings.items()))
-    if any(type(k) is not str or type(v) is not int for k, v in limits):
-        return None
-    return dumps_plain(plain), known_intent_kinds, limits
+    """REG: exact field set, bounded token arrays, known kinds, budget under the ceilings."""
+    return _public(_registration_rejections(registration, known_intent_kinds, ceilings))
 
 
 def _registration_rejections(registration: Any, known_intent_kinds: frozenset[str], ceilings: Mapping[str, int]) -> list[Rejection]:
-    plain, bad = _plain_or_reject(registration, codes.REGISTRATION_REJECTED)
+    code = codes.REGISTRATION_REJECTED
+    plain, bad = _plain_or_reject(registration, code)
     if bad:
         return bad
-    return _plain_registration_rejections(plain, known_intent_kinds, ceilings)
-
-
-def _plain_registration_rejections(plain: Any, known_intent_kinds: frozenset[str], ceilings: Mapping[str, int]) -> list[Rejection]:
-    code = codes.REGISTRATION_REJECTED
     if not isinstance(plain, dict):
         return [Rejection(code, "$", "a registration must be a JSON object")]
     found = schema_rejections(validator("registration"), plain, code)
