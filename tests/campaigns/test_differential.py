@@ -248,6 +248,9 @@ def test_findings_never_go_to_an_adapters_private_temp_dir(monkeypatch: pytest.M
     assert counterexample_dir() == before and tmp_path not in counterexample_dir().parents
 
 
+# `extended` (CI runs it after the test command): two soak workers; one worker's differential soak,
+# its findings and its file are held in the test command by the tests above.
+@pytest.mark.extended
 def test_the_differential_soak_runs_on_workers_and_merges_their_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Workers run any engine under the one driver: two differential soaks at once, one summary."""
     from pwh._campaigns.distribute.workers import soak_workers
