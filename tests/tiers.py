@@ -22,3 +22,16 @@ def beyond(cases: Iterable[Any], keep: Callable[[Any], bool], *, unpack: bool = 
         else:
             out.append(pytest.param(*case, marks=pytest.mark.extended) if unpack else pytest.param(case, marks=pytest.mark.extended))
     return out
+
+
+def collected_cases(request: pytest.FixtureRequest, test: str, names: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    """The parameters (``names``, in order) of each case of ``test`` in the requesting module that
+    this run collected: a module fixture that does every case's work up front (concurrently) does
+    only the work of the cases the run keeps, so cases marked ``extended`` cost the test command
+    nothing."""
+    out: list[tuple[Any, ...]] = []
+    for item in request.session.items:
+        if getattr(item, "originalname", None) == test and getattr(item, "path", None) == request.path:
+            params = item.callspec.params  # type: ignore[attr-defined]
+            out.append(tuple(params[name] for name in names))
+    return out
