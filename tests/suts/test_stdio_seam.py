@@ -409,7 +409,9 @@ def _writeback_scenarios(
     return done, wb, verdict
 
 
-@pytest.mark.parametrize("factory", ["plain", "declining"])
+# `declining` (writeback_open answered unsupported) is extended: `plain` (no writeback_open at all)
+# holds the same rule in the test command, and each is its own gate over the protocol.
+@pytest.mark.parametrize("factory", ["plain", pytest.param("declining", marks=pytest.mark.extended)])
 def test_an_implementation_with_no_writeback_boundary_has_its_writeback_scenarios_not_applicable(factory: str, tmp_path: Path) -> None:
     """``plain`` lists no ``writeback_open``; ``declining`` answers it ``unsupported``: either way
     every writeback scenario is skipped with the reason, none failed, and the rest are judged."""
