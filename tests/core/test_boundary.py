@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pwh import BoundaryScanner, Finding
 from pwh._core.boundary import CATEGORIES, MAX_DEPTH, CredentialValue, credential_values, is_clean, scan_value
 from pwh._core.boundary.secrets import CERTAIN_KINDS, certain_credential
-from pwh._core.boundary.text import forms
+from pwh._core.boundary.text import _invisible, forms, normalise
 from pwh._harness.boundary_corpus import load_corpus
 from pwh._harness.text_scan import scan_text
 
@@ -1024,3 +1024,22 @@ def test_a_certain_credential_is_always_a_scanner_finding_too(value: Any) -> Non
     for found in credential_values(value):
         assert found.kind in CERTAIN_KINDS
         assert found.path in flagged or ("[?]" in found.path and flagged), (found, flagged)
+
+
+def _normalised_char_by_char(text: str) -> str:
+    """normalise() as its docstring defines it, one character at a time."""
+    import unicodedata
+
+    if text.isascii():
+        return text
+    out = "".join(ch for ch in unicodedata.normalize("NFKC", text) if not _invisible(ch))
+    if not out.isascii():
+        out = unicodedata.normalize("NFC", "".join(ch for ch in unicodedata.normalize("NFD", out) if not unicodedata.combining(ch)))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text() | st.text(st.sampled_from("aA0-_ \u200b\u00ad\ufe0f\u0301\u034f\u2800\uff21\u0410\u00e9e\u202e")))
+def test_normalise_removes_what_the_per_character_rule_removes(text: str) -> None:
+    """normalise() asks once per distinct character; it must remove exactly what asking per character does."""
+    assert normalise(text) == _normalised_char_by_char(text)
