@@ -130,10 +130,13 @@ def wheel_problems(data: bytes, scanner: Any) -> list[tuple[str, str]]:
     with another hash or size; and a ``leak`` for each member holding one of ``scanner``'s private
     names. Only the deny-list is looked for: the wheel is pwh's own public code, which names paths,
     hosts and credential shapes in its detectors and would fail the heuristic scan line by line."""
+    # A packet's wheel may be any bytes at all: whatever the zip reader or a decompressor raises on
+    # them (zlib.error, EOFError, NotImplementedError for an unknown method, struct.error on a torn
+    # header...) means the wheel is not intact, so every failure to read it answers ``invalid``.
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except Exception:
         return [("invalid", "not a wheel (not a zip archive)")]
     if len(infos) > MAX_MEMBERS or sum(i.file_size for i in infos) > MAX_UNPACKED_BYTES:
         return [("invalid", "too large unpacked to check")]
@@ -159,7 +162,7 @@ def wheel_problems(data: bytes, scanner: Any) -> list[tuple[str, str]]:
                 problems.append(("leak", "a member holds a private name (private_name)"))
         if set(listed) != set(names):
             problems.append(("altered", "the wheel's RECORD and its members differ"))
-    except (ValueError, KeyError, zipfile.BadZipFile, OSError, RuntimeError):
+    except Exception:  # a member that cannot be read or decoded (see above): never a traceback, never a pass
         return [("invalid", "not an intact wheel")]
     return sorted(set(problems))
 
