@@ -375,12 +375,16 @@ def test_a_provider_that_answers_for_itself_and_runs_on_is_stopped_at_its_limit(
 
 
 def test_a_thread_a_provider_leaves_running_ends_with_its_call(tmp_path: Path) -> None:
-    beat = tmp_path / "beat"
+    beat, started = tmp_path / "beat", tmp_path / "started"
     registry, dispatcher = compose()
 
     def spawner(hook_input: Mapping[str, Any]) -> Any:
-        if beat.exists():  # the second call: nothing to start
+        # The second call starts nothing. Marked before the thread starts: on a busy machine the
+        # first worker may be killed before its thread writes a single beat, and a second call
+        # that read "no beat yet" as "first call" started a thread of its own.
+        if started.exists():
             return not_applicable()
+        started.write_text("1")
 
         def loop() -> None:
             for n in range(100_000):  # beats for half an hour unless its process ends
