@@ -41,36 +41,40 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-# The slowest files (whole gate runs, each a child pytest of its own) are collected first, longest
-# first (as measured: `--durations` times summed per file, on a loaded 2-core machine, 2026-12-03): with `-n auto
-# --dist loadfile` each worker takes whole files in collection order (the next one when at most two
-# tests of its own are left), so starting the long ones first lets the workers finish together
-# instead of one waiting on a late long file. pytest-xdist would otherwise reorder the files by
-# their number of tests (`--loadscope-reorder`, on by default), putting these few-test files last.
+# The slowest files are collected first, longest first (as measured: `--durations` times summed
+# per file, quiet 2-core machine, 2026-12-04, after the test command left the coverage gate to the
+# extended tier): with `-n auto --dist loadfile` each worker takes whole files in collection order
+# (the next one when at most two tests of its own are left), so starting the long ones first lets
+# the workers finish together instead of one waiting on a late long file. pytest-xdist would
+# otherwise reorder the files by their number of tests (`--loadscope-reorder`, on by default),
+# putting these few-test files last. The files the test command leaves out or skips without an
+# extra (the extended tier's, the cluster's) come last: they order the extended run.
 SLOW_FIRST = (
-    "tests/whole_gate/test_gate.py",  # the reference's whole run, with coverage: the longest file by far
+    "tests/harness/test_packet.py",  # 41 s
+    "tests/campaigns/test_models.py",  # 40 s
+    "tests/suts/test_stdio_seam.py",  # 31 s
+    "tests/suts/test_loopx_writeback.py",  # 29 s
+    "tests/suts/test_loopx.py",  # 24 s
+    "tests/harness/test_cli_hostile.py",  # 22 s
+    "tests/whole_gate/test_gate_mutants.py",  # 19 s
+    "tests/whole_gate/test_gate.py",  # 17 s (the reference's whole run, sharded)
     "tests/harness/test_gate_refuses.py",
-    "tests/harness/test_packet.py",
-    "tests/whole_gate/test_gate_mutants.py",
-    "tests/campaigns/test_models.py",
-    "tests/harness/test_cli_hostile.py",
     "tests/harness/test_gate_selection.py",
-    "tests/suts/test_stdio_seam.py",
-    "tests/suts/test_loopx.py",
-    "tests/whole_gate/test_gate_hollow.py",
-    "tests/harness/test_verdict_commands.py",
-    "tests/harness/test_hostile_packets.py",
-    "tests/harness/test_m13_credentials.py",
-    "tests/harness/test_smoke.py",
-    "tests/suts/test_stdio_matrix_b.py",
-    "tests/suts/test_loopx_writeback.py",
-    "tests/campaigns/test_cluster.py",
     "tests/campaigns/test_differential.py",
-    "tests/suts/test_stdio_matrix_a.py",
-    "tests/suts/test_adapter_author.py",
     "tests/harness/test_html_report.py",
+    "tests/harness/test_hostile_packets.py",
+    "tests/whole_gate/test_gate_hollow.py",
+    "tests/harness/test_gate_speed.py",
+    "tests/harness/test_verdict_commands.py",
+    "tests/harness/test_smoke.py",
+    "tests/suts/test_adapter_author.py",
+    "tests/campaigns/test_reliability.py",
     "tests/harness/test_report_from_saved_verdict.py",
+    "tests/harness/test_m13_credentials.py",
+    "tests/suts/test_stdio_matrix_b.py",
+    "tests/suts/test_stdio_matrix_a.py",
     "tests/suts/test_loopx_differential.py",
+    "tests/campaigns/test_cluster.py",
 )
 
 
