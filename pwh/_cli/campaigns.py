@@ -593,13 +593,7 @@ def soak_command(args: argparse.Namespace) -> ExitCode:
         return _error(str(exc))
     except OSError as exc:
         return _error(f"cannot write counterexamples: {exc.strerror or 'write failed'}")
-    if path:
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", "utf-8")
-        except OSError as exc:
-            return _error(f"cannot write {shown(path)}: {exc.strerror or 'write failed'}")
-        print(f"wrote {shown(path)}", flush=True)
+    write(path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return ExitCode.FAILED if summary["violations"] else ExitCode.OK
 
 
@@ -616,13 +610,7 @@ def benchmark_command(args: argparse.Namespace) -> ExitCode:
     result = run_benchmark(quick=bool(getattr(args, "quick", False)), out=say)
     print()
     print(render_table(result), end="", flush=True)
-    if path:
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(json.dumps(to_json(result), indent=2, sort_keys=True) + "\n", "utf-8")
-        except OSError as exc:
-            return _error(f"cannot write {shown(path)}: {exc.strerror or 'write failed'}")
-        print(f"wrote {shown(path)}", flush=True)
+    write(path, json.dumps(to_json(result), indent=2, sort_keys=True) + "\n")
     return ExitCode.FAILED if result["reference_violations"] else ExitCode.OK
 
 
