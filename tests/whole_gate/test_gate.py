@@ -131,7 +131,7 @@ def covered_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-# The whole gate under coverage is the test command's single longest run (about 30 CPU-seconds);
+# The whole gate under coverage would be the test command's single longest run (about 30 CPU-seconds);
 # the test command holds the reference to every row without it (test_reference_passes_every_row),
 # and CI's extended tier holds the matrix to this floor on every commit.
 @pytest.mark.extended
